@@ -1,0 +1,180 @@
+//! Our own diagnostic data model. Renderers (ariadne, JSON, SARIF, GitHub)
+//! consume it; nothing here knows how it is drawn.
+//!
+//! One root diagnostic per mistake: a `summary` in the author's terms, the
+//! smallest `span`, labelled `related` spans (each step on an offending path),
+//! the `reason`, and the `fixes`.
+
+use crate::span::Span;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// A secondary location with its own message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// A mechanical text replacement.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Edit {
+    pub span: Span,
+    pub replacement: String,
+}
+
+/// One way to fix the mistake; `edits` is empty when the fix is not mechanical.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    pub message: String,
+    pub edits: Vec<Edit>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Stable code such as `syntax.expected`, `name.unknown`, `step.too_many`.
+    pub code: &'static str,
+    pub severity: Severity,
+    /// The problem, in the author's terms.
+    pub summary: String,
+    /// Primary location: the smallest span that shows the mistake.
+    pub span: Span,
+    /// Short text drawn under the primary span.
+    pub label: Option<String>,
+    pub related: Vec<Label>,
+    /// Why this is a problem.
+    pub reason: Option<String>,
+    pub fixes: Vec<Fix>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(
+        code: &'static str,
+        severity: Severity,
+        span: Span,
+        summary: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            code,
+            severity,
+            summary: summary.into(),
+            span,
+            label: None,
+            related: Vec::new(),
+            reason: None,
+            fixes: Vec::new(),
+            help: None,
+        }
+    }
+
+    pub fn error(code: &'static str, span: Span, summary: impl Into<String>) -> Self {
+        Self::new(code, Severity::Error, span, summary)
+    }
+
+    pub fn warning(code: &'static str, span: Span, summary: impl Into<String>) -> Self {
+        Self::new(code, Severity::Warning, span, summary)
+    }
+
+    pub fn with_label(mut self, message: impl Into<String>) -> Self {
+        self.label = Some(message.into());
+        self
+    }
+
+    pub fn with_related(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.related.push(Label {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    pub fn with_fix(mut self, message: impl Into<String>) -> Self {
+        self.fixes.push(Fix {
+            message: message.into(),
+            edits: Vec::new(),
+        });
+        self
+    }
+
+    pub fn with_edit_fix(mut self, message: impl Into<String>, edits: Vec<Edit>) -> Self {
+        self.fixes.push(Fix {
+            message: message.into(),
+            edits,
+        });
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The fixed order every output uses: file, position, code, summary.
+    pub fn sort_key(&self) -> (u32, u32, u32, &'static str, &str) {
+        (
+            self.span.file.0,
+            self.span.start,
+            self.span.end,
+            self.code,
+            &self.summary,
+        )
+    }
+}
+
+/// Sorts diagnostics into the fixed output order and drops exact duplicates.
+pub fn sort_diagnostics(diags: &mut Vec<Diagnostic>) {
+    diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    diags.dedup();
+}
+
+/// The nearest name to `wanted` among `candidates`, for "did you mean" help.
+pub fn nearest<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (wanted.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(wanted, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over chars.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

@@ -1,0 +1,415 @@
+//! The resolved program the checker analyses: every name resolved to an id,
+//! every action body lowered to a tree of effectful nodes in evaluation order.
+//! Pure computation is gone; what remains is what the step rules need.
+//!
+//! Ids index the vectors of [`Program`]. All vectors are in a deterministic
+//! order (by unit, then source position), never in hash or thread order.
+
+use crate::intern::Name;
+use crate::manifest::{AnswerMatch, NewKeyOn};
+use crate::span::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PkgId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OpId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ActionId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FailureId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntityId(pub u32);
+
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub app: AppSettings,
+    pub packages: Vec<Package>,
+    pub operations: Vec<Operation>,
+    pub actions: Vec<Action>,
+    pub failures: Vec<Failure>,
+    pub events: Vec<Event>,
+    pub entities: Vec<Entity>,
+    pub entries: Vec<Entry>,
+}
+
+impl Program {
+    pub fn op(&self, id: OpId) -> &Operation {
+        &self.operations[id.0 as usize]
+    }
+    pub fn action(&self, id: ActionId) -> &Action {
+        &self.actions[id.0 as usize]
+    }
+    pub fn failure(&self, id: FailureId) -> &Failure {
+        &self.failures[id.0 as usize]
+    }
+    pub fn event(&self, id: EventId) -> &Event {
+        &self.events[id.0 as usize]
+    }
+    pub fn entity(&self, id: EntityId) -> &Entity {
+        &self.entities[id.0 as usize]
+    }
+    pub fn package(&self, id: PkgId) -> &Package {
+        &self.packages[id.0 as usize]
+    }
+}
+
+/// Who declared something.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Owner {
+    App,
+    /// The standard library (`clock`, `ai`, standard failures).
+    Stdlib,
+    Package(PkgId),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AppSettings {
+    pub name: String,
+    /// `application X { ... }`, when declared.
+    pub span: Option<Span>,
+    /// `events: { store: primary }`
+    pub events_store: Option<(Name, Span)>,
+    /// `steps: { encryption_key: config.x }`
+    pub encryption_key: Option<EncryptionKey>,
+}
+
+#[derive(Clone, Debug)]
+pub struct EncryptionKey {
+    pub span: Span,
+    /// Whether the named config entry says `secret: true`.
+    pub secret: bool,
+    /// The config entry's declaration.
+    pub config_span: Option<Span>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Package {
+    pub name: Name,
+    pub version: String,
+    /// The `package.yaml` file's span of its `package:` line.
+    pub manifest_span: Span,
+    pub idempotency: Option<IdempotencyFacts>,
+    /// Timeout and attempts defaults from `provider:`.
+    pub timeout_ms: u64,
+    pub attempts: u32,
+    /// The package has errors of its own (reported when the package is
+    /// checked; an app using it gets one diagnostic naming it).
+    pub has_errors: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct IdempotencyFacts {
+    pub header: String,
+    pub window_ms: u64,
+    pub replays_failures: bool,
+    pub new_key_on: NewKeyOn,
+    pub in_use: Option<AnswerMatch>,
+    pub mismatch: Option<AnswerMatch>,
+}
+
+/// A provider operation, or `ai.generate` (owned by the stdlib `ai` package).
+#[derive(Clone, Debug)]
+pub struct Operation {
+    pub package: PkgId,
+    /// `customers.create`
+    pub name: String,
+    /// `stripe.customers.create`
+    pub qualified: String,
+    /// Its entry in `package.yaml`.
+    pub span: Span,
+    pub changes: bool,
+    pub idempotent: bool,
+    /// Takes the provider's key (`idempotent` and not `keyed: false`).
+    pub keyed: bool,
+    pub failures: Vec<FailureId>,
+    pub already_undone: Vec<FailureId>,
+    pub large_output: bool,
+    pub timeout_ms: u64,
+    pub attempts: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FailureKind {
+    InvalidRequest,
+    InvalidValue,
+    NotFound,
+    Conflict,
+    Rejected,
+    RateLimited,
+    Unavailable,
+    TimedOut,
+    OutcomeUnknown,
+    Misconfigured,
+    InternalFault,
+}
+
+impl FailureKind {
+    pub const ALL: [FailureKind; 11] = [
+        FailureKind::InvalidRequest,
+        FailureKind::InvalidValue,
+        FailureKind::NotFound,
+        FailureKind::Conflict,
+        FailureKind::Rejected,
+        FailureKind::RateLimited,
+        FailureKind::Unavailable,
+        FailureKind::TimedOut,
+        FailureKind::OutcomeUnknown,
+        FailureKind::Misconfigured,
+        FailureKind::InternalFault,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::InvalidRequest => "InvalidRequest",
+            FailureKind::InvalidValue => "InvalidValue",
+            FailureKind::NotFound => "NotFound",
+            FailureKind::Conflict => "Conflict",
+            FailureKind::Rejected => "Rejected",
+            FailureKind::RateLimited => "RateLimited",
+            FailureKind::Unavailable => "Unavailable",
+            FailureKind::TimedOut => "TimedOut",
+            FailureKind::OutcomeUnknown => "OutcomeUnknown",
+            FailureKind::Misconfigured => "Misconfigured",
+            FailureKind::InternalFault => "InternalFault",
+        }
+    }
+
+    /// `Unavailable` and `RateLimited` pass through every match that does not
+    /// name them and are never listed in `fails`.
+    pub fn is_transient(self) -> bool {
+        matches!(self, FailureKind::Unavailable | FailureKind::RateLimited)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub owner: Owner,
+    /// As the app writes it: `PaymentRefused`, `stripe.CardDeclined`,
+    /// `Unavailable` for the standard ones.
+    pub qualified: String,
+    pub kind: FailureKind,
+    /// `None` for the standard failure kinds.
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Event {
+    pub owner: Owner,
+    pub qualified: String,
+    pub fields: Vec<EventField>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct EventField {
+    pub name: Name,
+    /// Worst-case size in bytes of the field's JSON value under the encoding
+    /// in `spec/`, or `None` when the type declares no bound.
+    pub max_json_bytes: Option<u64>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Entity {
+    pub owner: Owner,
+    pub qualified: String,
+    pub store: Option<Name>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Action {
+    pub owner: Owner,
+    pub name: Name,
+    /// `subscribe`, `stripe.subscribe_customer`, or `route POST /x` for an
+    /// inline route action.
+    pub qualified: String,
+    pub public: bool,
+    /// The whole declaration.
+    pub span: Span,
+    /// The name in the header (the primary span of per-action findings).
+    pub name_span: Span,
+    /// `fails` entries as written.
+    pub fails: Vec<(FailureId, Span)>,
+    pub declines: Vec<Decline>,
+    pub body: Block,
+}
+
+#[derive(Clone, Debug)]
+pub struct Decline {
+    pub code: String,
+    pub reason: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    pub nodes: Vec<Node>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Node {
+    /// An outside call, an action call or a write, with how its failures are
+    /// handled.
+    Effect(Effect),
+    Emit(Emit),
+    /// `reject F`: ends the path with a failure.
+    Reject(Reject),
+    /// `return`: ends the path.
+    Return(Span),
+    /// `if` with both branches (a missing `else` is an empty block).
+    If {
+        span: Span,
+        then_block: Block,
+        else_block: Block,
+    },
+    /// `for ... [max N]`
+    Loop {
+        span: Span,
+        max: Option<u32>,
+        body: Block,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Effect {
+    /// The call or write expression.
+    pub span: Span,
+    pub target: Target,
+    pub handling: Handling,
+}
+
+#[derive(Clone, Debug)]
+pub enum Target {
+    Op(OpId),
+    Action(ActionId),
+    Write(Write),
+}
+
+#[derive(Clone, Debug)]
+pub struct Write {
+    pub kind: WriteKind,
+    pub entity: EntityId,
+    /// Failures the write names (`conflict:`, `missing:`) with their spans.
+    pub failures: Vec<(FailureId, Span)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteKind {
+    Create,
+    Update,
+    Delete,
+}
+
+#[derive(Clone, Debug)]
+pub enum Handling {
+    /// `attempt e`: every failure passes on.
+    Attempt(Span),
+    /// `match e { arms }`: the effect, then one of the arms.
+    Match(Vec<Arm>),
+    /// Neither; the resolver already reported it. Treated like `attempt`.
+    Unhandled,
+}
+
+#[derive(Clone, Debug)]
+pub struct Arm {
+    pub span: Span,
+    pub pattern: ArmPattern,
+    /// Effects inside the arm's body, in order.
+    pub body: Block,
+    pub end: ArmEnd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArmPattern {
+    Success,
+    Failure(FailureId),
+}
+
+#[derive(Clone, Debug)]
+pub enum ArmEnd {
+    /// The arm yields a value: the failure is handled.
+    Value,
+    /// `reject G`
+    Reject(Reject),
+    /// `propagate`
+    Propagate(Span),
+}
+
+#[derive(Clone, Debug)]
+pub struct Reject {
+    pub span: Span,
+    pub failure: FailureId,
+}
+
+#[derive(Clone, Debug)]
+pub struct Emit {
+    pub span: Span,
+    pub event: EventId,
+    /// Payload fields as written, with literal text where it is a literal.
+    pub fields: Vec<EmitField>,
+    /// `with { }` options as written.
+    pub options: Vec<EmitOption>,
+}
+
+#[derive(Clone, Debug)]
+pub struct EmitField {
+    pub name: Name,
+    pub span: Span,
+    /// The value when it is a string literal (checked for NUL).
+    pub literal: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct EmitOption {
+    pub key: Name,
+    pub key_span: Span,
+    pub value: OptionValue,
+    pub span: Span,
+}
+
+/// An option's value: a literal the checker can judge, or `Computed`, which is
+/// recorded in the plan as checked at staging time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptionValue {
+    Int(i64),
+    Str(String),
+    Bool(bool),
+    /// `clock.now + 1h` and other values known only at run time.
+    Computed,
+    List(Vec<(OptionValue, Span)>),
+    Record(Vec<(Name, OptionValue, Span)>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub kind: EntryKind,
+    /// `route POST /subscriptions`, `subscriber start_subscription`,
+    /// `schedule nightly_reconcile`.
+    pub label: String,
+    pub span: Span,
+    /// The `run:` call or `action:` block.
+    pub run_span: Span,
+    /// `None` when `run:` could not be resolved (already reported).
+    pub action: Option<ActionId>,
+}
+
+#[derive(Clone, Debug)]
+pub enum EntryKind {
+    Route {
+        method: String,
+        path: String,
+        /// `idempotency_key: required`
+        key_required: bool,
+        /// The `idempotency_key:` setting, when present.
+        key_span: Option<Span>,
+        deadline_ms: Option<u64>,
+        deadline_span: Option<Span>,
+    },
+    Subscriber {
+        event: Option<EventId>,
+    },
+    Schedule,
+}

@@ -1,0 +1,99 @@
+//! Data read from `jadpo.yaml` and `package.yaml`. The loader (`project`)
+//! fills these from YAML with spans into the manifest file; the resolver reads
+//! them. Durations are milliseconds.
+
+use crate::span::{Span, Spanned};
+
+/// `jadpo.yaml`
+#[derive(Clone, Debug)]
+pub struct AppManifest {
+    pub app: Spanned<String>,
+    /// `packages:` in file order.
+    pub packages: Vec<Requirement>,
+    /// `registry:` (a folder of published packages), when given.
+    pub registry: Option<Spanned<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Requirement {
+    pub name: Spanned<String>,
+    pub source: RequirementSource,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum RequirementSource {
+    /// `stripe: "3"`: a semver requirement, resolved by name.
+    Version(Spanned<semver::VersionReq>),
+    /// `mailer: { path: vendor/mailer }`
+    Path(Spanned<String>),
+}
+
+/// `package.yaml`
+#[derive(Clone, Debug)]
+pub struct PackageManifest {
+    pub name: Spanned<String>,
+    pub version: Spanned<semver::Version>,
+    pub provider: Provider,
+    /// Other packages this package requires (`packages:`, as in `jadpo.yaml`).
+    pub packages: Vec<Requirement>,
+    /// Sorted by name.
+    pub operations: Vec<OperationDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Provider {
+    /// `None`: the provider takes no idempotency keys.
+    pub idempotency: Option<Idempotency>,
+    pub timeout_ms: u64,
+    pub attempts: u32,
+    pub span: Span,
+}
+
+/// Defaults when `provider:` does not say.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+pub const DEFAULT_ATTEMPTS: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewKeyOn {
+    None,
+    Answer,
+}
+
+#[derive(Clone, Debug)]
+pub struct Idempotency {
+    pub header: Spanned<String>,
+    pub window_ms: Spanned<u64>,
+    pub replays_failures: bool,
+    pub new_key_on: NewKeyOn,
+    pub in_use: Option<AnswerMatch>,
+    pub mismatch: Option<AnswerMatch>,
+    pub span: Span,
+}
+
+/// `{ status: 409, code: idempotency_error }`
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AnswerMatch {
+    pub status: u16,
+    pub code: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct OperationDecl {
+    /// `customers.create`
+    pub name: Spanned<String>,
+    /// Names of types declared in the package's `.jadpo` files.
+    pub request: Spanned<String>,
+    pub answer: Option<Spanned<String>>,
+    pub changes: bool,
+    pub idempotent: bool,
+    /// Default true: the operation takes the provider's key.
+    pub keyed: bool,
+    pub failures: Vec<Spanned<String>>,
+    pub already_undone: Vec<Spanned<String>>,
+    pub large_output: bool,
+    pub timeout_ms: Option<u64>,
+    pub attempts: Option<u32>,
+    pub span: Span,
+}

@@ -1,0 +1,5 @@
+//! The `jadpo` command line.
+
+fn main() {
+    println!("jadpo");
+}
