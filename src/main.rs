@@ -1,5 +1,156 @@
-//! The `jadpo` command line.
+//! The `jadpo` command line: parses arguments, runs a command, maps the
+//! outcome to an exit status (0 clean, 1 errors, 2 cannot check, 101 bug).
 
-fn main() {
-    println!("jadpo");
+use clap::Parser;
+use jadpo::check::{check_app, Outcome};
+use jadpo::cli::{BuildArgs, CheckArgs, Cli, Command, ExplainArgs, Format};
+use jadpo::render::{self, Summary};
+use jadpo_compiler::load::FsLoader;
+use std::process::ExitCode;
+use std::sync::OnceLock;
+
+/// The input being processed, named in the bug-report line of a panic.
+static INPUT: OnceLock<String> = OnceLock::new();
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // Help and version are successful answers; a usage mistake is 2.
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match cli.command {
+        Command::Check(args) => check(&args),
+        Command::Build(args) => build(&args),
+        Command::Explain(args) => explain(&args),
+    }
+}
+
+/// A panic is a bug in jadpo: print one line asking for a report, exit 101.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let input = INPUT.get().map(String::as_str).unwrap_or("(no input yet)");
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: internal error in jadpo{place} while checking `{input}`; this is a bug, \
+             please report it with the project at `{input}` attached"
+        );
+        std::process::exit(101);
+    }));
+}
+
+fn run(path: &str) -> Outcome {
+    let _ = INPUT.set(path.to_string());
+    check_app(&FsLoader, path)
+}
+
+fn check(args: &CheckArgs) -> ExitCode {
+    let outcome = run(&args.path);
+    let summary = Summary::new(
+        outcome.stats.files,
+        outcome.stats.packages,
+        &outcome.diagnostics,
+    );
+    match args.format {
+        Format::Json => print!(
+            "{}",
+            render::json::render(&outcome.files, &outcome.diagnostics, summary)
+        ),
+        Format::Human => print_human(&outcome, summary, args.color.color.enabled()),
+    }
+    if outcome.program.is_none() {
+        ExitCode::from(2)
+    } else if outcome.has_errors() || (args.deny_warnings && outcome.has_warnings()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_human(outcome: &Outcome, summary: Summary, color: bool) {
+    print!(
+        "{}",
+        render::human::render_all(&outcome.files, &outcome.diagnostics, color)
+    );
+    if outcome.program.is_some() {
+        println!("{}", summary.closing_line());
+    } else {
+        println!("could not check this project");
+    }
+}
+
+fn build(args: &BuildArgs) -> ExitCode {
+    let outcome = run(&args.path);
+    let summary = Summary::new(
+        outcome.stats.files,
+        outcome.stats.packages,
+        &outcome.diagnostics,
+    );
+    print_human(&outcome, summary, args.color.color.enabled());
+    if outcome.program.is_none() {
+        return ExitCode::from(2);
+    }
+    if outcome.has_errors() {
+        eprintln!("error: not writing a plan: the app has errors");
+        return ExitCode::from(1);
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| format!("{}/build", args.path.trim_end_matches('/')));
+    match write_plan(&out, outcome.plan.as_ref()) {
+        Ok(file) => {
+            println!("wrote {file}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot write the plan to `{out}`: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn write_plan(out: &str, plan: Option<&serde_json::Value>) -> std::io::Result<String> {
+    std::fs::create_dir_all(out)?;
+    let file = format!("{}/plan.json", out.trim_end_matches('/'));
+    let mut text = serde_json::to_string_pretty(&plan.unwrap_or(&serde_json::Value::Null))
+        .map_err(std::io::Error::other)?;
+    text.push('\n');
+    std::fs::write(&file, text)?;
+    Ok(file)
+}
+
+fn explain(args: &ExplainArgs) -> ExitCode {
+    if let Some(rule) = jadpo::check::rule_doc(&args.code) {
+        println!(
+            "{} ({}): {}\n",
+            rule.code,
+            rule.severity.as_str(),
+            rule.summary
+        );
+        println!("{}", rule.doc.trim_end());
+        return ExitCode::SUCCESS;
+    }
+    let codes = jadpo::check::rule_codes();
+    match jadpo_compiler::diag::nearest(&args.code, codes.iter().copied()) {
+        Some(near) => eprintln!(
+            "error: no diagnostic has the code `{}`; did you mean `{near}`?",
+            args.code
+        ),
+        None => eprintln!(
+            "error: no diagnostic has the code `{}`; codes look like `step.unkeyed`",
+            args.code
+        ),
+    }
+    ExitCode::from(2)
 }

@@ -2,22 +2,45 @@
 //! computed once bottom-up, the rules of design sections 5 and 6, the plan
 //! and step-shape digests. Sees only the IR, never tokens or the AST.
 
+pub mod analysis;
+pub mod follow_up;
+pub mod plan;
 pub mod rules;
 
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::Program;
+use jadpo_compiler::source::Files;
+
+/// Which unit is being checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The app: its actions are checked, app rules apply, findings are
+    /// reported in app sources only.
+    App,
+    /// One package, by name (`jadpo publish`): its own actions are checked,
+    /// app rules never apply.
+    Package(String),
+}
 
 /// The checker's answer for one program.
 pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
-    /// The plan as JSON (`jadpo build`).
+    /// The plan as JSON (`jadpo build`); for a package, its surface.
     pub plan: serde_json::Value,
 }
 
-pub fn check(program: &Program) -> Analysis {
-    let _ = program;
+/// Analyses every action once (bottom-up over the call graph), runs the
+/// rules for `scope`, and builds the plan (or the package's surface).
+pub fn check(program: &Program, files: &Files, scope: Scope) -> Analysis {
+    let analysed = analysis::analyse(program);
+    let cx = rules::Cx {
+        program,
+        files,
+        scope: &scope,
+        analysed: &analysed,
+    };
     Analysis {
-        diagnostics: Vec::new(),
-        plan: serde_json::Value::Null,
+        diagnostics: rules::run(&cx),
+        plan: plan::build(&cx),
     }
 }

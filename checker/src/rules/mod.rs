@@ -1,2 +1,168 @@
 //! The rule registry: every code the checker can report, with its severity
-//! and documentation. One file per rule under `rules/<family>/<name>.rs`.
+//! and documentation. One file per rule under `rules/<family>/<name>.rs`; the
+//! file's `//!` documentation is the rule's doc (extracted by `build.rs`).
+//!
+//! To add a rule: write its file, add its `INFO` to [`REGISTRY`] and its
+//! `check` to [`CHECKS`].
+
+pub mod decline;
+pub mod effect;
+pub mod route;
+pub mod step;
+pub mod text;
+
+use jadpo_compiler::diag::{Diagnostic, Severity};
+use jadpo_compiler::ir::{ActionId, Owner, Program};
+use jadpo_compiler::source::{Files, Unit};
+use jadpo_compiler::span::Span;
+
+use crate::analysis::{Analysed, Summary};
+use crate::Scope;
+
+/// A rule's metadata. `doc` is the rule file's own `//!` documentation.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleInfo {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+    pub doc: &'static str,
+}
+
+/// Declares a rule's `INFO` with its doc taken from the rule file.
+macro_rules! rule_info {
+    ($family:literal, $name:literal, $severity:ident, $summary:literal) => {
+        pub const INFO: $crate::rules::RuleInfo = $crate::rules::RuleInfo {
+            code: concat!($family, ".", $name),
+            severity: jadpo_compiler::diag::Severity::$severity,
+            summary: $summary,
+            doc: include_str!(concat!(env!("OUT_DIR"), "/docs/", $family, ".", $name, ".md")),
+        };
+    };
+}
+pub(crate) use rule_info;
+
+/// Every rule, in code order within each family.
+pub static REGISTRY: &[RuleInfo] = &[
+    decline::not_a_warning::INFO,
+    decline::unused::INFO,
+    effect::call_after_write::INFO,
+    effect::call_in_loop::INFO,
+    effect::recursion::INFO,
+    route::calls_past_deadline::INFO,
+    step::context::INFO,
+    step::encryption_key_required::INFO,
+    step::large_output::INFO,
+    step::late_failure::INFO,
+    step::store_required::INFO,
+    step::too_many::INFO,
+    step::unkeyed::INFO,
+    // follow_up::* rules are added here by their files.
+];
+
+pub fn lookup(code: &str) -> Option<&'static RuleInfo> {
+    REGISTRY.iter().find(|r| r.code == code)
+}
+
+/// A rule's check: reads the analysis, pushes findings.
+pub type CheckFn = fn(&Cx, &mut Vec<Finding>);
+
+/// The checks run for every program (declines are applied afterwards).
+pub static CHECKS: &[CheckFn] = &[
+    effect::call_after_write::check,
+    effect::call_in_loop::check,
+    effect::recursion::check,
+    route::calls_past_deadline::check,
+    step::context::check,
+    step::encryption_key_required::check,
+    step::large_output::check,
+    step::late_failure::check,
+    step::store_required::check,
+    step::too_many::check,
+    step::unkeyed::check,
+];
+
+/// A diagnostic and the action it belongs to (declines apply per action).
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub action: Option<ActionId>,
+    pub diag: Diagnostic,
+}
+
+impl Finding {
+    pub fn of(action: ActionId, diag: Diagnostic) -> Self {
+        Finding {
+            action: Some(action),
+            diag,
+        }
+    }
+}
+
+/// What every rule sees.
+pub struct Cx<'a> {
+    pub program: &'a Program,
+    pub files: &'a Files,
+    pub scope: &'a Scope,
+    pub analysed: &'a Analysed,
+}
+
+impl<'a> Cx<'a> {
+    /// Whether an action belongs to the unit being checked.
+    pub fn in_scope(&self, id: ActionId) -> bool {
+        let Some(action) = self.program.actions.get(id.0 as usize) else {
+            return false;
+        };
+        match (self.scope, action.owner) {
+            (Scope::App, Owner::App) => true,
+            (Scope::Package(name), Owner::Package(p)) => self
+                .program
+                .packages
+                .get(p.0 as usize)
+                .is_some_and(|pkg| pkg.name.as_str() == name),
+            _ => false,
+        }
+    }
+
+    /// The actions of the unit being checked, in id order.
+    pub fn actions(&self) -> impl Iterator<Item = ActionId> + '_ {
+        (0..self.program.actions.len() as u32)
+            .map(ActionId)
+            .filter(|id| self.in_scope(*id))
+    }
+
+    pub fn is_app(&self) -> bool {
+        *self.scope == Scope::App
+    }
+
+    /// Whether findings may be reported at this span.
+    pub fn reportable(&self, span: Span) -> bool {
+        if span.file.0 as usize >= self.files.len() {
+            return false;
+        }
+        match (&self.files.get(span.file).unit, self.scope) {
+            (Unit::App, Scope::App) => true,
+            (Unit::Package(p), Scope::Package(name)) => p == name,
+            _ => false,
+        }
+    }
+
+    pub fn summary(&self, id: ActionId) -> Option<&'a Summary> {
+        self.analysed.summaries.get(id)
+    }
+}
+
+/// Runs every check, applies declines, keeps findings in the checked unit's
+/// sources, and sorts them.
+pub fn run(cx: &Cx) -> Vec<Diagnostic> {
+    let mut findings = Vec::new();
+    for check in CHECKS {
+        check(cx, &mut findings);
+    }
+    let findings = decline::apply(cx, findings);
+    let mut diags: Vec<Diagnostic> = findings
+        .into_iter()
+        .map(|f| f.diag)
+        .filter(|d| cx.reportable(d.span))
+        .collect();
+    jadpo_compiler::diag::sort_diagnostics(&mut diags);
+    diags
+}

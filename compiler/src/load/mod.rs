@@ -2,18 +2,35 @@
 //! resolution and `package.yaml`. No parsing of `.jadpo` text happens here.
 //! All file access goes through [`Loader`], so the core does no direct IO.
 
+pub mod app_manifest;
+pub mod discover;
+pub mod fields;
+pub mod loaders;
+pub mod package_manifest;
+pub mod packages;
+pub mod yaml;
+
+pub use loaders::{DirLoader, FsLoader, MemLoader};
+
 use crate::diag::Diagnostic;
 use crate::manifest::{AppManifest, PackageManifest};
-use crate::source::Files;
-use crate::span::FileId;
+use crate::source::{Files, Unit};
+use crate::span::{FileId, Span};
+use discover::Problem;
+use fields::Reader;
 
-/// File access for loading. `FsLoader` reads the disk; tests use an in-memory
-/// loader.
+/// File access for loading. [`FsLoader`] reads the disk; tests use
+/// [`MemLoader`]; the bundled standard library and packages use [`DirLoader`].
 pub trait Loader: Sync {
     /// Reads a file as bytes.
     fn read(&self, path: &str) -> std::io::Result<Vec<u8>>;
     /// Lists a folder: entry names with whether each is a folder.
     fn list(&self, path: &str) -> std::io::Result<Vec<(String, bool)>>;
+    /// The path with symlinks resolved, to detect loops and escapes. Loaders
+    /// without symlinks return the normalized path.
+    fn real_path(&self, path: &str) -> std::io::Result<String> {
+        Ok(loaders::normalize_relative(path).unwrap_or_else(|| path.to_string()))
+    }
 }
 
 /// A loaded package: its manifest and its source files.
@@ -58,15 +75,327 @@ impl LoadedProject {
 }
 
 /// Loading stopped before anything could be checked (exit status 2).
+#[derive(Debug)]
 pub struct Fatal {
     pub files: Files,
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Where the standard library and the first-party packages come from.
+#[derive(Clone, Copy)]
+pub struct Bundled<'a> {
+    /// `stdlib/lib`: `.jadpo` sources at the top, packages (`ai`) in folders.
+    pub stdlib: &'a dyn Loader,
+    /// One folder per first-party package, named after it.
+    pub packages: &'a dyn Loader,
+}
+
+static STDLIB_LOADER: DirLoader = DirLoader(&jadpo_stdlib::STDLIB);
+static PACKAGES_LOADER: DirLoader = DirLoader(&jadpo_stdlib::PACKAGES);
+
+impl Bundled<'static> {
+    /// The standard library and packages embedded in this build.
+    pub fn builtin() -> Self {
+        Bundled {
+            stdlib: &STDLIB_LOADER,
+            packages: &PACKAGES_LOADER,
+        }
+    }
+}
+
+/// Loads the app at `root` with the embedded standard library and packages.
 pub fn load_project(loader: &dyn Loader, root: &str) -> Result<LoadedProject, Fatal> {
-    let _ = (loader, root);
-    Err(Fatal {
-        files: Files::new(),
-        diagnostics: Vec::new(),
+    load_project_with(loader, root, Bundled::builtin())
+}
+
+/// Loads the app at `root`, taking the standard library and first-party
+/// packages from `bundled`.
+pub fn load_project_with(
+    loader: &dyn Loader,
+    root: &str,
+    bundled: Bundled,
+) -> Result<LoadedProject, Fatal> {
+    let app_root = Folder {
+        loader,
+        path: root.to_string(),
+        display: String::new(),
+    };
+    let mut cx = Ctx::default();
+    let (app, app_manifest_file) = read_app(&mut cx, &app_root, root)?;
+    let app_sources = cx.add_sources(&app_root, &["build", "packages"], false, &Unit::App);
+    let stdlib_root = Folder {
+        loader: bundled.stdlib,
+        path: String::new(),
+        display: "<stdlib>".to_string(),
+    };
+    let (stdlib_sources, stdlib_packages) = load_stdlib(&mut cx, &stdlib_root);
+    let bundled_root = Folder {
+        loader: bundled.packages,
+        path: String::new(),
+        display: "<bundled>".to_string(),
+    };
+    let packages = packages::resolve_packages(&mut cx, &app, &app_root, &bundled_root);
+    Ok(LoadedProject {
+        files: cx.files,
+        app,
+        app_manifest_file,
+        app_sources,
+        stdlib_sources,
+        stdlib_packages,
+        packages,
+        diagnostics: cx.diags,
     })
+}
+
+/// Reads `jadpo.yaml`; a missing, unreadable or unparsable one is fatal.
+fn read_app(cx: &mut Ctx, app_root: &Folder, root: &str) -> Result<(AppManifest, FileId), Fatal> {
+    let shown = loaders::join(root, "jadpo.yaml");
+    let file = match cx.read_text(app_root, "jadpo.yaml", &Unit::App) {
+        Ok(file) => file,
+        Err(ReadError::NotFound) => {
+            let file = cx.files.add(shown.clone(), "", Unit::App);
+            let shown_root = if root.is_empty() { "." } else { root };
+            cx.diags.push(
+                Diagnostic::error(
+                    "manifest.missing",
+                    Span::new(file, 0, 0),
+                    format!("no jadpo.yaml in {shown_root}: run jadpo check in an app folder, or pass its path"),
+                )
+                .with_reason("an app is a folder with a jadpo.yaml naming the app and the packages it requires")
+                .with_fix("create jadpo.yaml with `app: <name>`"),
+            );
+            return Err(cx.fatal());
+        }
+        Err(ReadError::Reported) => return Err(cx.fatal()),
+    };
+    let text = cx.files.get(file).text.clone();
+    let root_node = match yaml::parse(&text, file) {
+        Ok(node) => node,
+        Err(d) => {
+            cx.diags.push(*d);
+            return Err(cx.fatal());
+        }
+    };
+    let mut reader = Reader::new(file, &text);
+    let app = app_manifest::read_app_manifest(&mut reader, &root_node);
+    cx.diags.append(&mut reader.diags);
+    Ok((app, file))
+}
+
+/// The standard library: top-level `.jadpo` sources, and each folder holding
+/// a `package.yaml` as an always-loaded package.
+fn load_stdlib(cx: &mut Ctx, root: &Folder) -> (Vec<FileId>, Vec<LoadedPackage>) {
+    let sources = cx.add_sources(root, &[], false, &Unit::Stdlib);
+    let mut names: Vec<String> = root
+        .loader
+        .list(&root.path)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, is_dir)| *is_dir)
+        .map(|(name, _)| name)
+        .collect();
+    names.sort();
+    let mut pkgs = Vec::new();
+    for name in names {
+        let folder = root.child(&name);
+        if let Some(pkg) = packages::load_package_folder(cx, &folder, &name) {
+            pkgs.push(pkg);
+        }
+    }
+    (sources, pkgs)
+}
+
+/// A folder seen through one loader: the path the loader reads and the path
+/// shown to the author.
+#[derive(Clone)]
+pub struct Folder<'a> {
+    pub loader: &'a dyn Loader,
+    pub path: String,
+    pub display: String,
+}
+
+impl<'a> Folder<'a> {
+    pub fn child(&self, rel: &str) -> Folder<'a> {
+        let display = loaders::join(&self.display, rel);
+        Folder {
+            loader: self.loader,
+            path: loaders::join(&self.path, rel),
+            display: loaders::normalize_relative(&display).unwrap_or(display),
+        }
+    }
+
+    pub fn shown(&self, rel: &str) -> String {
+        let joined = loaders::join(&self.display, rel);
+        loaders::normalize_relative(&joined).unwrap_or(joined)
+    }
+}
+
+/// Why a file could not be read.
+pub enum ReadError {
+    /// It does not exist; the caller decides whether that is a mistake.
+    NotFound,
+    /// It could not be used and a diagnostic says why.
+    Reported,
+}
+
+/// The files and diagnostics gathered while loading.
+#[derive(Default)]
+pub struct Ctx {
+    pub files: Files,
+    pub diags: Vec<Diagnostic>,
+}
+
+impl Ctx {
+    fn fatal(&mut self) -> Fatal {
+        Fatal {
+            files: std::mem::take(&mut self.files),
+            diagnostics: std::mem::take(&mut self.diags),
+        }
+    }
+
+    /// Reads a text file into [`Files`]. Invalid UTF-8 and unreadable files
+    /// are diagnosed (the file is kept, for the span, but not returned).
+    pub fn read_text(
+        &mut self,
+        folder: &Folder,
+        rel: &str,
+        unit: &Unit,
+    ) -> Result<FileId, ReadError> {
+        let shown = folder.shown(rel);
+        let bytes = match folder.loader.read(&loaders::join(&folder.path, rel)) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::NotFound),
+            Err(e) => {
+                self.unreadable(&shown, &e.to_string(), unit);
+                return Err(ReadError::Reported);
+            }
+        };
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(self.files.add(shown, text, unit.clone())),
+            Err(e) => {
+                let offset = e.utf8_error().valid_up_to();
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                let file = self.files.add(shown.clone(), text, unit.clone());
+                // The lossy text matches the bytes up to `offset`, and the
+                // replacement character there is 3 bytes long.
+                let span = Span::new(file, offset as u32, offset as u32 + 3);
+                self.diags.push(
+                    Diagnostic::error(
+                        "load.invalid_utf8",
+                        span,
+                        format!(
+                            "{shown} is not valid UTF-8 (at byte {offset}); the file is skipped"
+                        ),
+                    )
+                    .with_label("invalid UTF-8 here")
+                    .with_reason("Jadpo sources and manifests are UTF-8 text")
+                    .with_fix("save the file as UTF-8"),
+                );
+                Err(ReadError::Reported)
+            }
+        }
+    }
+
+    fn unreadable(&mut self, shown: &str, error: &str, unit: &Unit) {
+        let file = self.files.add(shown, "", unit.clone());
+        self.diags.push(
+            Diagnostic::error(
+                "load.unreadable",
+                Span::new(file, 0, 0),
+                format!("{shown} could not be read: {error}"),
+            )
+            .with_fix("check the file's permissions, or remove it"),
+        );
+    }
+
+    /// Discovers and reads the `.jadpo` sources below `root`.
+    pub fn add_sources(
+        &mut self,
+        root: &Folder,
+        skip_top: &[&str],
+        confine: bool,
+        unit: &Unit,
+    ) -> Vec<FileId> {
+        let found = discover::discover(root, skip_top, confine);
+        for problem in &found.problems {
+            self.report_problem(root, problem, unit);
+        }
+        let mut ids = Vec::new();
+        for rel in &found.sources {
+            match self.read_text(root, rel, unit) {
+                Ok(id) => ids.push(id),
+                Err(ReadError::NotFound) => {
+                    self.unreadable(&root.shown(rel), "it disappeared while loading", unit);
+                }
+                Err(ReadError::Reported) => {}
+            }
+        }
+        ids
+    }
+
+    fn report_problem(&mut self, root: &Folder, problem: &Problem, unit: &Unit) {
+        let (path, code, summary, fix) = match problem {
+            Problem::Unreadable { path, error } => {
+                if path.is_empty() && !root.display.is_empty() {
+                    // The package folder itself; its manifest read reports it.
+                    return;
+                }
+                let shown = root.shown(path);
+                let summary = format!(
+                    "folder {} could not be read: {error}",
+                    display_or_dot(&shown)
+                );
+                (
+                    path,
+                    "load.unreadable",
+                    summary,
+                    "check the folder's permissions",
+                )
+            }
+            Problem::SymlinkLoop { path } => {
+                let summary = format!(
+                    "folder {} links back to a folder that contains it",
+                    root.shown(path)
+                );
+                (
+                    path,
+                    "load.symlink_loop",
+                    summary,
+                    "remove the symlink that makes the loop",
+                )
+            }
+            Problem::Escapes { path } => {
+                let summary = format!("{} links outside its package's folder", root.shown(path));
+                (
+                    path,
+                    "package.path_escapes",
+                    summary,
+                    "copy the file into the package instead of linking to it",
+                )
+            }
+            Problem::TooDeep { path } => {
+                let summary = format!(
+                    "folder {} is nested too deeply to be read",
+                    root.shown(path)
+                );
+                (
+                    path,
+                    "load.too_deep",
+                    summary,
+                    "flatten the folder structure",
+                )
+            }
+        };
+        let file = self.files.add(root.shown(path), "", unit.clone());
+        self.diags
+            .push(Diagnostic::error(code, Span::new(file, 0, 0), summary).with_fix(fix));
+    }
+}
+
+fn display_or_dot(s: &str) -> &str {
+    if s.is_empty() {
+        "."
+    } else {
+        s
+    }
 }

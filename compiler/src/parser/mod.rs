@@ -1,21 +1,75 @@
 //! The chumsky parser over lexer tokens: tokens to [`crate::ast`], with error
 //! recovery. Parsing never fails; it returns the AST and its diagnostics.
+//!
+//! Layout: [`common`] holds token-level helpers and recovery parsers,
+//! [`types`], [`exprs`], [`stmts`] and [`items`] the grammar, and [`errors`]
+//! is the one place where chumsky's errors become our diagnostics.
+
+mod common;
+mod errors;
+mod exprs;
+mod items;
+mod stmts;
+mod types;
 
 use crate::ast::SourceFileAst;
 use crate::diag::Diagnostic;
+use crate::lexer::{self, Token, TokenKind};
 use crate::source::Files;
-use crate::span::FileId;
+use crate::span::{FileId, Span};
+use chumsky::input::Input;
+use chumsky::Parser;
+use rayon::prelude::*;
+
+/// Lets chumsky build our spans directly: the context is the file.
+impl chumsky::span::Span for Span {
+    type Context = FileId;
+    type Offset = u32;
+
+    fn new(file: FileId, range: std::ops::Range<u32>) -> Self {
+        // chumsky may build an empty span as `next start..previous end`.
+        let end = range.end.max(range.start);
+        Span::new(file, range.start, end)
+    }
+
+    fn context(&self) -> FileId {
+        self.file
+    }
+
+    fn start(&self) -> u32 {
+        self.start
+    }
+
+    fn end(&self) -> u32 {
+        self.end
+    }
+}
+
+fn split_token(token: &Token) -> (&TokenKind, &Span) {
+    (&token.kind, &token.span)
+}
 
 /// Parses one file.
 pub fn parse_file(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
-    let _ = text;
-    (
-        SourceFileAst {
-            file,
-            items: Vec::new(),
-        },
-        Vec::new(),
-    )
+    let lexed = lexer::lex(file, text);
+    let end = text.len() as u32;
+    let eoi = Span::new(file, end, end);
+    let input = lexed.tokens.as_slice().map(eoi, split_token);
+    let (items, errs) = items::file(common::Src { text })
+        .parse(input)
+        .into_output_errors();
+    let mut diags = lexed.diagnostics;
+    diags.extend(errors::convert_all(
+        errs,
+        &lexed.tokens,
+        text,
+        lexed.quiet_from,
+    ));
+    let ast = SourceFileAst {
+        file,
+        items: items.unwrap_or_default(),
+    };
+    (ast, diags)
 }
 
 /// Parses the given files (in parallel), returning ASTs in the order given and
@@ -25,9 +79,12 @@ pub fn parse_files(
     ids: &[FileId],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<SourceFileAst> {
-    let mut asts = Vec::with_capacity(ids.len());
-    for &id in ids {
-        let (ast, diags) = parse_file(id, &files.get(id).text);
+    let results: Vec<(SourceFileAst, Vec<Diagnostic>)> = ids
+        .par_iter()
+        .map(|&id| parse_file(id, &files.get(id).text))
+        .collect();
+    let mut asts = Vec::with_capacity(results.len());
+    for (ast, diags) in results {
         asts.push(ast);
         diagnostics.extend(diags);
     }

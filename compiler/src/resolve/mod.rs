@@ -1,17 +1,267 @@
 //! Name resolution and type checking: ASTs to the resolved [`crate::ir::Program`].
 //! Reports unknown and duplicate names, type and constraint errors, missing
 //! `attempt`/`match`, `fails` exactness and function purity.
+//!
+//! Phases, in order: set up the units (stdlib, packages sorted by name, app)
+//! and what each may see; collect every declaration's name (any file, any
+//! order); resolve type definitions; lower operations from the manifests;
+//! resolve action and function headers; check and lower bodies; resolve entry
+//! points and application settings.
 
-use crate::ast::SourceFileAst;
+mod body;
+mod calls;
+mod collect;
+mod emit;
+mod entries;
+mod exprs;
+mod fails;
+mod lookup;
+mod matching;
+mod ops;
+mod pattern;
+pub mod size;
+mod tables;
+mod types;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ast::{self, SourceFileAst};
 use crate::diag::Diagnostic;
-use crate::ir::Program;
-use crate::load::LoadedProject;
+use crate::intern::Name;
+use crate::ir::{self, FailureKind, Owner, PkgId, Program};
+use crate::load::{LoadedPackage, LoadedProject};
+use crate::span::FileId;
+
+use tables::{ActionSig, Decl, FnSig, OpSig, TypeDef, UnitInfo};
+
+/// The resolver's state for one project.
+pub(crate) struct Resolver<'a> {
+    pub project: &'a LoadedProject,
+    pub diags: Vec<Diagnostic>,
+    pub prog: Program,
+    /// Index 0: stdlib; 1 + n: package n; last: the app.
+    pub units: Vec<UnitInfo>,
+    pub types: Vec<TypeDef>,
+    pub actions: Vec<ActionSig<'a>>,
+    pub functions: Vec<FnSig<'a>>,
+    pub op_sigs: Vec<OpSig>,
+    /// Each unit's ASTs in file order.
+    pub unit_asts: Vec<Vec<&'a SourceFileAst>>,
+    /// The app's `application` declaration.
+    pub application: Option<&'a ast::Application>,
+    /// Routes with an inline `action: { }` and their synthetic actions.
+    pub route_actions: Vec<(&'a ast::RouteDecl, ir::ActionId)>,
+    /// Files with syntax errors: the parser's recovery may have dropped
+    /// statements or arms, so whole-body judgements (`fails` exactness,
+    /// missing `return`, exhaustive `match`) are not made there.
+    pub syntax_files: HashSet<FileId>,
+}
 
 pub fn resolve(
     project: &LoadedProject,
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Program {
-    let _ = (project, asts, diagnostics);
-    Program::default()
+    let mut r = Resolver::new(project, asts);
+    r.syntax_files = diagnostics
+        .iter()
+        .filter(|d| d.is_error() && d.code.starts_with("syntax."))
+        .map(|d| d.span.file)
+        .collect();
+    r.collect_all();
+    r.resolve_type_defs();
+    r.lower_operations();
+    r.resolve_headers();
+    r.resolve_application();
+    r.check_bodies();
+    r.resolve_entries();
+    diagnostics.append(&mut r.diags);
+    let mut prog = r.prog;
+    mark_package_errors(project, &mut prog, diagnostics);
+    prog
+}
+
+impl<'a> Resolver<'a> {
+    fn new(project: &'a LoadedProject, asts: &'a [SourceFileAst]) -> Self {
+        let mut r = Resolver {
+            project,
+            diags: Vec::new(),
+            prog: Program::default(),
+            units: Vec::new(),
+            types: Vec::new(),
+            actions: Vec::new(),
+            functions: Vec::new(),
+            op_sigs: Vec::new(),
+            unit_asts: Vec::new(),
+            application: None,
+            route_actions: Vec::new(),
+            syntax_files: HashSet::new(),
+        };
+        r.prog.app.name = project.app.app.node.clone();
+        r.setup_units();
+        r.add_standard_failures();
+        r.assign_asts(asts);
+        r
+    }
+
+    /// Every loaded package, in `PkgId` order: stdlib packages, then the
+    /// project's packages (sorted by name by the loader).
+    pub fn loaded_packages(&self) -> impl Iterator<Item = &'a LoadedPackage> {
+        self.project
+            .stdlib_packages
+            .iter()
+            .chain(self.project.packages.iter())
+    }
+
+    pub fn unit_index(&self, owner: Owner) -> usize {
+        match owner {
+            Owner::Stdlib => 0,
+            Owner::Package(p) => 1 + p.0 as usize,
+            Owner::App => self.units.len().saturating_sub(1),
+        }
+    }
+
+    pub fn unit(&self, owner: Owner) -> &UnitInfo {
+        &self.units[self.unit_index(owner)]
+    }
+
+    pub fn unit_mut(&mut self, owner: Owner) -> &mut UnitInfo {
+        let i = self.unit_index(owner);
+        &mut self.units[i]
+    }
+
+    fn setup_units(&mut self) {
+        let project = self.project;
+        let stdlib_count = project.stdlib_packages.len();
+        let by_name: HashMap<String, PkgId> = self
+            .loaded_packages()
+            .enumerate()
+            .map(|(i, p)| (p.manifest.name.node.clone(), PkgId(i as u32)))
+            .collect();
+        let std_pkgs: Vec<(String, PkgId)> = self
+            .loaded_packages()
+            .take(stdlib_count)
+            .enumerate()
+            .map(|(i, p)| (p.manifest.name.node.clone(), PkgId(i as u32)))
+            .collect();
+
+        let mut stdlib = UnitInfo::new(Owner::Stdlib);
+        stdlib.files = project.stdlib_sources.clone();
+        stdlib.sees.extend(std_pkgs.iter().cloned());
+        self.units.push(stdlib);
+
+        for (i, pkg) in self.loaded_packages().enumerate() {
+            let id = PkgId(i as u32);
+            let mut unit = UnitInfo::new(Owner::Package(id));
+            unit.files = pkg.sources.clone();
+            unit.sees.extend(std_pkgs.iter().cloned());
+            unit.sees.insert(pkg.manifest.name.node.clone(), id);
+            for req in &pkg.manifest.packages {
+                see_requirement(&mut unit, &by_name, &req.name.node);
+            }
+            self.units.push(unit);
+            self.prog.packages.push(lower_package(pkg));
+        }
+
+        let mut app = UnitInfo::new(Owner::App);
+        app.files = project.app_sources.clone();
+        app.sees.extend(std_pkgs.iter().cloned());
+        for req in &project.app.packages {
+            see_requirement(&mut app, &by_name, &req.name.node);
+        }
+        self.units.push(app);
+    }
+
+    /// The standard failure kinds are failures owned by the stdlib, each of
+    /// its own kind.
+    fn add_standard_failures(&mut self) {
+        for kind in FailureKind::ALL {
+            let id = ir::FailureId(self.prog.failures.len() as u32);
+            self.prog.failures.push(ir::Failure {
+                owner: Owner::Stdlib,
+                qualified: kind.as_str().to_string(),
+                kind,
+                span: None,
+            });
+            let span = crate::span::Span::default();
+            self.units[0]
+                .decls
+                .insert(Name::new(kind.as_str()), (Decl::Failure(id), span));
+        }
+    }
+
+    fn assign_asts(&mut self, asts: &'a [SourceFileAst]) {
+        let by_file: HashMap<FileId, &'a SourceFileAst> =
+            asts.iter().map(|a| (a.file, a)).collect();
+        self.unit_asts = self
+            .units
+            .iter()
+            .map(|u| {
+                u.files
+                    .iter()
+                    .filter_map(|f| by_file.get(f).copied())
+                    .collect()
+            })
+            .collect();
+    }
+
+    /// Whether a span lies in a file the parser could not read fully.
+    pub fn unreadable(&self, span: crate::span::Span) -> bool {
+        self.syntax_files.contains(&span.file)
+    }
+
+    pub fn error(&mut self, diag: Diagnostic) {
+        self.diags.push(diag);
+    }
+}
+
+fn see_requirement(unit: &mut UnitInfo, by_name: &HashMap<String, PkgId>, name: &str) {
+    match by_name.get(name) {
+        Some(id) => {
+            unit.sees.insert(name.to_string(), *id);
+        }
+        None => {
+            unit.missing.insert(name.to_string());
+        }
+    }
+}
+
+fn lower_package(pkg: &LoadedPackage) -> ir::Package {
+    let m = &pkg.manifest;
+    let idempotency = m
+        .provider
+        .idempotency
+        .as_ref()
+        .map(|i| ir::IdempotencyFacts {
+            header: i.header.node.clone(),
+            window_ms: i.window_ms.node,
+            replays_failures: i.replays_failures,
+            new_key_on: i.new_key_on,
+            in_use: i.in_use.clone(),
+            mismatch: i.mismatch.clone(),
+        });
+    ir::Package {
+        name: Name::new(&m.name.node),
+        version: m.version.node.to_string(),
+        manifest_span: m.name.span,
+        idempotency,
+        timeout_ms: m.provider.timeout_ms,
+        attempts: m.provider.attempts,
+        has_errors: false,
+    }
+}
+
+/// A package has errors when any error lies in its manifest or its sources.
+fn mark_package_errors(project: &LoadedProject, prog: &mut Program, diags: &[Diagnostic]) {
+    let packages = project
+        .stdlib_packages
+        .iter()
+        .chain(project.packages.iter());
+    for (pkg, lowered) in packages.zip(prog.packages.iter_mut()) {
+        let mut files = pkg.sources.clone();
+        files.push(pkg.manifest_file);
+        lowered.has_errors = diags
+            .iter()
+            .any(|d| d.is_error() && files.contains(&d.span.file));
+    }
 }

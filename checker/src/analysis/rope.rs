@@ -1,0 +1,112 @@
+//! Witness paths kept as ropes: concatenation is O(1), so the summaries can
+//! remember the path they chose at every branch without ever copying a list.
+//! A rope is flattened only when a diagnostic or the plan needs it.
+
+use std::rc::Rc;
+
+use jadpo_compiler::ir::{ActionId, OpId};
+use jadpo_compiler::span::Span;
+
+#[derive(Debug)]
+pub enum Rope {
+    /// An outside call made at `span`.
+    Op { span: Span, op: OpId },
+    /// A call of `action` at `span`; `inner` is the path chosen inside it.
+    Call {
+        span: Span,
+        action: ActionId,
+        inner: Rc<Rope>,
+    },
+    /// `first` then `second`.
+    Cat(Rc<Rope>, Rc<Rope>),
+    /// A loop body counted `n` times (deadline sums only).
+    Times { n: u32, span: Span, inner: Rc<Rope> },
+}
+
+/// A possibly empty witness.
+pub type W = Option<Rc<Rope>>;
+
+pub fn cat(a: &W, b: &W) -> W {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(Rc::new(Rope::Cat(x.clone(), y.clone()))),
+        (Some(x), None) => Some(x.clone()),
+        (None, Some(y)) => Some(y.clone()),
+        (None, None) => None,
+    }
+}
+
+pub fn op(span: Span, op: OpId) -> W {
+    Some(Rc::new(Rope::Op { span, op }))
+}
+
+pub fn call(span: Span, action: ActionId, inner: &W) -> W {
+    inner.as_ref().map(|inner| {
+        Rc::new(Rope::Call {
+            span,
+            action,
+            inner: inner.clone(),
+        })
+    })
+}
+
+pub fn times(n: u32, span: Span, inner: &W) -> W {
+    if n == 1 {
+        return inner.clone();
+    }
+    inner.as_ref().map(|inner| {
+        Rc::new(Rope::Times {
+            n,
+            span,
+            inner: inner.clone(),
+        })
+    })
+}
+
+/// One outside call on a flattened witness path.
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    pub op: OpId,
+    /// The operation call itself.
+    pub span: Span,
+    /// The action calls leading to it, outermost first.
+    pub via: Vec<(Span, ActionId)>,
+    /// How many times a loop repeats it (deadline sums only).
+    pub times: u32,
+}
+
+/// The calls of a witness in path order. Iterative, so deep ropes cannot
+/// overflow the stack.
+pub fn flatten(w: &W) -> Vec<Leaf> {
+    let mut out = Vec::new();
+    let Some(root) = w else { return out };
+    // Each frame: a rope, the call chain above it, the loop multiplier.
+    let mut stack: Vec<(Rc<Rope>, Rc<Vec<(Span, ActionId)>>, u32)> =
+        vec![(root.clone(), Rc::new(Vec::new()), 1)];
+    while let Some((rope, via, mult)) = stack.pop() {
+        match &*rope {
+            Rope::Op { span, op } => out.push(Leaf {
+                op: *op,
+                span: *span,
+                via: via.as_ref().clone(),
+                times: mult,
+            }),
+            Rope::Call {
+                span,
+                action,
+                inner,
+            } => {
+                let mut deeper = via.as_ref().clone();
+                deeper.push((*span, *action));
+                stack.push((inner.clone(), Rc::new(deeper), mult));
+            }
+            Rope::Cat(a, b) => {
+                stack.push((b.clone(), via.clone(), mult));
+                stack.push((a.clone(), via, mult));
+            }
+            Rope::Times { n, inner, .. } => {
+                stack.push((inner.clone(), via, mult.saturating_mul(*n)));
+            }
+        }
+    }
+    out
+}

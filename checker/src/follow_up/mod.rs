@@ -1,0 +1,286 @@
+//! Follow-up analysis (design section 6): per-action facts about the events
+//! an action stages with `emit`, computed once per action callee-first, so a
+//! caller reuses its callees' results. Linear in the program: each body is
+//! walked a fixed number of times and paths are never listed.
+
+pub mod locks;
+pub mod options;
+pub mod path;
+pub mod plan;
+pub mod rope;
+pub mod size;
+
+use std::collections::BTreeMap;
+
+use jadpo_compiler::ir::{ActionId, Block, Emit, EventId, Handling, Node, Program, Target};
+use jadpo_compiler::span::Span;
+
+use crate::analysis::flow::{walk_block, OkFail};
+use locks::{LockLeaves, Locks};
+use options::UniqueKey;
+use path::{FuPath, PathLeaves};
+
+/// At most this many follow-ups on one path.
+pub const MAX_COUNT: u64 = 16;
+/// At most this many bytes of follow-ups on one path (64 KiB).
+pub const MAX_BYTES: u64 = 65_536;
+
+/// What stages a follow-up at a place in an action's body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stager {
+    Emit(EventId),
+    /// A call of an action that stages follow-ups.
+    Call(ActionId),
+}
+
+/// A loop without `max` whose body stages follow-ups.
+#[derive(Clone, Debug)]
+pub struct UnboundedLoop {
+    pub loop_span: Span,
+    /// The emits, or calls of actions that emit, in its body.
+    pub sites: Vec<(Span, Stager)>,
+}
+
+/// The first unique follow-up of an event an action reaches.
+#[derive(Clone, Debug)]
+pub struct Reach {
+    /// In the action's own body: the emit, or the call leading to it.
+    pub place: Span,
+    pub emit: Span,
+    pub via: Option<ActionId>,
+    pub unique: UniqueKey,
+}
+
+/// What one action stages, through the actions it calls too.
+#[derive(Clone, Debug)]
+pub struct ActionFollowUps {
+    /// Its paths as callers see them (returning, failing).
+    pub paths: OkFail<FuPath>,
+    /// Every path, however it ends.
+    pub all: FuPath,
+    pub locks: OkFail<Locks>,
+    pub locks_all: Locks,
+    /// Some path stages a follow-up.
+    pub emits: bool,
+    /// Its own loops without `max` that stage follow-ups, outermost only.
+    pub unbounded_loops: Vec<UnboundedLoop>,
+    pub unique_reach: BTreeMap<EventId, Reach>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FollowUps {
+    list: Vec<Option<ActionFollowUps>>,
+}
+
+impl FollowUps {
+    pub fn get(&self, id: ActionId) -> Option<&ActionFollowUps> {
+        self.list.get(id.0 as usize).and_then(Option::as_ref)
+    }
+}
+
+/// Analyses every action; `order` lists actions callees first (any action
+/// it leaves out is analysed afterwards, in id order).
+pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
+    let n = program.actions.len();
+    let mut list: Vec<Option<ActionFollowUps>> = vec![None; n];
+    let rest = (0..n as u32).map(ActionId);
+    for id in order.iter().copied().chain(rest) {
+        let Some(action) = program.actions.get(id.0 as usize) else { continue };
+        if list.get(id.0 as usize).is_some_and(Option::is_some) {
+            continue;
+        }
+        let summary = summarise(program, &list, &action.body);
+        if let Some(slot) = list.get_mut(id.0 as usize) {
+            *slot = Some(summary);
+        }
+    }
+    FollowUps { list }
+}
+
+fn summarise(program: &Program, done: &[Option<ActionFollowUps>], body: &Block) -> ActionFollowUps {
+    let flow = walk_block(&mut PathLeaves { program, done }, body);
+    let locks = walk_block(&mut LockLeaves { done }, body);
+    let mut reach = ReachWalker {
+        done,
+        emits: false,
+        loops: Vec::new(),
+        unique_reach: BTreeMap::new(),
+    };
+    reach.block(body, false);
+    ActionFollowUps {
+        all: flow.all().unwrap_or_default(),
+        paths: flow.ok_fail(),
+        locks_all: locks.all().unwrap_or_default(),
+        locks: locks.ok_fail(),
+        emits: reach.emits,
+        unbounded_loops: reach.loops,
+        unique_reach: reach.unique_reach,
+    }
+}
+
+/// Path-free facts: whether anything is staged, loops without `max` that
+/// stage, and the first unique follow-up of each event.
+struct ReachWalker<'a> {
+    done: &'a [Option<ActionFollowUps>],
+    emits: bool,
+    loops: Vec<UnboundedLoop>,
+    unique_reach: BTreeMap<EventId, Reach>,
+}
+
+impl ReachWalker<'_> {
+    /// `in_unbounded`: inside a loop without `max` already recorded.
+    fn block(&mut self, block: &Block, in_unbounded: bool) {
+        for node in &block.nodes {
+            match node {
+                Node::Emit(emit) => self.emit(emit),
+                Node::Effect(effect) => {
+                    if let Target::Action(callee) = effect.target {
+                        self.callee(effect.span, callee);
+                    }
+                    if let Handling::Match(arms) = &effect.handling {
+                        for arm in arms {
+                            self.block(&arm.body, in_unbounded);
+                        }
+                    }
+                }
+                Node::If {
+                    then_block,
+                    else_block,
+                    ..
+                } => {
+                    self.block(then_block, in_unbounded);
+                    self.block(else_block, in_unbounded);
+                }
+                Node::Loop { span, max, body } => self.looped(*span, *max, body, in_unbounded),
+                Node::Reject(_) | Node::Return(_) => {}
+            }
+        }
+    }
+
+    fn looped(&mut self, span: Span, max: Option<u32>, body: &Block, in_unbounded: bool) {
+        if max.is_some() || in_unbounded {
+            self.block(body, in_unbounded);
+            return;
+        }
+        let mut sites = Vec::new();
+        let done = self.done;
+        let stages = |a: ActionId| done.get(a.0 as usize).and_then(Option::as_ref).is_some_and(|s| s.emits);
+        staging_sites(&stages, body, &mut sites);
+        let stages = !sites.is_empty();
+        if stages {
+            self.loops.push(UnboundedLoop {
+                loop_span: span,
+                sites,
+            });
+        }
+        self.block(body, stages);
+    }
+
+    fn emit(&mut self, emit: &Emit) {
+        self.emits = true;
+        if let Some(unique) = options::unique(emit) {
+            self.unique_reach.entry(emit.event).or_insert(Reach {
+                place: emit.span,
+                emit: emit.span,
+                via: None,
+                unique,
+            });
+        }
+    }
+
+    fn callee(&mut self, span: Span, callee: ActionId) {
+        let Some(s) = self.done.get(callee.0 as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        self.emits |= s.emits;
+        for (event, r) in &s.unique_reach {
+            self.unique_reach.entry(*event).or_insert_with(|| Reach {
+                place: span,
+                emit: r.emit,
+                via: Some(callee),
+                unique: r.unique.clone(),
+            });
+        }
+    }
+}
+
+/// The emits, and calls of actions that stage follow-ups (`stages` says
+/// which do), anywhere in a block, in evaluation order.
+pub fn staging_sites(stages: &dyn Fn(ActionId) -> bool, block: &Block, out: &mut Vec<(Span, Stager)>) {
+    for_each_node(block, &mut |node| match node {
+        Node::Emit(emit) => out.push((emit.span, Stager::Emit(emit.event))),
+        Node::Effect(effect) => match effect.target {
+            Target::Action(callee) if stages(callee) => out.push((effect.span, Stager::Call(callee))),
+            _ => {}
+        },
+        _ => {}
+    });
+}
+
+/// Calls `f` on every node of a block, nested ones included, in
+/// evaluation order.
+pub fn for_each_node<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Node)) {
+    for node in &block.nodes {
+        f(node);
+        match node {
+            Node::Effect(effect) => {
+                if let Handling::Match(arms) = &effect.handling {
+                    for arm in arms {
+                        for_each_node(&arm.body, f);
+                    }
+                }
+            }
+            Node::If {
+                then_block,
+                else_block,
+                ..
+            } => {
+                for_each_node(then_block, f);
+                for_each_node(else_block, f);
+            }
+            Node::Loop { body, .. } => for_each_node(body, f),
+            Node::Emit(_) | Node::Reject(_) | Node::Return(_) => {}
+        }
+    }
+}
+
+/// An action's own emits, each with the `max` of its enclosing loops,
+/// outermost first (`None` for a loop without `max`).
+pub fn own_emits(block: &Block) -> Vec<(&Emit, Vec<Option<u32>>)> {
+    let mut out = Vec::new();
+    collect_emits(block, &mut Vec::new(), &mut out);
+    out
+}
+
+fn collect_emits<'b>(
+    block: &'b Block,
+    loops: &mut Vec<Option<u32>>,
+    out: &mut Vec<(&'b Emit, Vec<Option<u32>>)>,
+) {
+    for node in &block.nodes {
+        match node {
+            Node::Emit(emit) => out.push((emit, loops.clone())),
+            Node::Effect(effect) => {
+                if let Handling::Match(arms) = &effect.handling {
+                    for arm in arms {
+                        collect_emits(&arm.body, loops, out);
+                    }
+                }
+            }
+            Node::If {
+                then_block,
+                else_block,
+                ..
+            } => {
+                collect_emits(then_block, loops, out);
+                collect_emits(else_block, loops, out);
+            }
+            Node::Loop { max, body, .. } => {
+                loops.push(*max);
+                collect_emits(body, loops, out);
+                loops.pop();
+            }
+            Node::Reject(_) | Node::Return(_) => {}
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! The plan's `follow_ups` list of one action: each follow-up it stages,
+//! with its options and worst-case size, and each call of an action that
+//! stages follow-ups. An option known only at run time is marked
+//! `checked_at_staging: true`. The outbox is the action's `record_store`.
+
+use serde_json::{json, Map, Value};
+
+use jadpo_compiler::ir::{ActionId, Node, Target};
+
+use super::{for_each_node, options, own_emits, size};
+use crate::plan::site;
+use crate::rules::Cx;
+
+/// The `follow_ups` entry of action `id`, in evaluation order.
+pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Value {
+    let Some(action) = cx.program.actions.get(id.0 as usize) else {
+        return Value::Array(Vec::new());
+    };
+    let mut out: Vec<(u32, Value)> = own_emits(&action.body)
+        .into_iter()
+        .map(|(emit, loops)| {
+            let s = size::emit_size(cx.program, emit);
+            let mut opts = Map::new();
+            for o in &emit.options {
+                opts.insert(
+                    o.key.as_str().to_string(),
+                    json!({
+                        "value": options::to_json(&o.value),
+                        "checked_at_staging": !options::is_literal(&o.value),
+                    }),
+                );
+            }
+            let event = cx.program.events.get(emit.event.0 as usize);
+            let entry = json!({
+                "event": event.map(|e| e.qualified.as_str()),
+                "site": site(cx, emit.span),
+                "loop_max": loops,
+                "options": opts,
+                "worst_case_bytes": s.total(),
+                "unbounded_fields": s.unbounded.iter().map(|n| n.as_str()).collect::<Vec<_>>(),
+            });
+            (emit.span.start, entry)
+        })
+        .collect();
+    for_each_node(&action.body, &mut |node| {
+        let Node::Effect(effect) = node else { return };
+        let Target::Action(callee) = effect.target else { return };
+        if cx.analysed.follow_ups.get(callee).is_some_and(|f| f.emits) {
+            let name = cx.program.actions.get(callee.0 as usize).map(|a| a.qualified.as_str());
+            let entry = json!({ "through": name, "site": site(cx, effect.span) });
+            out.push((effect.span.start, entry));
+        }
+    });
+    out.sort_by_key(|(start, _)| *start);
+    Value::Array(out.into_iter().map(|(_, v)| v).collect())
+}

@@ -1,0 +1,274 @@
+//! # follow_up.invalid: a literal follow-up option is out of range
+//!
+//! ## What it checks
+//!
+//! Every literal in an `emit` that the runtime would reject when staging it:
+//!
+//! - `priority` outside 1 to 4, `max_attempts` outside 1 to 1000;
+//! - a `queue` name, or the name of an emitted event, longer than 200
+//!   characters (counted as characters, not bytes);
+//! - more than 20 `tags`;
+//! - a NUL character (`\u{0}`) in a queue name, a tag, a literal payload
+//!   field or a literal `metadata` value;
+//! - a literal `run_at` outside the years 1 to 9999;
+//! - a `unique` `states` entry that is not a follow-up state (`scheduled`,
+//!   `available`, `running`, `retryable`, `completed`, `failed`,
+//!   `cancelled`, `waiting_external`).
+//!
+//! Each finding points at the offending literal (an event name at its
+//! declaration). A computed value, such as `run_at: clock.now + 1h` or a
+//! queue taken from a parameter, is accepted: the plan marks it
+//! `checked_at_staging: true` and the runtime checks it when the follow-up
+//! is staged.
+//!
+//! ## Why it matters
+//!
+//! The runtime validates every follow-up when it is staged, so that nothing
+//! predictably rejected reaches the commit. A literal out of range would be
+//! rejected on every run: the action fails terminally each time it reaches
+//! the `emit`. Postgres cannot store NUL in text or JSON, which is why NUL
+//! is refused everywhere.
+//!
+//! ## Failing example
+//!
+//! ```jadpo
+//! application Example {
+//!     events: { store: primary }
+//! }
+//!
+//! store primary { kind: postgres }
+//!
+//! type Code = Text { max_length: 16 }
+//!
+//! event Remind {
+//!     code: Code
+//! }
+//!
+//! action remind(code: Code) -> Unit {
+//!     emit Remind { code: code } with {
+//!         priority: 7
+//!     }
+//! }
+//! ```
+//!
+//! ## Fixed example
+//!
+//! ```jadpo
+//! application Example {
+//!     events: { store: primary }
+//! }
+//!
+//! store primary { kind: postgres }
+//!
+//! type Code = Text { max_length: 16 }
+//!
+//! event Remind {
+//!     code: Code
+//! }
+//!
+//! action remind(code: Code) -> Unit {
+//!     emit Remind { code: code } with {
+//!         priority: 4
+//!     }
+//! }
+//! ```
+//!
+//! ## Related
+//!
+//! `follow_up.too_large`, `type.option` (an option of the wrong type).
+
+use std::collections::BTreeMap;
+
+use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::{ActionId, Emit, EmitOption, EventId, OptionValue};
+use jadpo_compiler::span::Span;
+
+use super::value_span;
+use crate::follow_up::options::KNOWN_STATES;
+use crate::follow_up::own_emits;
+use crate::rules::{rule_info, Cx, Finding};
+
+rule_info!("follow_up", "invalid", Error, "a literal follow-up option is out of range");
+
+const MAX_NAME_CHARS: usize = 200;
+const MAX_TAGS: usize = 20;
+
+pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut emitted: BTreeMap<EventId, (ActionId, Span)> = BTreeMap::new();
+    for id in cx.actions() {
+        for (emit, _) in own_emits(&cx.program.action(id).body) {
+            emitted.entry(emit.event).or_insert((id, emit.span));
+            let mut found = Vec::new();
+            emit_problems(cx, emit, &mut found);
+            out.extend(found.into_iter().map(|d| Finding::of(id, d)));
+        }
+    }
+    for (event, (id, first)) in emitted {
+        let Some(ev) = cx.program.events.get(event.0 as usize) else { continue };
+        let chars = ev.qualified.chars().count();
+        if chars > MAX_NAME_CHARS {
+            let at = if cx.reportable(ev.span) { ev.span } else { first };
+            let d = problem(
+                at,
+                format!("event name `{}` is {chars} characters; at most {MAX_NAME_CHARS} are allowed", ev.qualified),
+                "the runtime stores the event name as the follow-up's kind, at most 200 characters",
+                "give the event a shorter name",
+            )
+            .with_related(first, "staged here");
+            out.push(Finding::of(id, d));
+        }
+    }
+}
+
+fn problem(span: Span, summary: String, reason: &str, fix: &str) -> Diagnostic {
+    Diagnostic::error(INFO.code, span, summary)
+        .with_label("out of range")
+        .with_reason(format!("{reason}; the runtime would reject this follow-up on every run"))
+        .with_fix(fix.to_string())
+}
+
+fn emit_problems(cx: &Cx, emit: &Emit, out: &mut Vec<Diagnostic>) {
+    for field in &emit.fields {
+        if field.literal.as_deref().is_some_and(|s| s.contains('\0')) {
+            out.push(nul(value_span(cx, field.span), &format!("payload field `{}`", field.name)));
+        }
+    }
+    for o in &emit.options {
+        option_problems(cx, o, out);
+    }
+}
+
+fn option_problems(cx: &Cx, o: &EmitOption, out: &mut Vec<Diagnostic>) {
+    let at = value_span(cx, o.span);
+    match (o.key.as_str(), &o.value) {
+        ("priority", OptionValue::Int(n)) => range(out, at, "priority", *n, 1, 4),
+        ("max_attempts", OptionValue::Int(n)) => range(out, at, "max_attempts", *n, 1, 1000),
+        ("queue", OptionValue::Str(s)) => queue(out, at, s),
+        ("tags", OptionValue::List(items)) => tags(out, at, items),
+        ("metadata", v) => metadata(cx, out, at, v),
+        ("run_at", OptionValue::Str(s)) => run_at(out, at, s),
+        ("unique", OptionValue::Record(items)) => {
+            for (name, value, _) in items {
+                if let ("states", OptionValue::List(states)) = (name.as_str(), value) {
+                    unique_states(out, states);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn range(out: &mut Vec<Diagnostic>, at: Span, key: &str, n: i64, lo: i64, hi: i64) {
+    if (lo..=hi).contains(&n) {
+        return;
+    }
+    out.push(problem(
+        at,
+        format!("`{key}: {n}` is out of range; it must be from {lo} to {hi}"),
+        &format!("the runtime accepts a `{key}` from {lo} to {hi}"),
+        &format!("write a `{key}` from {lo} to {hi}"),
+    ));
+}
+
+fn nul(at: Span, what: &str) -> Diagnostic {
+    problem(
+        at,
+        format!("the {what} contains a NUL character"),
+        "Postgres cannot store a NUL character in text or JSON",
+        "remove the `\\u{0}`",
+    )
+}
+
+fn queue(out: &mut Vec<Diagnostic>, at: Span, s: &str) {
+    let chars = s.chars().count();
+    if chars > MAX_NAME_CHARS {
+        out.push(problem(
+            at,
+            format!("the queue name is {chars} characters; at most {MAX_NAME_CHARS} are allowed"),
+            "the runtime accepts queue names of at most 200 characters",
+            "use a shorter queue name",
+        ));
+    }
+    if s.contains('\0') {
+        out.push(nul(at, "queue name"));
+    }
+}
+
+fn tags(out: &mut Vec<Diagnostic>, at: Span, items: &[(OptionValue, Span)]) {
+    if items.len() > MAX_TAGS {
+        let mut d = problem(
+            at,
+            format!("{} tags are given; at most {MAX_TAGS} are allowed", items.len()),
+            "the runtime accepts at most 20 tags on a follow-up",
+            "keep at most 20 tags; put other details in `metadata`",
+        );
+        if let Some((_, first_extra)) = items.get(MAX_TAGS) {
+            d = d.with_related(*first_extra, "the 21st tag");
+        }
+        out.push(d);
+    }
+    for (item, span) in items {
+        if matches!(item, OptionValue::Str(s) if s.contains('\0')) {
+            out.push(nul(*span, "tag"));
+        }
+    }
+}
+
+fn metadata(cx: &Cx, out: &mut Vec<Diagnostic>, at: Span, v: &OptionValue) {
+    match v {
+        OptionValue::Str(s) if s.contains('\0') => out.push(nul(at, "metadata value")),
+        OptionValue::List(items) => {
+            for (item, span) in items {
+                metadata(cx, out, *span, item);
+            }
+        }
+        OptionValue::Record(items) => {
+            for (_, item, span) in items {
+                metadata(cx, out, value_span(cx, *span), item);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A literal timestamp's year, when the text starts like one.
+fn year_of(s: &str) -> Option<Result<u32, ()>> {
+    let s = s.trim();
+    if s.starts_with(['+', '-']) {
+        return Some(Err(())); // an expanded year: outside 1 to 9999
+    }
+    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() || !s.get(digits.len()..).unwrap_or("").starts_with('-') {
+        return None; // not a timestamp: a type mistake, reported elsewhere
+    }
+    match digits.parse::<u32>() {
+        Ok(y) if digits.len() <= 4 && (1..=9999).contains(&y) => Some(Ok(y)),
+        _ => Some(Err(())),
+    }
+}
+
+fn run_at(out: &mut Vec<Diagnostic>, at: Span, s: &str) {
+    if let Some(Err(())) = year_of(s) {
+        out.push(problem(
+            at,
+            format!("`run_at` \"{s}\" is outside the years 1 to 9999"),
+            "the runtime accepts a `run_at` within the years 1 to 9999",
+            "write a time within the years 1 to 9999, or compute it, such as `clock.now + 1h`",
+        ));
+    }
+}
+
+fn unique_states(out: &mut Vec<Diagnostic>, states: &[(OptionValue, Span)]) {
+    for (state, span) in states {
+        let OptionValue::Str(s) = state else { continue };
+        if !KNOWN_STATES.contains(&s.as_str()) {
+            let d = problem(
+                *span,
+                format!("`{}` is not a follow-up state", s.escape_debug()),
+                "`unique` `states` name the states in which an existing follow-up blocks a duplicate",
+                "use one of `scheduled`, `available`, `running`, `retryable`, `completed`, `failed`, `cancelled`, `waiting_external`",
+            );
+            out.push(d);
+        }
+    }
+}

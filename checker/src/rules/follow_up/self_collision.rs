@@ -1,0 +1,173 @@
+//! # follow_up.self_collision: a subscriber stages its own trigger again
+//!
+//! ## What it checks
+//!
+//! A subscriber of event `E` runs an action that stages `E` (itself or
+//! through the actions it calls) with `unique` options that are the same as
+//! those of an emit site of `E`. The emit being judged is one of those
+//! sites: when the subscriber's own follow-up triggers it again, the trigger
+//! and the new follow-up share their unique options. So any `emit E` with
+//! `unique` reached from a subscriber of `E` is reported; the finding also
+//! labels the other emit sites of `E` whose literal unique options are the
+//! same. One finding per action and event, naming every such subscriber.
+//!
+//! ## Why it matters
+//!
+//! A unique follow-up is skipped when one with the same key already exists
+//! in one of its `states`. The trigger holds its key while it runs and, by
+//! default, once it has completed, so a follow-up of its own kind and
+//! arguments with its own unique options collides with it: it is skipped,
+//! the commit still lands, and the chain silently stops.
+//!
+//! ## Failing example
+//!
+//! ```jadpo
+//! application Example {
+//!     events: { store: primary }
+//! }
+//!
+//! store primary { kind: postgres }
+//!
+//! type Cursor = Text { max_length: 64 }
+//!
+//! event SyncPage {
+//!     cursor: Cursor
+//! }
+//!
+//! action sync_page(event: SyncPage) -> Unit {
+//!     emit SyncPage { cursor: event.cursor } with {
+//!         unique: { by_args: true }
+//!     }
+//! }
+//!
+//! subscriber sync on SyncPage {
+//!     run: sync_page(event)
+//! }
+//! ```
+//!
+//! ## Fixed example
+//!
+//! The continuation is deduplicated only against follow-ups still waiting,
+//! so the running trigger does not block it.
+//!
+//! ```jadpo
+//! application Example {
+//!     events: { store: primary }
+//! }
+//!
+//! store primary { kind: postgres }
+//!
+//! type Cursor = Text { max_length: 64 }
+//!
+//! event SyncPage {
+//!     cursor: Cursor
+//! }
+//!
+//! action sync_page(event: SyncPage) -> Unit {
+//!     emit SyncPage { cursor: event.cursor } with {
+//!         unique: { by_args: true states: ["scheduled", "available"] }
+//!     }
+//! }
+//!
+//! subscriber sync on SyncPage {
+//!     run: sync_page(event)
+//! }
+//! ```
+//!
+//! (Both the trigger and the continuation now use these options; the
+//! running trigger is not in `scheduled` or `available`, so nothing
+//! collides. Declining is the other way out when the arguments always
+//! differ.)
+//!
+//! ## How to decline
+//!
+//! When the continuation's arguments always differ from its trigger's,
+//! write `decline follow_up.self_collision "each page has a new cursor"` on
+//! the line before the action.
+//!
+//! ## Related
+//!
+//! `follow_up.lock_order`.
+
+use std::collections::BTreeMap;
+
+use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::{ActionId, Entry, EntryKind, EventId};
+use jadpo_compiler::span::Span;
+
+use super::event;
+use crate::follow_up::options::{self, UniqueKey};
+use crate::follow_up::{own_emits, Reach};
+use crate::rules::{rule_info, text, Cx, Finding};
+
+rule_info!("follow_up", "self_collision", Warning, "a subscriber stages its own trigger again");
+
+/// Other emit sites labelled at most.
+const SHOWN: usize = 3;
+
+pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut groups: BTreeMap<(ActionId, EventId), Vec<&Entry>> = BTreeMap::new();
+    for entry in &cx.program.entries {
+        let (EntryKind::Subscriber { event: Some(ev) }, Some(a)) = (&entry.kind, entry.action) else {
+            continue;
+        };
+        if cx.in_scope(a) {
+            groups.entry((a, *ev)).or_default().push(entry);
+        }
+    }
+    for ((a, ev), entries) in groups {
+        let Some(reach) = cx.analysed.follow_ups.get(a).and_then(|f| f.unique_reach.get(&ev)) else {
+            continue;
+        };
+        out.push(Finding::of(a, diagnostic(cx, a, ev, reach, &entries)));
+    }
+}
+
+fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entry]) -> Diagnostic {
+    let name = event(cx.program, ev);
+    let mut d = Diagnostic::warning(
+        INFO.code,
+        reach.place,
+        format!(
+            "`{}` stages `{name}`, the event that triggers it, with the same unique options as its trigger",
+            text::action(cx.program, a)
+        ),
+    )
+    .with_label("collides with the follow-up that triggered this run");
+    if let Some(callee) = reach.via {
+        if cx.reportable(reach.emit) {
+            d = d.with_related(reach.emit, format!("staged here, in `{}`", text::action(cx.program, callee)));
+        }
+    }
+    for entry in entries {
+        d = d.with_related(entry.span, format!("`{}` runs it for each `{name}`", entry.label));
+    }
+    for span in same_options_elsewhere(cx, ev, &reach.unique, reach.emit) {
+        d = d.with_related(span, format!("`{name}` is also staged here with the same unique options"));
+    }
+    d.with_reason(
+        "a unique follow-up is skipped while one with the same key exists in its `states`; the \
+         trigger holds that key while it runs and, by default, once completed, so the chain stops",
+    )
+    .with_fix("give the continuation different arguments, or `unique` `states` that leave out `running` and `completed`")
+    .with_fix("stage a different event for the continuation")
+    .with_help("if the arguments always differ from the trigger's, decline the warning before the action with a reason")
+}
+
+/// Other emit sites of `ev` anywhere in the program whose literal unique
+/// options are the same.
+fn same_options_elsewhere(cx: &Cx, ev: EventId, unique: &UniqueKey, except: Span) -> Vec<Span> {
+    let mut spans = Vec::new();
+    for action in &cx.program.actions {
+        for (emit, _) in own_emits(&action.body) {
+            if emit.event != ev || emit.span == except || !cx.reportable(emit.span) {
+                continue;
+            }
+            if options::unique(emit).is_some_and(|u| u.known_same(unique)) {
+                spans.push(emit.span);
+            }
+        }
+    }
+    spans.truncate(SHOWN);
+    spans
+}

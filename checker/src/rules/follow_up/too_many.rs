@@ -1,0 +1,160 @@
+//! # follow_up.too_many: more than 16 follow-ups staged on one path
+//!
+//! ## What it checks
+//!
+//! An action may stage at most 16 follow-ups with `emit`, counted on the path
+//! with the most emits: the path through `if` branches and `match` arms that
+//! stages the most, with the emits of called actions (app and package
+//! actions alike) included, whether the path returns or fails. A loop body
+//! counts once here; a `for ... max N` that takes the path past 16 is
+//! `follow_up.in_loop` instead. The finding labels every emit on that path.
+//!
+//! ## Why it matters
+//!
+//! Follow-ups are inserted in the action's commit transaction, each unique
+//! one under its own savepoint. Postgres keeps 64 subtransaction ids per
+//! transaction in memory before overflowing to disk, which slows snapshots
+//! for every other session; 16 follow-ups stay well inside that. The runtime
+//! refuses to stage a 17th, so the action would fail every time it takes
+//! this path.
+//!
+//! ## Failing example
+//!
+//! ```jadpo
+//! application Example {
+//!     events: { store: primary }
+//! }
+//!
+//! store primary { kind: postgres }
+//!
+//! type Code = Text { max_length: 16 }
+//!
+//! event Remind {
+//!     code: Code
+//! }
+//!
+//! action remind_all(code: Code) -> Unit {
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//!     emit Remind { code: code }
+//! }
+//! ```
+//!
+//! ## Fixed example
+//!
+//! Stage one follow-up that carries the work, and fan out in its subscriber
+//! (each of its runs stages at most 16 again).
+//!
+//! ```jadpo
+//! application Example {
+//!     events: { store: primary }
+//! }
+//!
+//! store primary { kind: postgres }
+//!
+//! type Code = Text { max_length: 16 }
+//!
+//! event RemindBatch {
+//!     code: Code
+//! }
+//!
+//! action remind_all(code: Code) -> Unit {
+//!     emit RemindBatch { code: code }
+//! }
+//! ```
+//!
+//! ## Related
+//!
+//! `follow_up.in_loop`, `follow_up.too_large`, `step.too_many`.
+
+use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::span::Span;
+
+use super::{callee_over, event, leaf_place};
+use crate::follow_up::rope::{flatten, Leaf};
+use crate::follow_up::MAX_COUNT;
+use crate::rules::{rule_info, Cx, Finding};
+
+rule_info!("follow_up", "too_many", Error, "more than 16 follow-ups staged on one path");
+
+pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
+    let fus = &cx.analysed.follow_ups;
+    for id in cx.actions() {
+        let Some(fu) = fus.get(id) else { continue };
+        let once = &fu.all.once;
+        if once.n <= MAX_COUNT {
+            continue;
+        }
+        let leaves = flatten(&once.w);
+        if callee_over(&leaves, |a| fus.get(a).is_some_and(|f| f.all.once.n > MAX_COUNT)) {
+            continue;
+        }
+        let action = cx.program.action(id);
+        let mut d = Diagnostic::error(
+            INFO.code,
+            action.name_span,
+            format!(
+                "`{}` stages {} follow-ups on one path; at most {MAX_COUNT} are allowed",
+                action.qualified, once.n
+            ),
+        )
+        .with_label(format!("{} emits on one path", once.n));
+        for (span, message) in labels(cx, &leaves) {
+            d = d.with_related(span, message);
+        }
+        d = d
+            .with_reason(
+                "follow-ups are inserted in the action's commit transaction, each unique one under \
+                 a savepoint; past 16 the runtime refuses to stage more and the action fails",
+            )
+            .with_fix("stage one follow-up that carries the work, and fan out in its subscriber")
+            .with_fix("move emits that belong to separate work into separate actions");
+        out.push(Finding::of(id, d));
+    }
+}
+
+/// One label per run of emits at the same place, numbered along the path.
+fn labels(cx: &Cx, leaves: &[Leaf]) -> Vec<(Span, String)> {
+    let mut groups: Vec<(Span, String, Vec<String>, u64, u64)> = Vec::new();
+    let mut k = 0u64;
+    for leaf in leaves {
+        let first = k + 1;
+        k += leaf.times();
+        let (span, inside) = leaf_place(cx, leaf);
+        let name = format!("`emit {}`", event(cx.program, leaf.event));
+        match groups.last_mut() {
+            Some(g) if g.0 == span && g.1 == inside => {
+                if !g.2.contains(&name) {
+                    g.2.push(name);
+                }
+                g.4 = k;
+            }
+            _ => groups.push((span, inside, vec![name], first, k)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(span, inside, names, from, to)| {
+            let which = if from == to {
+                format!("follow-up {from}")
+            } else {
+                format!("follow-ups {from} to {to}")
+            };
+            (span, format!("{which}: {}{inside}", names.join(", ")))
+        })
+        .collect()
+}

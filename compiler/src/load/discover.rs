@@ -1,0 +1,145 @@
+//! Finding the `.jadpo` sources of an app or package folder: every `.jadpo`
+//! file below it, except hidden folders, the skipped top-level folders
+//! (`build/`, `packages/` for an app) and folders holding a `package.yaml`.
+//! The result is sorted by path, whatever order folders are listed in.
+
+use super::loaders::join;
+use super::Folder;
+
+/// How deep folders may nest below an app or package.
+const MAX_DEPTH: usize = 32;
+
+/// Something found while walking that the caller reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A folder could not be listed.
+    Unreadable { path: String, error: String },
+    /// A folder is (through a symlink) one of its own parents.
+    SymlinkLoop { path: String },
+    /// A file or folder is (through a symlink) outside the confining folder.
+    Escapes { path: String },
+    /// Folders nest deeper than [`MAX_DEPTH`].
+    TooDeep { path: String },
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Found {
+    /// Paths relative to the walked folder, sorted.
+    pub sources: Vec<String>,
+    pub problems: Vec<Problem>,
+}
+
+/// Walks `root`. `skip_top` names top-level folders to leave out; `confine`
+/// refuses files and folders whose real path is outside `root` (packages).
+pub fn discover(root: &Folder, skip_top: &[&str], confine: bool) -> Found {
+    let mut found = Found::default();
+    let root_real = root.loader.real_path(&root.path).ok();
+    let mut walk = Walk {
+        root,
+        skip_top,
+        confine: if confine { root_real.clone() } else { None },
+        found: &mut found,
+        stack: root_real.into_iter().collect(),
+    };
+    walk.folder("", 0);
+    found.sources.sort();
+    found
+        .problems
+        .sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    found
+}
+
+struct Walk<'w, 'a> {
+    root: &'w Folder<'a>,
+    skip_top: &'w [&'w str],
+    confine: Option<String>,
+    found: &'w mut Found,
+    /// Real paths of the folders being walked, to stop symlink loops.
+    stack: Vec<String>,
+}
+
+impl Walk<'_, '_> {
+    fn folder(&mut self, rel: &str, depth: usize) {
+        let path = join(&self.root.path, rel);
+        let entries = match self.root.loader.list(&path) {
+            Ok(mut e) => {
+                e.sort();
+                e
+            }
+            Err(err) => {
+                self.found.problems.push(Problem::Unreadable {
+                    path: rel.to_string(),
+                    error: err.to_string(),
+                });
+                return;
+            }
+        };
+        for (name, is_dir) in entries {
+            let child = join(rel, &name);
+            if is_dir {
+                self.child_folder(&name, &child, depth);
+            } else if name.ends_with(".jadpo") && self.inside(&child) {
+                self.found.sources.push(child);
+            }
+        }
+    }
+
+    fn child_folder(&mut self, name: &str, child: &str, depth: usize) {
+        if name.starts_with('.') || (depth == 0 && self.skip_top.contains(&name)) {
+            return;
+        }
+        if self.holds_package(child) || !self.inside(child) {
+            return;
+        }
+        if depth + 1 > MAX_DEPTH {
+            self.found.problems.push(Problem::TooDeep {
+                path: child.to_string(),
+            });
+            return;
+        }
+        let real = self
+            .root
+            .loader
+            .real_path(&join(&self.root.path, child))
+            .ok();
+        if let Some(real) = &real {
+            if self.stack.contains(real) {
+                self.found.problems.push(Problem::SymlinkLoop {
+                    path: child.to_string(),
+                });
+                return;
+            }
+            self.stack.push(real.clone());
+        }
+        self.folder(child, depth + 1);
+        if real.is_some() {
+            self.stack.pop();
+        }
+    }
+
+    fn holds_package(&self, child: &str) -> bool {
+        let path = join(&self.root.path, child);
+        self.root
+            .loader
+            .list(&path)
+            .is_ok_and(|e| e.iter().any(|(n, d)| n == "package.yaml" && !d))
+    }
+
+    /// With confinement on, whether `child` really lies inside the root.
+    fn inside(&mut self, child: &str) -> bool {
+        let Some(root_real) = &self.confine else {
+            return true;
+        };
+        let Ok(real) = self.root.loader.real_path(&join(&self.root.path, child)) else {
+            // Unreadable entries are reported when they are read.
+            return true;
+        };
+        let inside = real == *root_real || real.starts_with(&format!("{root_real}/"));
+        if !inside {
+            self.found.problems.push(Problem::Escapes {
+                path: child.to_string(),
+            });
+        }
+        inside
+    }
+}

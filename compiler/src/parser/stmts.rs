@@ -1,0 +1,171 @@
+//! Grammar for blocks and statements. A statement ends at the end of its
+//! line (or the block's `}`); a broken statement skips to the next line and
+//! becomes [`StmtKind::Error`].
+
+use super::common::{
+    ident, kw, on_same_line, path, rest_of_line, skip_line, statement_end, tag, word, Extra, Src,
+    Tokens,
+};
+use super::exprs::{field_inits, reject};
+use super::types::P;
+use crate::ast::{
+    BinOp, Block, EmitStmt, Expr, ExprKind, IntLit, Setting, Stmt, StmtKind, TypeExpr,
+};
+use crate::lexer::{Keyword, TokenKind};
+use crate::span::Span;
+use chumsky::prelude::*;
+
+/// The pieces of the grammar statements are built from.
+pub struct Parts<'src, I: Tokens<'src>> {
+    pub expr: P<'src, I, Expr>,
+    pub block: P<'src, I, Block>,
+    pub settings: P<'src, I, Vec<Setting>>,
+    pub bare_type: P<'src, I, TypeExpr>,
+}
+
+/// `{ statements }`
+pub fn block<'src, I: Tokens<'src>>(src: Src<'src>, parts: Parts<'src, I>) -> P<'src, I, Block> {
+    let stmt = statement(src, &parts)
+        .then_ignore(statement_end(src))
+        .labelled("a statement")
+        .recover_with(via_parser(skip_line(src).map(|span| Stmt {
+            kind: StmtKind::Error,
+            span,
+        })));
+    stmt.repeated()
+        .collect::<Vec<_>>()
+        .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
+        .map_with(|stmts, e| Block {
+            stmts,
+            span: e.span(),
+        })
+        .boxed()
+}
+
+fn statement<'src, I: Tokens<'src>>(src: Src<'src>, parts: &Parts<'src, I>) -> P<'src, I, Stmt> {
+    let expr = parts.expr.clone();
+    let var = kw(Keyword::Var)
+        .ignore_then(kw(Keyword::Mut).or_not())
+        .then(ident())
+        .then(
+            just(TokenKind::Colon)
+                .ignore_then(parts.bare_type.clone())
+                .or_not(),
+        )
+        .then_ignore(just(TokenKind::Assign))
+        .then(expr.clone())
+        .map(|(((mutable, name), ty), value)| StmtKind::Var {
+            mutable: mutable.is_some(),
+            name,
+            ty,
+            value,
+        });
+    let assign = ident()
+        .then_ignore(just(TokenKind::Assign))
+        .then(expr.clone())
+        .map(|(target, value)| StmtKind::Assign { target, value });
+    let for_loop = kw(Keyword::For)
+        .ignore_then(ident())
+        .then_ignore(word("in"))
+        .then(expr.clone())
+        .then(word("max").ignore_then(int_lit()).or_not())
+        .then(parts.block.clone())
+        .map(|(((item, iterable), max), body)| StmtKind::For {
+            item,
+            iterable,
+            max,
+            body,
+        });
+    let ret = kw(Keyword::Return)
+        .ignore_then(on_same_line(src).ignore_then(expr.clone()).or_not())
+        .map(StmtKind::Return);
+    let emit = kw(Keyword::Emit)
+        .ignore_then(path().labelled("the event to emit"))
+        .then(field_inits(src, expr.clone()))
+        .then(word("with").ignore_then(parts.settings.clone()).or_not())
+        .map_with(|((event, fields), options), e| {
+            StmtKind::Emit(EmitStmt {
+                event,
+                fields,
+                options,
+                span: e.span(),
+            })
+        });
+    let stray_else =
+        kw(Keyword::Else)
+            .then(rest_of_line(src))
+            .validate(|(else_span, _), _, emitter| {
+                emitter.emit(Rich::custom(else_span, tag::STRAY_ELSE));
+                StmtKind::Error
+            });
+    choice((
+        var,
+        if_stmt(src, expr.clone(), parts.block.clone()).map(|(kind, _)| kind),
+        for_loop,
+        ret,
+        reject(src, expr.clone()).map(StmtKind::Reject),
+        emit,
+        stray_else,
+        assign,
+        expr.map(StmtKind::Expr),
+    ))
+    .map_with(|kind, e| Stmt {
+        kind,
+        span: e.span(),
+    })
+    .boxed()
+}
+
+fn int_lit<'src, I: Tokens<'src>>() -> impl Parser<'src, I, IntLit, Extra<'src>> + Clone {
+    select! { TokenKind::Int(value) = e => IntLit { value, span: e.span() } }
+        .labelled("a whole number")
+}
+
+/// `if cond { } [else { } | else if ...]`, with its span. Writing `=` for
+/// `==` in the condition is reported and read as `==`.
+fn if_stmt<'src, I: Tokens<'src>>(
+    src: Src<'src>,
+    expr: P<'src, I, Expr>,
+    block: P<'src, I, Block>,
+) -> impl Parser<'src, I, (StmtKind, Span), Extra<'src>> + Clone {
+    let _ = src;
+    recursive(move |if_stmt| {
+        let cond = expr
+            .clone()
+            .then(
+                just(TokenKind::Assign)
+                    .map_with(|_, e| e.span())
+                    .then(expr.clone())
+                    .or_not(),
+            )
+            .validate(|(lhs, assign), _, emitter| match assign {
+                None => lhs,
+                Some((eq_span, rhs)) => {
+                    emitter.emit(Rich::custom(eq_span, tag::ASSIGN_IN_CONDITION));
+                    Expr {
+                        span: lhs.span.to(rhs.span),
+                        kind: ExprKind::Binary(BinOp::Eq, Box::new(lhs), Box::new(rhs)),
+                    }
+                }
+            });
+        let else_if = if_stmt.map(|(kind, span)| Block {
+            stmts: vec![Stmt { kind, span }],
+            span,
+        });
+        let else_part = kw(Keyword::Else).ignore_then(choice((block.clone(), else_if)));
+        kw(Keyword::If)
+            .ignore_then(cond)
+            .then(block.clone())
+            .then(else_part.or_not())
+            .map_with(|((cond, then_block), else_block), e| {
+                (
+                    StmtKind::If {
+                        cond,
+                        then_block,
+                        else_block,
+                    },
+                    e.span(),
+                )
+            })
+    })
+}

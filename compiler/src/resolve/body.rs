@@ -1,0 +1,623 @@
+//! Action and function headers, and bodies: statements checked and lowered to
+//! [`crate::ir::Block`]s in evaluation order.
+
+use std::collections::BTreeSet;
+
+use crate::ast::{self, SettingValue, StmtKind};
+use crate::diag::Diagnostic;
+use crate::intern::Name;
+use crate::ir::{self, ActionId, FailureId, Owner};
+use crate::span::Span;
+
+use super::tables::{Ty, TypeKind};
+use super::Resolver;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BodyKind {
+    Action,
+    /// A route's inline `action: { }`: it has no `fails` clause to judge.
+    RouteAction,
+    Function,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Local {
+    pub name: Name,
+    pub ty: Ty,
+    pub mutable: bool,
+}
+
+/// A failure that escapes the body, and where it comes from.
+#[derive(Clone, Debug)]
+pub(super) struct Escape {
+    pub failure: FailureId,
+    pub span: Span,
+    pub why: String,
+}
+
+/// The state of one body being checked.
+pub(super) struct Cx {
+    pub unit: Owner,
+    pub kind: BodyKind,
+    pub scopes: Vec<Vec<Local>>,
+    pub ret: Ty,
+    pub escapes: Vec<Escape>,
+    /// Failures of calls already reported as unhandled: never judged missing
+    /// or stale in `fails`.
+    pub excused: BTreeSet<FailureId>,
+    /// Something in the body could not be resolved: `fails` is not judged.
+    pub uncertain: bool,
+}
+
+impl Cx {
+    pub fn new(unit: Owner, kind: BodyKind, ret: Ty) -> Self {
+        Cx {
+            unit,
+            kind,
+            scopes: vec![Vec::new()],
+            ret,
+            escapes: Vec::new(),
+            excused: BTreeSet::new(),
+            uncertain: false,
+        }
+    }
+
+    pub fn bind(&mut self, name: Name, ty: Ty, mutable: bool) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push(Local { name, ty, mutable });
+        }
+    }
+
+    pub fn local(&self, name: Name) -> Option<&Local> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|l| l.name == name)
+    }
+
+    pub fn in_current_scope(&self, name: Name) -> bool {
+        self.scopes
+            .last()
+            .is_some_and(|s| s.iter().any(|l| l.name == name))
+    }
+
+    pub fn local_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .scopes
+            .iter()
+            .flatten()
+            .map(|l| l.name.as_str().to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+impl<'a> Resolver<'a> {
+    pub(super) fn resolve_headers(&mut self) {
+        for i in 0..self.actions.len() {
+            if let Some(decl) = self.actions[i].decl {
+                self.action_header(ActionId(i as u32), decl);
+            }
+        }
+        for (route, id) in self.route_actions.clone() {
+            self.route_action_header(route, id);
+        }
+        for i in 0..self.functions.len() {
+            let (unit, decl) = (self.functions[i].unit, self.functions[i].decl);
+            let params = self.params(unit, &decl.params);
+            let ret = self.resolve_type(unit, &decl.returns);
+            self.functions[i].params = params;
+            self.functions[i].ret = ret;
+        }
+    }
+
+    fn params(&mut self, unit: Owner, params: &[ast::Param]) -> Vec<(Name, Ty, Span)> {
+        let mut out: Vec<(Name, Ty, Span)> = Vec::new();
+        for p in params {
+            if let Some((_, _, first)) = out.iter().find(|(n, _, _)| *n == p.name.name) {
+                let first = *first;
+                self.report_duplicate("parameter", p.name, first);
+                continue;
+            }
+            let ty = self.resolve_type(unit, &p.ty);
+            out.push((p.name.name, ty, p.name.span));
+        }
+        out
+    }
+
+    fn action_header(&mut self, id: ActionId, decl: &ast::ActionDecl) {
+        let unit = self.actions[id.0 as usize].unit;
+        let params = self.params(unit, &decl.params);
+        let ret = self.resolve_type(unit, &decl.returns);
+        let mut fails: Vec<(FailureId, Span)> = Vec::new();
+        let mut unknown = false;
+        for path in decl.fails.iter().flat_map(|f| f.failures.iter()) {
+            let Some(f) = self.find_failure(unit, path) else {
+                unknown = true;
+                continue;
+            };
+            if let Some((_, first)) = fails.iter().find(|(g, _)| *g == f) {
+                let first = *first;
+                self.report_fails_repeat(path, first);
+                continue;
+            }
+            if self.prog.failure(f).kind.is_transient()
+                && self.prog.failure(f).owner == Owner::Stdlib
+            {
+                self.report_transient_in_fails(decl, path);
+                continue;
+            }
+            fails.push((f, path.span));
+        }
+        let sig = &mut self.actions[id.0 as usize];
+        sig.params = params;
+        sig.ret = ret;
+        sig.fails = fails.iter().map(|(f, _)| *f).collect();
+        sig.fails_unknown = unknown;
+        self.prog.actions[id.0 as usize].fails = fails;
+    }
+
+    fn route_action_header(&mut self, route: &ast::RouteDecl, id: ActionId) {
+        let mut params = Vec::new();
+        let mut ret = Ty::unit();
+        for s in &route.settings {
+            let SettingValue::Expr(e) = &s.value else {
+                continue;
+            };
+            match s.key.name.as_str() {
+                "input" => {
+                    let ty = self.setting_type(Owner::App, e);
+                    params.push((Name::new("input"), ty, s.key.span));
+                }
+                "output" => ret = self.setting_type(Owner::App, e),
+                _ => {}
+            }
+        }
+        let sig = &mut self.actions[id.0 as usize];
+        sig.params = params;
+        sig.ret = ret;
+    }
+
+    /// A type named by a setting (`input: SubscriptionRequested`).
+    pub(super) fn setting_type(&mut self, unit: Owner, e: &ast::Expr) -> Ty {
+        match &e.kind {
+            ast::ExprKind::Path(path) => {
+                let t = ast::TypeExpr {
+                    kind: ast::TypeExprKind::Named {
+                        path: path.clone(),
+                        args: Vec::new(),
+                        constraints: Vec::new(),
+                    },
+                    span: path.span,
+                };
+                self.resolve_type(unit, &t)
+            }
+            ast::ExprKind::Error => Ty::Error,
+            _ => {
+                let d =
+                    Diagnostic::error("type.expected_type", e.span, "expected a type name here")
+                        .with_fix("name a declared type, such as `SubscriptionRequested`");
+                self.error(d);
+                Ty::Error
+            }
+        }
+    }
+
+    fn report_fails_repeat(&mut self, path: &ast::Path, first: Span) {
+        let d = Diagnostic::error(
+            "failure.repeated_in_fails",
+            path.span,
+            format!("`{}` is listed twice in `fails`", path.text()),
+        )
+        .with_related(first, "first listed here")
+        .with_fix("remove the repeated entry");
+        self.error(d);
+    }
+
+    fn report_transient_in_fails(&mut self, decl: &ast::ActionDecl, path: &ast::Path) {
+        let edit = self.fails_entry_removal(decl, path.span);
+        let d = Diagnostic::error(
+            "failure.transient_in_fails",
+            path.span,
+            format!("`{}` is never listed in `fails`", path.text()),
+        )
+        .with_reason("`Unavailable` and `RateLimited` can come from any outside call and always pass through; `fails` lists only the failures the action decides on")
+        .with_edit_fix(format!("remove `{}`", path.text()), edit);
+        self.error(d);
+    }
+
+    pub(super) fn check_bodies(&mut self) {
+        for i in 0..self.actions.len() {
+            if let Some(decl) = self.actions[i].decl {
+                self.action_body(ActionId(i as u32), decl);
+            }
+        }
+        for (route, id) in self.route_actions.clone() {
+            self.route_action_body(route, id);
+        }
+        for i in 0..self.functions.len() {
+            self.function_body(i);
+        }
+    }
+
+    fn action_body(&mut self, id: ActionId, decl: &ast::ActionDecl) {
+        let sig = self.actions[id.0 as usize].clone();
+        let mut cx = Cx::new(sig.unit, BodyKind::Action, sig.ret.clone());
+        for (name, ty, _) in &sig.params {
+            cx.bind(*name, ty.clone(), false);
+        }
+        let mut out = ir::Block::default();
+        self.stmts(&mut cx, &decl.body.stmts, &mut out);
+        self.check_ends(&cx, &decl.body, decl.returns.span, decl.name);
+        self.prog.actions[id.0 as usize].body = out;
+        if !sig.fails_unknown && !cx.uncertain && !self.unreadable(decl.span) {
+            self.judge_fails(id, decl, &cx);
+        }
+    }
+
+    fn route_action_body(&mut self, route: &ast::RouteDecl, id: ActionId) {
+        let Some(block) = route.settings.iter().find_map(|s| match &s.value {
+            SettingValue::Block(b) if s.key.name.as_str() == "action" => Some(b),
+            _ => None,
+        }) else {
+            return;
+        };
+        let sig = self.actions[id.0 as usize].clone();
+        let mut cx = Cx::new(Owner::App, BodyKind::RouteAction, sig.ret.clone());
+        for (name, ty, _) in &sig.params {
+            cx.bind(*name, ty.clone(), false);
+        }
+        let mut out = ir::Block::default();
+        self.stmts(&mut cx, &block.stmts, &mut out);
+        self.prog.actions[id.0 as usize].body = out;
+        let mut fails: Vec<(FailureId, Span)> = Vec::new();
+        for e in &cx.escapes {
+            if !fails.iter().any(|(f, _)| *f == e.failure) {
+                fails.push((e.failure, e.span));
+            }
+        }
+        self.prog.actions[id.0 as usize].fails = fails;
+    }
+
+    fn function_body(&mut self, i: usize) {
+        let sig = self.functions[i].clone();
+        let mut cx = Cx::new(sig.unit, BodyKind::Function, sig.ret.clone());
+        for (name, ty, _) in &sig.params {
+            cx.bind(*name, ty.clone(), false);
+        }
+        let mut out = ir::Block::default();
+        self.stmts(&mut cx, &sig.decl.body.stmts, &mut out);
+        self.check_ends(&cx, &sig.decl.body, sig.decl.returns.span, sig.decl.name);
+    }
+
+    /// A body with a result other than `Unit` must end every path with
+    /// `return` (or `reject`).
+    fn check_ends(&mut self, cx: &Cx, body: &ast::Block, ret_span: Span, name: ast::Ident) {
+        if self.is_unit(&cx.ret)
+            || cx.ret.is_error()
+            || terminates(&body.stmts)
+            || self.unreadable(body.span)
+        {
+            return;
+        }
+        let d = Diagnostic::error(
+            "type.missing_return",
+            name.span,
+            format!(
+                "`{}` can end without returning a `{}`",
+                name.name,
+                self.type_name(&cx.ret, cx.unit)
+            ),
+        )
+        .with_related(ret_span, "the result is declared here")
+        .with_related(body.span, "a path through this body ends without `return`")
+        .with_fix("end every path with `return value`, or declare `-> Unit`");
+        self.error(d);
+    }
+
+    pub(super) fn is_unit(&self, ty: &Ty) -> bool {
+        matches!(self.base_of(ty), Ty::Prim(super::tables::Prim::Unit))
+    }
+
+    pub(super) fn stmts(&mut self, cx: &mut Cx, stmts: &[ast::Stmt], out: &mut ir::Block) {
+        for s in stmts {
+            self.stmt(cx, s, out);
+        }
+    }
+
+    /// A block with its own scope.
+    pub(super) fn scoped_block(&mut self, cx: &mut Cx, b: &ast::Block) -> ir::Block {
+        let mut out = ir::Block::default();
+        cx.scopes.push(Vec::new());
+        self.stmts(cx, &b.stmts, &mut out);
+        cx.scopes.pop();
+        out
+    }
+
+    fn stmt(&mut self, cx: &mut Cx, s: &ast::Stmt, out: &mut ir::Block) {
+        match &s.kind {
+            StmtKind::Var {
+                mutable,
+                name,
+                ty,
+                value,
+            } => self.var_stmt(cx, *mutable, *name, ty.as_ref(), value, out),
+            StmtKind::Assign { target, value } => self.assign_stmt(cx, *target, value, out),
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                self.condition(cx, cond, out);
+                let then_block = self.scoped_block(cx, then_block);
+                let else_block = match else_block {
+                    Some(b) => self.scoped_block(cx, b),
+                    None => ir::Block::default(),
+                };
+                out.nodes.push(ir::Node::If {
+                    span: s.span,
+                    then_block,
+                    else_block,
+                });
+            }
+            StmtKind::For {
+                item,
+                iterable,
+                max,
+                body,
+            } => self.for_stmt(cx, s.span, *item, iterable, max.as_ref(), body, out),
+            StmtKind::Return(value) => self.return_stmt(cx, s.span, value.as_ref(), out),
+            StmtKind::Reject(r) => {
+                if let Some(rej) = self.reject(cx, r, out) {
+                    out.nodes.push(ir::Node::Reject(rej));
+                }
+            }
+            StmtKind::Emit(e) => self.emit_stmt(cx, e, out),
+            StmtKind::Expr(e) => {
+                self.expr(cx, e, None, out);
+            }
+            StmtKind::Error => {}
+        }
+    }
+
+    fn var_stmt(
+        &mut self,
+        cx: &mut Cx,
+        mutable: bool,
+        name: ast::Ident,
+        ty: Option<&ast::TypeExpr>,
+        value: &ast::Expr,
+        out: &mut ir::Block,
+    ) {
+        let declared = ty.map(|t| self.resolve_type(cx.unit, t));
+        let found = self.expr(cx, value, declared.as_ref(), out);
+        if cx.in_current_scope(name.name) {
+            let d = Diagnostic::error(
+                "name.duplicate",
+                name.span,
+                format!("`{}` is already declared in this block", name.name),
+            )
+            .with_reason("a `var` is visible to the end of its block; declaring it again would hide the first")
+            .with_fix(format!("use `var mut {}` and assign with `{} = ...`, or choose another name", name.name, name.name));
+            self.error(d);
+        }
+        let ty = declared.unwrap_or(found);
+        cx.bind(name.name, ty, mutable);
+    }
+
+    fn assign_stmt(
+        &mut self,
+        cx: &mut Cx,
+        target: ast::Ident,
+        value: &ast::Expr,
+        out: &mut ir::Block,
+    ) {
+        let local = cx.local(target.name).cloned();
+        let expected = local.as_ref().map(|l| l.ty.clone());
+        self.expr(cx, value, expected.as_ref(), out);
+        match local {
+            None => {
+                let cands = cx.local_names();
+                self.report_unknown(
+                    "name.unknown_variable",
+                    "variable",
+                    target.span,
+                    target.name.as_str(),
+                    &cands,
+                );
+            }
+            Some(l) if !l.mutable => {
+                let d = Diagnostic::error(
+                    "name.immutable",
+                    target.span,
+                    format!(
+                        "`{}` cannot be assigned: it was not declared with `var mut`",
+                        target.name
+                    ),
+                )
+                .with_fix(format!("declare it with `var mut {}`", target.name));
+                self.error(d);
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn condition(&mut self, cx: &mut Cx, cond: &ast::Expr, out: &mut ir::Block) {
+        self.expr(cx, cond, Some(&Ty::Prim(super::tables::Prim::Bool)), out);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn for_stmt(
+        &mut self,
+        cx: &mut Cx,
+        span: Span,
+        item: ast::Ident,
+        iterable: &ast::Expr,
+        max: Option<&ast::IntLit>,
+        body: &ast::Block,
+        out: &mut ir::Block,
+    ) {
+        let ty = self.expr(cx, iterable, None, out);
+        let elem = match self.base_of(&ty) {
+            Ty::List(inner) => (**inner).clone(),
+            Ty::Error => Ty::Error,
+            _ => {
+                let d = Diagnostic::error(
+                    "type.not_a_list",
+                    iterable.span,
+                    format!(
+                        "`for` needs a list, found `{}`",
+                        self.type_name(&ty, cx.unit)
+                    ),
+                )
+                .with_fix("iterate over a `List<T>` value");
+                self.error(d);
+                Ty::Error
+            }
+        };
+        let max = max.and_then(|m| self.loop_max(m));
+        cx.scopes.push(vec![Local {
+            name: item.name,
+            ty: elem,
+            mutable: false,
+        }]);
+        let body = self.scoped_block(cx, body);
+        cx.scopes.pop();
+        out.nodes.push(ir::Node::Loop { span, max, body });
+    }
+
+    fn loop_max(&mut self, m: &ast::IntLit) -> Option<u32> {
+        match u32::try_from(m.value) {
+            Ok(n) if n > 0 => Some(n),
+            _ => {
+                let d = Diagnostic::error(
+                    "type.loop_max",
+                    m.span,
+                    "`max` needs a whole number of 1 or more",
+                )
+                .with_fix("write `max 10` (at most how many items the loop runs for)");
+                self.error(d);
+                None
+            }
+        }
+    }
+
+    fn return_stmt(
+        &mut self,
+        cx: &mut Cx,
+        span: Span,
+        value: Option<&ast::Expr>,
+        out: &mut ir::Block,
+    ) {
+        let unit_ret = self.is_unit(&cx.ret);
+        match value {
+            Some(v) if unit_ret && !cx.ret.is_error() => {
+                self.expr(cx, v, None, out);
+                let d = Diagnostic::error(
+                    "type.return_value_in_unit",
+                    v.span,
+                    "this returns a value, but the result is declared `-> Unit`",
+                )
+                .with_fix("remove the value, or declare the result type");
+                self.error(d);
+            }
+            Some(v) => {
+                let ret = cx.ret.clone();
+                self.expr(cx, v, Some(&ret), out);
+            }
+            None if !unit_ret && !cx.ret.is_error() => {
+                let d = Diagnostic::error(
+                    "type.missing_return_value",
+                    span,
+                    format!(
+                        "`return` needs a `{}` value here",
+                        self.type_name(&cx.ret, cx.unit)
+                    ),
+                )
+                .with_fix("write `return value`");
+                self.error(d);
+            }
+            None => {}
+        }
+        out.nodes.push(ir::Node::Return(span));
+    }
+
+    /// `reject F { fields }`: F must be a failure; the failure escapes.
+    pub(super) fn reject(
+        &mut self,
+        cx: &mut Cx,
+        r: &ast::RejectExpr,
+        out: &mut ir::Block,
+    ) -> Option<ir::Reject> {
+        for f in r.fields.iter().flatten() {
+            self.expr(cx, &f.value, None, out);
+        }
+        let Some(failure) = self.find_failure(cx.unit, &r.failure) else {
+            cx.uncertain = true;
+            return None;
+        };
+        if cx.kind == BodyKind::Function {
+            let d = Diagnostic::error("purity.reject", r.span, "a function cannot `reject`")
+                .with_reason(
+                    "functions are pure and have no `fails`; only actions end with a failure",
+                )
+                .with_fix("make this an action, or return a value the caller checks");
+            self.error(d);
+            return None;
+        }
+        cx.escapes.push(super::body::Escape {
+            failure,
+            span: r.failure.span,
+            why: format!("rejected here with `{}`", r.failure.text()),
+        });
+        Some(ir::Reject {
+            span: r.span,
+            failure,
+        })
+    }
+
+    /// The record fields of a type declared as a record (an object, an
+    /// event, an entity), for constructions.
+    pub(super) fn record_of(
+        &self,
+        t: super::tables::TypeId,
+    ) -> Option<Vec<super::tables::FieldDef>> {
+        match &self.types[t.0 as usize].kind {
+            TypeKind::Record(f) => Some(f.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Whether every path through these statements ends in `return` or `reject`.
+pub(super) fn terminates(stmts: &[ast::Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) | StmtKind::Reject(_) | StmtKind::Error => true,
+        StmtKind::If {
+            then_block,
+            else_block: Some(e),
+            ..
+        } => terminates(&then_block.stmts) && terminates(&e.stmts),
+        StmtKind::Expr(e) => expr_terminates(e),
+        _ => false,
+    })
+}
+
+/// A `match` whose every arm rejects, propagates or returns ends the path.
+fn expr_terminates(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Match { arms, .. } => {
+            !arms.is_empty()
+                && arms.iter().all(|a| match &a.body.kind {
+                    ast::ExprKind::Reject(_) | ast::ExprKind::Propagate => true,
+                    ast::ExprKind::Block(b) => terminates(&b.stmts),
+                    _ => false,
+                })
+        }
+        ast::ExprKind::Reject(_) => true,
+        _ => false,
+    }
+}

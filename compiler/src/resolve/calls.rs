@@ -1,0 +1,570 @@
+//! Calls and writes: callee resolution (functions, actions, operations),
+//! argument checks, purity, and how each effect's failures are handled
+//! (`attempt`, an exhaustive `match`, or neither).
+
+use crate::ast::{self, ExprKind};
+use crate::diag::{nearest, Diagnostic, Edit};
+use crate::ir::{self, ActionId, FailureId, OpId, Owner, PkgId};
+use crate::span::Span;
+
+use super::body::{Cx, Escape};
+use super::lookup::Found;
+use super::tables::{Callable, FnId, Ty};
+use super::Resolver;
+
+/// An effect whose arguments are checked, waiting for its handling.
+pub(super) struct Pending {
+    pub span: Span,
+    pub target: ir::Target,
+    /// Failures other than `Unavailable`/`RateLimited`.
+    pub failures: Vec<FailureId>,
+    /// The effect can also fail with `Unavailable` and `RateLimited`.
+    pub transient: bool,
+    pub ty: Ty,
+    /// How the author writes the callee, for messages.
+    pub label: String,
+}
+
+pub(super) enum Outcome {
+    Effect(Pending),
+    /// Not an effect.
+    Pure(Ty),
+    /// An effect in a function body (already reported as impure).
+    Impure(Ty),
+    /// The callee could not be resolved (already reported).
+    Failed,
+}
+
+enum Callee {
+    Op(OpId),
+    Action(ActionId),
+    Function(FnId),
+    Silent,
+}
+
+impl<'a> Resolver<'a> {
+    /// Checks a call or write, returning it as a pending effect.
+    pub(super) fn effect_target(
+        &mut self,
+        cx: &mut Cx,
+        e: &ast::Expr,
+        out: &mut ir::Block,
+    ) -> Outcome {
+        match &e.kind {
+            ExprKind::Call { callee, args } => self.call(cx, e.span, callee, args, out),
+            ExprKind::Create { .. } | ExprKind::Update { .. } | ExprKind::Delete { .. } => {
+                let outcome = self.write(cx, e, out);
+                match outcome {
+                    Outcome::Effect(p)
+                        if self.impure(cx, "purity.write", e.span, "write to a store") =>
+                    {
+                        Outcome::Impure(p.ty)
+                    }
+                    other => other,
+                }
+            }
+            _ => Outcome::Pure(self.expr(cx, e, None, out)),
+        }
+    }
+
+    /// A call or write used without `attempt` or `match`.
+    pub(super) fn plain_effect(&mut self, cx: &mut Cx, e: &ast::Expr, out: &mut ir::Block) -> Ty {
+        match self.effect_target(cx, e, out) {
+            Outcome::Effect(p) => {
+                let fallible = !p.failures.is_empty() || matches!(p.target, ir::Target::Op(_));
+                if fallible {
+                    self.report_unhandled(cx, &p);
+                    cx.excused.extend(p.failures.iter().copied());
+                }
+                out.nodes.push(ir::Node::Effect(ir::Effect {
+                    span: p.span,
+                    target: p.target,
+                    handling: ir::Handling::Unhandled,
+                }));
+                p.ty
+            }
+            Outcome::Pure(t) | Outcome::Impure(t) => t,
+            Outcome::Failed => Ty::Error,
+        }
+    }
+
+    fn report_unhandled(&mut self, cx: &Cx, p: &Pending) {
+        let mut names: Vec<String> = p
+            .failures
+            .iter()
+            .map(|f| self.failure_name(*f, cx.unit))
+            .collect();
+        if p.transient {
+            names.push("Unavailable".to_string());
+            names.push("RateLimited".to_string());
+        }
+        let start = Span {
+            end: p.span.start,
+            ..p.span
+        };
+        let d = Diagnostic::error(
+            "failure.unhandled",
+            p.span,
+            format!("`{}` can fail, and its failures are not handled", p.label),
+        )
+        .with_label(format!("can fail with {}", names.join(", ")))
+        .with_reason("every call that can fail must be under `attempt` (pass its failures on) or a `match` that handles each failure")
+        .with_edit_fix(
+            "pass its failures on with `attempt`",
+            vec![Edit {
+                span: start,
+                replacement: "attempt ".to_string(),
+            }],
+        )
+        .with_fix("or handle each failure with `match ... { success(v) => v  failure F => ... }`");
+        self.error(d);
+    }
+
+    /// `attempt e`
+    pub(super) fn attempt_expr(
+        &mut self,
+        cx: &mut Cx,
+        span: Span,
+        inner: &ast::Expr,
+        out: &mut ir::Block,
+    ) -> Ty {
+        match self.effect_target(cx, inner, out) {
+            Outcome::Effect(p) => {
+                for f in &p.failures {
+                    let why = format!(
+                        "`{}` can fail with `{}`",
+                        p.label,
+                        self.failure_name(*f, cx.unit)
+                    );
+                    cx.escapes.push(Escape {
+                        failure: *f,
+                        span: p.span,
+                        why,
+                    });
+                }
+                out.nodes.push(ir::Node::Effect(ir::Effect {
+                    span: p.span,
+                    target: p.target,
+                    handling: ir::Handling::Attempt(span),
+                }));
+                p.ty
+            }
+            Outcome::Pure(t) => {
+                if !t.is_error() && !matches!(inner.kind, ExprKind::Error) {
+                    let keyword = Span {
+                        end: inner.span.start,
+                        ..span
+                    };
+                    let d = Diagnostic::error(
+                        "failure.nothing_to_attempt",
+                        keyword,
+                        "`attempt` needs a call or write that can fail",
+                    )
+                    .with_related(inner.span, "this cannot fail")
+                    .with_edit_fix(
+                        "remove `attempt`",
+                        vec![Edit {
+                            span: keyword,
+                            replacement: String::new(),
+                        }],
+                    );
+                    self.error(d);
+                }
+                t
+            }
+            Outcome::Impure(t) => t,
+            Outcome::Failed => {
+                cx.uncertain = true;
+                Ty::Error
+            }
+        }
+    }
+
+    fn call(
+        &mut self,
+        cx: &mut Cx,
+        span: Span,
+        callee: &ast::Expr,
+        args: &[ast::Expr],
+        out: &mut ir::Block,
+    ) -> Outcome {
+        let ExprKind::Path(path) = &callee.kind else {
+            self.field_values_only_exprs(cx, args, out);
+            if !matches!(callee.kind, ExprKind::Error) {
+                let d = Diagnostic::error("type.not_callable", callee.span, "only functions, actions and operations can be called")
+                    .with_fix("call a function or action by name, or an operation as `package.operation(request)`");
+                self.error(d);
+            }
+            return Outcome::Failed;
+        };
+        match self.callee(cx, path) {
+            Callee::Function(f) => {
+                let sig = self.functions[f.0 as usize].clone();
+                let params: Vec<Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
+                self.check_args(cx, span, &path.text(), &params, args, out);
+                Outcome::Pure(sig.ret)
+            }
+            Callee::Action(a) => {
+                let sig = self.actions[a.0 as usize].clone();
+                let params: Vec<Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
+                self.check_args(cx, span, &path.text(), &params, args, out);
+                if self.impure(cx, "purity.action_call", span, "call an action") {
+                    return Outcome::Impure(sig.ret);
+                }
+                if sig.fails_unknown {
+                    cx.uncertain = true;
+                }
+                Outcome::Effect(Pending {
+                    span,
+                    target: ir::Target::Action(a),
+                    failures: sig.fails.clone(),
+                    transient: true,
+                    ty: sig.ret,
+                    label: path.text(),
+                })
+            }
+            Callee::Op(op) => {
+                let sig = self.op_sigs[op.0 as usize].clone();
+                self.check_args(
+                    cx,
+                    span,
+                    &path.text(),
+                    std::slice::from_ref(&sig.request),
+                    args,
+                    out,
+                );
+                if self.impure(cx, "purity.outside_call", span, "make an outside call") {
+                    return Outcome::Impure(sig.answer);
+                }
+                let failures = self
+                    .prog
+                    .op(op)
+                    .failures
+                    .iter()
+                    .copied()
+                    .filter(|f| !self.is_transient(*f))
+                    .collect();
+                Outcome::Effect(Pending {
+                    span,
+                    target: ir::Target::Op(op),
+                    failures,
+                    transient: true,
+                    ty: sig.answer,
+                    label: path.text(),
+                })
+            }
+            Callee::Silent => {
+                self.field_values_only_exprs(cx, args, out);
+                Outcome::Failed
+            }
+        }
+    }
+
+    /// `Unavailable` and `RateLimited` from the standard library.
+    pub(super) fn is_transient(&self, f: FailureId) -> bool {
+        let f = self.prog.failure(f);
+        f.owner == Owner::Stdlib && f.kind.is_transient()
+    }
+
+    fn field_values_only_exprs(&mut self, cx: &mut Cx, args: &[ast::Expr], out: &mut ir::Block) {
+        for a in args {
+            self.expr(cx, a, None, out);
+        }
+    }
+
+    /// Arity and argument types.
+    pub(super) fn check_args(
+        &mut self,
+        cx: &mut Cx,
+        span: Span,
+        name: &str,
+        params: &[Ty],
+        args: &[ast::Expr],
+        out: &mut ir::Block,
+    ) {
+        for (i, a) in args.iter().enumerate() {
+            let want = params.get(i).cloned();
+            self.expr(cx, a, want.as_ref(), out);
+        }
+        // A call the parser could not read fully holds an error node: its
+        // argument count is not the author's.
+        let unreadable = args.iter().any(|a| matches!(a.kind, ExprKind::Error));
+        if params.len() == args.len() || unreadable {
+            return;
+        }
+        let at = match args.get(params.len()) {
+            Some(extra) => extra.span,
+            None => span,
+        };
+        let d = Diagnostic::error(
+            "type.arity",
+            at,
+            format!(
+                "`{name}` takes {} argument(s), {} given",
+                params.len(),
+                args.len()
+            ),
+        )
+        .with_fix(if args.len() > params.len() {
+            "remove the extra arguments".to_string()
+        } else {
+            "pass the missing arguments".to_string()
+        });
+        self.error(d);
+    }
+
+    fn callee(&mut self, cx: &mut Cx, path: &ast::Path) -> Callee {
+        match path.segments.as_slice() {
+            [] => Callee::Silent,
+            [one] => match self.unit(cx.unit).callables.get(&one.name) {
+                Some((Callable::Action(a), _)) => Callee::Action(*a),
+                Some((Callable::Function(f), _)) => Callee::Function(*f),
+                None => {
+                    let cands = self.callable_candidates(cx.unit);
+                    self.report_unknown(
+                        "name.unknown_action",
+                        "action or function",
+                        one.span,
+                        one.name.as_str(),
+                        &cands,
+                    );
+                    Callee::Silent
+                }
+            },
+            [pkg, rest @ ..] => match self.package_seen(cx.unit, pkg) {
+                Found::Yes(p) => self.package_callee(cx.unit, p, path, rest),
+                Found::Silent => Callee::Silent,
+                Found::UnknownPackage(p) => {
+                    self.report_unknown_package(cx.unit, p);
+                    Callee::Silent
+                }
+                Found::No => Callee::Silent,
+            },
+        }
+    }
+
+    fn package_callee(
+        &mut self,
+        unit: Owner,
+        p: PkgId,
+        path: &ast::Path,
+        rest: &[ast::Ident],
+    ) -> Callee {
+        let op_name: Vec<&str> = rest.iter().map(|s| s.name.as_str()).collect();
+        let op_name = op_name.join(".");
+        let pu = Owner::Package(p);
+        if let Some(op) = self.unit(pu).ops.get(&op_name) {
+            return Callee::Op(*op);
+        }
+        if let [one] = rest {
+            match self.unit(pu).callables.get(&one.name).map(|c| c.0) {
+                Some(Callable::Action(a)) if pu == unit || self.prog.action(a).public => {
+                    return Callee::Action(a)
+                }
+                Some(Callable::Function(f)) if pu == unit => return Callee::Function(f),
+                Some(Callable::Action(a)) => {
+                    self.report_private_action(path, a);
+                    return Callee::Silent;
+                }
+                _ => {}
+            }
+        }
+        let pkg = self.pkg_name(p);
+        let mut cands: Vec<String> = self
+            .unit(pu)
+            .ops
+            .keys()
+            .map(|k| format!("{pkg}.{k}"))
+            .collect();
+        let ops_list: Vec<String> = self.unit(pu).ops.keys().cloned().collect();
+        for (n, (c, _)) in &self.unit(pu).callables {
+            if let Callable::Action(a) = c {
+                if pu == unit || self.prog.action(*a).public {
+                    cands.push(format!("{pkg}.{n}"));
+                }
+            }
+        }
+        let span = match (rest.first(), rest.last()) {
+            (Some(f), Some(l)) => f.span.to(l.span),
+            _ => path.span,
+        };
+        let written = path.text();
+        let mut d = Diagnostic::error(
+            "name.unknown_operation",
+            span,
+            format!("`{pkg}` has no operation or action `{op_name}`"),
+        )
+        .with_label(format!("not an operation of `{pkg}`"))
+        .with_reason(format!("`{pkg}`'s operations: {}", ops_list.join(", ")));
+        if let Some(near) = nearest(&written, cands.iter().map(String::as_str)) {
+            let tail = near
+                .strip_prefix(&format!("{pkg}."))
+                .unwrap_or(near)
+                .to_string();
+            d = d.with_edit_fix(
+                format!("did you mean `{near}`?"),
+                vec![Edit {
+                    span,
+                    replacement: tail,
+                }],
+            );
+        }
+        self.error(d);
+        Callee::Silent
+    }
+
+    fn report_private_action(&mut self, path: &ast::Path, a: ActionId) {
+        let d = Diagnostic::error(
+            "name.private_action",
+            path.span,
+            format!("`{}` is not a public action", path.text()),
+        )
+        .with_related(self.prog.action(a).name_span, "declared without `public` here")
+        .with_reason("an app sees a package's types, failures and operations, and of its actions only `public action`s")
+        .with_fix("call one of the package's public actions, or its operations");
+        self.error(d);
+    }
+
+    fn callable_candidates(&self, unit: Owner) -> Vec<String> {
+        let u = self.unit(unit);
+        let mut out: Vec<String> = u.callables.keys().map(|n| n.as_str().to_string()).collect();
+        for (pname, p) in &u.sees {
+            let pu = self.unit(Owner::Package(*p));
+            for op in pu.ops.keys() {
+                out.push(format!("{pname}.{op}"));
+            }
+            for (n, (c, _)) in &pu.callables {
+                if let Callable::Action(a) = c {
+                    if self.prog.action(*a).public {
+                        out.push(format!("{pname}.{n}"));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `create`, `update` and `delete`.
+    fn write(&mut self, cx: &mut Cx, e: &ast::Expr, out: &mut ir::Block) -> Outcome {
+        let (entity, kind) = match &e.kind {
+            ExprKind::Create { entity, .. } => (entity, ir::WriteKind::Create),
+            ExprKind::Update { entity, .. } => (entity, ir::WriteKind::Update),
+            ExprKind::Delete { entity, .. } => (entity, ir::WriteKind::Delete),
+            _ => return Outcome::Failed,
+        };
+        let found = self.find_entity(cx.unit, entity);
+        let fields = found.and_then(|(_, t)| self.record_of(t));
+        let ty = found.map_or(Ty::Error, |(_, t)| Ty::Named(t));
+        let mut named: Vec<Option<&ast::Path>> = Vec::new();
+        match &e.kind {
+            ExprKind::Create {
+                fields: inits,
+                conflict,
+                ..
+            } => {
+                match &fields {
+                    Some(defs) => self.check_inits(cx, entity.span, &ty, defs, inits, out),
+                    None => self.field_values_only(cx, inits, out),
+                }
+                named.push(conflict.as_ref());
+            }
+            ExprKind::Update {
+                filter,
+                set,
+                missing,
+                conflict,
+                ..
+            } => {
+                self.where_clause(cx, &ty, fields.as_deref(), filter, out);
+                self.set_fields(cx, &ty, fields.as_deref(), set, out);
+                named.push(missing.as_ref());
+                named.push(conflict.as_ref());
+            }
+            ExprKind::Delete {
+                filter, missing, ..
+            } => {
+                self.where_clause(cx, &ty, fields.as_deref(), filter, out);
+                named.push(missing.as_ref());
+            }
+            _ => {}
+        }
+        let mut failures: Vec<(FailureId, Span)> = Vec::new();
+        let mut unresolved = false;
+        for path in named.into_iter().flatten() {
+            match self.find_failure(cx.unit, path) {
+                Some(f) => failures.push((f, path.span)),
+                None => unresolved = true,
+            }
+        }
+        let Some((entity_id, _)) = found else {
+            return Outcome::Failed;
+        };
+        if unresolved {
+            cx.uncertain = true;
+        }
+        let result = if kind == ir::WriteKind::Delete {
+            Ty::unit()
+        } else {
+            ty
+        };
+        Outcome::Effect(Pending {
+            span: e.span,
+            failures: failures.iter().map(|(f, _)| *f).collect(),
+            target: ir::Target::Write(ir::Write {
+                kind,
+                entity: entity_id,
+                failures,
+            }),
+            transient: false,
+            ty: result,
+            label: format!("{} {}", write_word(kind), entity.text()),
+        })
+    }
+
+    fn where_clause(
+        &mut self,
+        cx: &mut Cx,
+        ty: &Ty,
+        defs: Option<&[super::tables::FieldDef]>,
+        w: &ast::WhereClause,
+        out: &mut ir::Block,
+    ) {
+        let want = defs
+            .and_then(|d| d.iter().find(|f| f.name == w.field.name))
+            .map(|f| f.ty.clone());
+        if want.is_none() {
+            if let Some(defs) = defs {
+                let cands: Vec<String> = defs.iter().map(|d| d.name.as_str().to_string()).collect();
+                let owner = self.type_name(ty, cx.unit);
+                self.report_unknown_field(&owner, w.field.span, w.field.name.as_str(), &cands);
+            }
+        }
+        self.expr(cx, &w.value, want.as_ref(), out);
+    }
+
+    fn set_fields(
+        &mut self,
+        cx: &mut Cx,
+        ty: &Ty,
+        defs: Option<&[super::tables::FieldDef]>,
+        set: &[ast::FieldInit],
+        out: &mut ir::Block,
+    ) {
+        for f in set {
+            let w = ast::WhereClause {
+                field: f.name,
+                value: f.value.clone(),
+                span: f.span,
+            };
+            self.where_clause(cx, ty, defs, &w, out);
+        }
+    }
+}
+
+fn write_word(kind: ir::WriteKind) -> &'static str {
+    match kind {
+        ir::WriteKind::Create => "create",
+        ir::WriteKind::Update => "update",
+        ir::WriteKind::Delete => "delete",
+    }
+}

@@ -1,0 +1,355 @@
+//! First pass: every declaration's name, in any file and any order, into its
+//! unit's tables, with duplicates reported against the first declaration.
+
+use crate::ast::{self, Ident, Item, SettingValue};
+use crate::diag::{nearest, Diagnostic};
+use crate::intern::Name;
+use crate::ir::{self, FailureKind, Owner};
+use crate::span::Span;
+
+use super::tables::{
+    ActionSig, Callable, ConfigEntry, Decl, FnId, FnSig, Ty, TypeDef, TypeId, TypeKind,
+};
+use super::Resolver;
+
+impl<'a> Resolver<'a> {
+    pub(super) fn collect_all(&mut self) {
+        for u in 0..self.units.len() {
+            let owner = self.units[u].owner;
+            let asts = self.unit_asts[u].clone();
+            for file in asts {
+                for item in &file.items {
+                    self.collect_item(owner, item);
+                }
+            }
+        }
+    }
+
+    fn collect_item(&mut self, unit: Owner, item: &'a Item) {
+        match item {
+            Item::Application(a) => self.collect_application(unit, a),
+            Item::Config(c) => {
+                for f in &c.fields {
+                    self.collect_config(unit, f);
+                }
+            }
+            Item::Store(s) => self.collect_store(unit, s),
+            Item::Type(t) => {
+                if self.is_duplicate_decl(unit, t.name) {
+                    return;
+                }
+                let ty = self.new_type(unit, t.name);
+                self.declare(unit, t.name, Decl::Type(ty));
+            }
+            Item::Entity(e) => self.collect_entity(unit, e),
+            Item::Failure(f) => self.collect_failure(unit, f),
+            Item::Event(e) => self.collect_event(unit, e),
+            Item::Action(a) => self.collect_action(unit, a),
+            Item::Function(f) => self.collect_function(unit, f),
+            Item::Route(r) => self.collect_route(unit, r),
+            Item::Subscriber(_) | Item::Schedule(_) | Item::Error(_) => {}
+        }
+    }
+
+    fn collect_application(&mut self, unit: Owner, a: &'a ast::Application) {
+        if unit != Owner::App {
+            let d = Diagnostic::error(
+                "name.misplaced_application",
+                a.name.span,
+                "a package cannot declare `application`",
+            )
+            .with_reason("application settings belong to the app that uses the package")
+            .with_fix("move these settings to the app");
+            self.error(d);
+            return;
+        }
+        match self.application {
+            Some(first) => self.report_duplicate("application", a.name, first.name.span),
+            None => self.application = Some(a),
+        }
+    }
+
+    fn collect_config(&mut self, unit: Owner, f: &'a ast::FieldDecl) {
+        if let Some(first) = self.unit(unit).config.get(&f.name.name) {
+            let first = first.span;
+            self.report_duplicate("config entry", f.name, first);
+            return;
+        }
+        let entry = ConfigEntry {
+            ty: Ty::Error,
+            secret: false,
+            span: f.name.span,
+        };
+        self.unit_mut(unit).config.insert(f.name.name, entry);
+    }
+
+    fn collect_store(&mut self, unit: Owner, s: &'a ast::StoreDecl) {
+        if let Some(first) = self.unit(unit).stores.get(&s.name.name) {
+            let first = *first;
+            self.report_duplicate("store", s.name, first);
+            return;
+        }
+        self.unit_mut(unit).stores.insert(s.name.name, s.name.span);
+    }
+
+    fn collect_entity(&mut self, unit: Owner, e: &'a ast::EntityDecl) {
+        if self.is_duplicate_decl(unit, e.name) {
+            return;
+        }
+        let ty = self.new_type(unit, e.name);
+        let id = ir::EntityId(self.prog.entities.len() as u32);
+        self.prog.entities.push(ir::Entity {
+            owner: unit,
+            qualified: self.qualify(unit, e.name.name.as_str(), Owner::App),
+            store: None,
+            span: e.name.span,
+        });
+        self.declare(unit, e.name, Decl::Entity(id, ty));
+    }
+
+    fn collect_event(&mut self, unit: Owner, e: &'a ast::EventDecl) {
+        if self.is_duplicate_decl(unit, e.name) {
+            return;
+        }
+        let ty = self.new_type(unit, e.name);
+        let id = ir::EventId(self.prog.events.len() as u32);
+        self.prog.events.push(ir::Event {
+            owner: unit,
+            qualified: self.qualify(unit, e.name.name.as_str(), Owner::App),
+            fields: Vec::new(),
+            span: e.name.span,
+        });
+        self.declare(unit, e.name, Decl::Event(id, ty));
+    }
+
+    fn collect_failure(&mut self, unit: Owner, f: &'a ast::FailureDecl) {
+        if self.is_duplicate_decl(unit, f.name) {
+            return;
+        }
+        let kind = self.failure_kind(f);
+        let id = ir::FailureId(self.prog.failures.len() as u32);
+        self.prog.failures.push(ir::Failure {
+            owner: unit,
+            qualified: self.qualify(unit, f.name.name.as_str(), Owner::App),
+            kind,
+            span: Some(f.name.span),
+        });
+        self.declare(unit, f.name, Decl::Failure(id));
+    }
+
+    /// The `kind:` of a failure declaration; reports a missing or unknown one.
+    fn failure_kind(&mut self, f: &ast::FailureDecl) -> FailureKind {
+        let Some(setting) = f.settings.iter().find(|s| s.key.name.as_str() == "kind") else {
+            let d = Diagnostic::error(
+                "failure.missing_kind",
+                f.name.span,
+                format!("failure `{}` does not say its kind", f.name.name),
+            )
+            .with_reason("every failure has one of the standard kinds, which decides how callers and the runtime treat it")
+            .with_fix("add `kind: Rejected` (or another standard kind)");
+            self.error(d);
+            return FailureKind::InternalFault;
+        };
+        let SettingValue::Expr(expr) = &setting.value else {
+            return self.unknown_kind(setting.value.span(), "");
+        };
+        let ast::ExprKind::Path(path) = &expr.kind else {
+            if matches!(expr.kind, ast::ExprKind::Error) {
+                return FailureKind::InternalFault;
+            }
+            return self.unknown_kind(expr.span, "");
+        };
+        let text = path.text();
+        match FailureKind::ALL.into_iter().find(|k| k.as_str() == text) {
+            Some(k) => k,
+            None => self.unknown_kind(path.span, &text),
+        }
+    }
+
+    fn unknown_kind(&mut self, span: Span, written: &str) -> FailureKind {
+        let kinds: Vec<String> = FailureKind::ALL
+            .iter()
+            .map(|k| k.as_str().to_string())
+            .collect();
+        let mut d = Diagnostic::error(
+            "failure.unknown_kind",
+            span,
+            format!("`{written}` is not a standard failure kind"),
+        )
+        .with_reason(format!("the standard kinds are {}", kinds.join(" ")));
+        if let Some(near) = nearest(written, kinds.iter().map(String::as_str)) {
+            d = d.with_edit_fix(
+                format!("did you mean `{near}`?"),
+                vec![crate::diag::Edit {
+                    span,
+                    replacement: near.to_string(),
+                }],
+            );
+        }
+        self.error(d);
+        FailureKind::InternalFault
+    }
+
+    fn collect_action(&mut self, unit: Owner, a: &'a ast::ActionDecl) {
+        if self.is_duplicate_callable(unit, a.name) {
+            return;
+        }
+        let id = self.new_action(unit, a.name.name, a.span, a.name.span, Some(a));
+        self.prog.actions[id.0 as usize].public = a.public.is_some();
+        self.prog.actions[id.0 as usize].declines = a
+            .declines
+            .iter()
+            .map(|d| ir::Decline {
+                code: d.code.text(),
+                reason: d.reason.value.clone(),
+                span: d.span,
+            })
+            .collect();
+        self.unit_mut(unit)
+            .callables
+            .insert(a.name.name, (Callable::Action(id), a.name.span));
+    }
+
+    fn collect_function(&mut self, unit: Owner, f: &'a ast::FunctionDecl) {
+        if self.is_duplicate_callable(unit, f.name) {
+            return;
+        }
+        let id = FnId(self.functions.len() as u32);
+        self.functions.push(FnSig {
+            unit,
+            decl: f,
+            params: Vec::new(),
+            ret: Ty::Error,
+        });
+        self.unit_mut(unit)
+            .callables
+            .insert(f.name.name, (Callable::Function(id), f.name.span));
+    }
+
+    /// A route with `action: { }` gets a synthetic action named after it.
+    fn collect_route(&mut self, unit: Owner, r: &'a ast::RouteDecl) {
+        let Some(setting) = r.settings.iter().find(|s| s.key.name.as_str() == "action") else {
+            return;
+        };
+        let label = format!("route {} {}", r.method.name, r.path);
+        let id = self.new_action(unit, Name::new(&label), r.span, setting.key.span, None);
+        self.route_actions.push((r, id));
+    }
+
+    fn new_action(
+        &mut self,
+        unit: Owner,
+        name: Name,
+        span: Span,
+        name_span: Span,
+        decl: Option<&'a ast::ActionDecl>,
+    ) -> ir::ActionId {
+        let id = ir::ActionId(self.prog.actions.len() as u32);
+        self.prog.actions.push(ir::Action {
+            owner: unit,
+            name,
+            qualified: self.qualify(unit, name.as_str(), Owner::App),
+            public: false,
+            span,
+            name_span,
+            fails: Vec::new(),
+            declines: Vec::new(),
+            body: ir::Block::default(),
+        });
+        self.actions.push(ActionSig {
+            unit,
+            decl,
+            params: Vec::new(),
+            ret: Ty::unit(),
+            fails: Vec::new(),
+            fails_unknown: false,
+        });
+        id
+    }
+
+    fn new_type(&mut self, unit: Owner, name: Ident) -> TypeId {
+        let id = TypeId(self.types.len() as u32);
+        self.types.push(TypeDef {
+            owner: unit,
+            name: name.name,
+            kind: TypeKind::Pending,
+        });
+        id
+    }
+
+    fn declare(&mut self, unit: Owner, name: Ident, decl: Decl) {
+        self.unit_mut(unit)
+            .decls
+            .insert(name.name, (decl, name.span));
+    }
+
+    fn is_duplicate_decl(&mut self, unit: Owner, name: Ident) -> bool {
+        let first = self.unit(unit).decls.get(&name.name).map(|(_, s)| *s);
+        let std = if unit == Owner::Stdlib {
+            None
+        } else {
+            self.unit(Owner::Stdlib)
+                .decls
+                .get(&name.name)
+                .map(|(_, s)| *s)
+        };
+        match (first, std) {
+            (Some(first), _) => {
+                if unit == Owner::Stdlib && first == Span::default() {
+                    // The stdlib's sources may restate a built-in failure.
+                    return true;
+                }
+                self.report_duplicate("declaration", name, first);
+                true
+            }
+            (None, Some(_)) => {
+                self.report_shadows_std(name);
+                true
+            }
+            (None, None) => {
+                if super::tables::Prim::from_str(name.name.as_str()).is_some()
+                    || name.name.as_str() == "List"
+                {
+                    self.report_shadows_std(name);
+                    return true;
+                }
+                false
+            }
+        }
+    }
+
+    fn is_duplicate_callable(&mut self, unit: Owner, name: Ident) -> bool {
+        match self.unit(unit).callables.get(&name.name).map(|(_, s)| *s) {
+            Some(first) => {
+                self.report_duplicate("action or function", name, first);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn report_duplicate(&mut self, what: &str, name: Ident, first: Span) {
+        let d = Diagnostic::error(
+            "name.duplicate",
+            name.span,
+            format!("`{}` is declared twice", name.name),
+        )
+        .with_label(format!("second {what} named `{}`", name.name))
+        .with_related(first, "first declared here")
+        .with_reason("every name in a scope must refer to exactly one declaration")
+        .with_fix("rename or remove one of the two declarations");
+        self.error(d);
+    }
+
+    fn report_shadows_std(&mut self, name: Ident) {
+        let d = Diagnostic::error(
+            "name.duplicate",
+            name.span,
+            format!("`{}` is already a standard name", name.name),
+        )
+        .with_label("this hides a prelude type or standard failure")
+        .with_reason("prelude types and standard failure kinds are visible everywhere; a declaration with the same name would make them ambiguous")
+        .with_fix("choose another name");
+        self.error(d);
+    }
+}

@@ -1,0 +1,177 @@
+//! `emit Event { fields } with { options }`: the event, its fields (checked
+//! like a construction) and the known options with their types. Range checks
+//! on literal options belong to the `follow_up.*` rules.
+
+use crate::ast::{self, ExprKind, SettingValue};
+use crate::diag::Diagnostic;
+use crate::ir::{self, OptionValue};
+
+use super::body::Cx;
+use super::tables::{Prim, Ty};
+use super::Resolver;
+
+const OPTIONS: [&str; 7] = [
+    "queue",
+    "priority",
+    "max_attempts",
+    "tags",
+    "run_at",
+    "unique",
+    "metadata",
+];
+const UNIQUE: [&str; 2] = ["by_args", "states"];
+
+impl<'a> Resolver<'a> {
+    pub(super) fn emit_stmt(&mut self, cx: &mut Cx, e: &ast::EmitStmt, out: &mut ir::Block) {
+        let impure = self.impure(cx, "purity.emit", e.span, "emit an event");
+        let found = self.find_event(cx.unit, &e.event);
+        match found.and_then(|(_, t)| self.record_of(t).map(|d| (t, d))) {
+            Some((t, defs)) => {
+                self.check_inits(cx, e.event.span, &Ty::Named(t), &defs, &e.fields, out)
+            }
+            None => self.field_values_only(cx, &e.fields, out),
+        }
+        let options = self.emit_options(cx, e.options.as_deref().unwrap_or(&[]), out);
+        let (Some((event, _)), false) = (found, impure) else {
+            return;
+        };
+        let fields = e
+            .fields
+            .iter()
+            .map(|f| ir::EmitField {
+                name: f.name.name,
+                span: f.span,
+                literal: match &f.value.kind {
+                    ExprKind::Str(s) => Some(s.clone()),
+                    _ => None,
+                },
+            })
+            .collect();
+        out.nodes.push(ir::Node::Emit(ir::Emit {
+            span: e.span,
+            event,
+            fields,
+            options,
+        }));
+    }
+
+    fn emit_options(
+        &mut self,
+        cx: &mut Cx,
+        settings: &[ast::Setting],
+        out: &mut ir::Block,
+    ) -> Vec<ir::EmitOption> {
+        let mut lowered = Vec::new();
+        for (i, s) in settings.iter().enumerate() {
+            let key = s.key.name.as_str();
+            if let Some(first) = settings[..i].iter().find(|o| o.key.name == s.key.name) {
+                self.report_duplicate("option", s.key, first.key.span);
+                continue;
+            }
+            if !OPTIONS.contains(&key) {
+                self.report_unknown_key(s.key, "emit option", &OPTIONS);
+                continue;
+            }
+            self.check_option(cx, key, &s.value, out);
+            lowered.push(ir::EmitOption {
+                key: s.key.name,
+                key_span: s.key.span,
+                value: option_value(&s.value),
+                span: s.span,
+            });
+        }
+        lowered
+    }
+
+    fn check_option(&mut self, cx: &mut Cx, key: &str, value: &SettingValue, out: &mut ir::Block) {
+        let text = Ty::Prim(Prim::Text);
+        let expected = match key {
+            "queue" => Some(text),
+            "priority" | "max_attempts" => Some(Ty::Prim(Prim::Int)),
+            "tags" => Some(Ty::List(Box::new(text))),
+            "run_at" => Some(Ty::Prim(Prim::Instant)),
+            _ => None,
+        };
+        match (value, expected) {
+            (SettingValue::Expr(e), Some(t)) => {
+                self.expr(cx, e, Some(&t), out);
+            }
+            (SettingValue::Record(items, _), None) if key == "unique" => {
+                self.unique_option(cx, items, out)
+            }
+            (SettingValue::Record(items, _), None) => {
+                for item in items {
+                    self.check_option(cx, "metadata", &item.value, out);
+                }
+            }
+            (SettingValue::Expr(e), None) if key == "metadata" => {
+                self.expr(cx, e, None, out);
+            }
+            (v, _) => self.report_option_shape(key, v),
+        }
+    }
+
+    fn unique_option(&mut self, cx: &mut Cx, items: &[ast::Setting], out: &mut ir::Block) {
+        for item in items {
+            let expected = match item.key.name.as_str() {
+                "by_args" => Ty::Prim(Prim::Bool),
+                "states" => Ty::List(Box::new(Ty::Prim(Prim::Text))),
+                _ => {
+                    self.report_unknown_key(item.key, "`unique` option", &UNIQUE);
+                    continue;
+                }
+            };
+            match &item.value {
+                SettingValue::Expr(e) => {
+                    self.expr(cx, e, Some(&expected), out);
+                }
+                v => self.report_option_shape(item.key.name.as_str(), v),
+            }
+        }
+    }
+
+    fn report_option_shape(&mut self, key: &str, v: &SettingValue) {
+        let wanted = match key {
+            "queue" => "a Text value",
+            "priority" | "max_attempts" => "an Int value",
+            "tags" | "states" => "a list of Text",
+            "run_at" => "an Instant, such as `clock.now + 1h`",
+            "by_args" => "`true` or `false`",
+            "unique" => "a record such as `{ by_args: true }`",
+            _ => "a value or a record",
+        };
+        let d = Diagnostic::error("type.option", v.span(), format!("`{key}` needs {wanted}"))
+            .with_fix(format!("write {wanted} after `{key}:`"));
+        self.error(d);
+    }
+}
+
+/// An option's value as the follow-up rules judge it.
+fn option_value(v: &SettingValue) -> OptionValue {
+    match v {
+        SettingValue::Expr(e) => expr_option(e),
+        SettingValue::Record(items, _) => OptionValue::Record(
+            items
+                .iter()
+                .map(|s| (s.key.name, option_value(&s.value), s.span))
+                .collect(),
+        ),
+        SettingValue::Block(_) => OptionValue::Computed,
+    }
+}
+
+fn expr_option(e: &ast::Expr) -> OptionValue {
+    match &e.kind {
+        ExprKind::Int(n) => OptionValue::Int(*n),
+        ExprKind::Unary(ast::UnOp::Neg, inner) => match inner.kind {
+            ExprKind::Int(n) => OptionValue::Int(n.saturating_neg()),
+            _ => OptionValue::Computed,
+        },
+        ExprKind::Str(s) => OptionValue::Str(s.clone()),
+        ExprKind::Bool(b) => OptionValue::Bool(*b),
+        ExprKind::List(items) => {
+            OptionValue::List(items.iter().map(|i| (expr_option(i), i.span)).collect())
+        }
+        _ => OptionValue::Computed,
+    }
+}

@@ -1,0 +1,676 @@
+//! Expressions: names, fields, literals against constrained types,
+//! constructions, lists and operators. Calls, `attempt`, `match` and writes
+//! are in `calls.rs`.
+
+use crate::ast::{self, BinOp, ExprKind, UnOp};
+use crate::diag::Diagnostic;
+use crate::ir::{self, Owner};
+use crate::span::Span;
+
+use super::body::{BodyKind, Cx};
+use super::lookup::Found;
+use super::tables::{FieldDef, Prim, Ty, TypeId, TypeKind};
+use super::Resolver;
+
+/// A literal as the constraint checks see it.
+enum Lit<'e> {
+    Int(i64),
+    Decimal(f64),
+    Text(&'e str),
+}
+
+impl<'a> Resolver<'a> {
+    /// Checks an expression, lowering the effects it contains into `out`,
+    /// and checks its type against `expected` when given.
+    pub(super) fn expr(
+        &mut self,
+        cx: &mut Cx,
+        e: &ast::Expr,
+        expected: Option<&Ty>,
+        out: &mut ir::Block,
+    ) -> Ty {
+        let found = self.expr_inner(cx, e, expected, out);
+        if let Some(exp) = expected {
+            if !self.accepts(exp, &found) {
+                self.report_mismatch(cx.unit, e.span, exp, &found);
+                return Ty::Error;
+            }
+        }
+        found
+    }
+
+    fn expr_inner(
+        &mut self,
+        cx: &mut Cx,
+        e: &ast::Expr,
+        expected: Option<&Ty>,
+        out: &mut ir::Block,
+    ) -> Ty {
+        match &e.kind {
+            ExprKind::Int(n) => self.literal(cx, e.span, Lit::Int(*n), Prim::Int, expected),
+            ExprKind::Decimal(s) => {
+                let v = s.parse().unwrap_or(0.0);
+                self.literal(cx, e.span, Lit::Decimal(v), Prim::Decimal, expected)
+            }
+            ExprKind::Str(s) => self.literal(cx, e.span, Lit::Text(s), Prim::Text, expected),
+            ExprKind::Bool(_) => Ty::Prim(Prim::Bool),
+            ExprKind::None => Ty::NoneValue,
+            ExprKind::Duration(..) => Ty::Prim(Prim::Duration),
+            ExprKind::Path(p) => self.path_expr(cx, p, expected),
+            ExprKind::Field(base, field) => {
+                let ty = self.expr(cx, base, None, out);
+                self.field_of(cx.unit, &ty, *field)
+            }
+            ExprKind::Call { .. }
+            | ExprKind::Create { .. }
+            | ExprKind::Update { .. }
+            | ExprKind::Delete { .. } => self.plain_effect(cx, e, out),
+            ExprKind::Construct { ty, fields } => self.construct(cx, ty, fields, out),
+            ExprKind::List(items) => self.list_expr(cx, e.span, items, expected, out),
+            ExprKind::Unary(op, inner) => self.unary(cx, e, *op, inner, expected, out),
+            ExprKind::Binary(op, l, r) => self.binary(cx, *op, l, r, out),
+            ExprKind::Attempt(inner) => self.attempt_expr(cx, e.span, inner, out),
+            ExprKind::Match { scrutinee, arms } => {
+                self.match_expr(cx, e.span, scrutinee, arms, out)
+            }
+            ExprKind::Reject(r) => {
+                if let Some(rej) = self.reject(cx, r, out) {
+                    out.nodes.push(ir::Node::Reject(rej));
+                }
+                Ty::Error
+            }
+            ExprKind::Propagate => {
+                let d = Diagnostic::error(
+                    "failure.propagate_outside_match",
+                    e.span,
+                    "`propagate` is only allowed as a `match` arm",
+                )
+                .with_reason("`propagate` passes on the failure a `failure F =>` arm matched")
+                .with_fix("use `attempt` on the call to pass all its failures on");
+                self.error(d);
+                Ty::Error
+            }
+            ExprKind::Block(b) => {
+                let block = self.scoped_block(cx, b);
+                out.nodes.extend(block.nodes);
+                Ty::unit()
+            }
+            ExprKind::Error => Ty::Error,
+        }
+    }
+
+    pub(super) fn report_mismatch(&mut self, unit: Owner, span: Span, expected: &Ty, found: &Ty) {
+        let (exp, got) = (self.type_name(expected, unit), self.type_name(found, unit));
+        let mut d = Diagnostic::error(
+            "type.mismatch",
+            span,
+            format!("expected `{exp}`, found `{got}`"),
+        )
+        .with_label(format!("this is a `{got}`"));
+        let (pe, pf) = (self.prim_of(expected), self.prim_of(found));
+        if pe.is_some() && pe == pf {
+            d = d.with_reason(format!(
+                "types are nominal: a `{got}` is not a `{exp}`, even though both are `{}`",
+                pe.map_or("", Prim::as_str)
+            ));
+        }
+        d = d.with_fix(format!("pass a `{exp}` value here"));
+        self.error(d);
+    }
+
+    /// A literal is accepted where a type built on its primitive is
+    /// expected, and checked against that type's constraints.
+    fn literal(
+        &mut self,
+        cx: &Cx,
+        span: Span,
+        lit: Lit<'_>,
+        prim: Prim,
+        expected: Option<&Ty>,
+    ) -> Ty {
+        let Some(exp) = expected else {
+            return Ty::Prim(prim);
+        };
+        let target = match exp.unbounded() {
+            Ty::Optional(inner) => inner.as_ref(),
+            _ => exp,
+        };
+        let fits = match self.prim_of(target) {
+            Some(p) => p == prim || (p == Prim::Decimal && prim == Prim::Int),
+            None => false,
+        };
+        if !fits {
+            return Ty::Prim(prim);
+        }
+        self.check_literal(cx.unit, span, &lit, target);
+        exp.clone()
+    }
+
+    fn check_literal(&mut self, unit: Owner, span: Span, lit: &Lit<'_>, ty: &Ty) {
+        for b in self.bounds_of(ty) {
+            let problem = match lit {
+                Lit::Int(n) => number_problem(*n as f64, b.min, b.max),
+                Lit::Decimal(v) => number_problem(*v, b.min, b.max),
+                Lit::Text(s) => text_problem(s, &b),
+            };
+            if let Some(problem) = problem {
+                let name = self.type_name(ty, unit);
+                let d = Diagnostic::error(
+                    "type.constraint",
+                    span,
+                    format!("this value does not fit `{name}`: {problem}"),
+                )
+                .with_reason(format!("a literal used as a `{name}` is checked against its constraints when compiling"))
+                .with_fix("change the value to fit the type's constraints");
+                self.error(d);
+                return;
+            }
+        }
+    }
+
+    fn path_expr(&mut self, cx: &mut Cx, p: &ast::Path, expected: Option<&Ty>) -> Ty {
+        let Some(first) = p.segments.first().copied() else {
+            return Ty::Error;
+        };
+        let rest = p.segments.get(1..).unwrap_or(&[]);
+        if let Some(local) = cx.local(first.name) {
+            let ty = local.ty.clone();
+            return self.walk_fields(cx.unit, ty, rest);
+        }
+        match first.name.as_str() {
+            "config" if !rest.is_empty() => return self.config_expr(cx, rest),
+            "clock" if !rest.is_empty() => return self.clock_expr(cx, rest),
+            _ => {}
+        }
+        if let Some(ty) = self.enum_value(cx, p, expected) {
+            return ty;
+        }
+        let mut cands = cx.local_names();
+        cands.push("config".to_string());
+        cands.push("clock".to_string());
+        self.report_unknown(
+            "name.unknown_variable",
+            "variable",
+            first.span,
+            first.name.as_str(),
+            &cands,
+        );
+        cx.uncertain = true;
+        Ty::Error
+    }
+
+    pub(super) fn walk_fields(&mut self, unit: Owner, mut ty: Ty, rest: &[ast::Ident]) -> Ty {
+        for seg in rest {
+            ty = self.field_of(unit, &ty, *seg);
+        }
+        ty
+    }
+
+    fn config_expr(&mut self, cx: &mut Cx, rest: &[ast::Ident]) -> Ty {
+        let Some((entry, more)) = rest.split_first() else {
+            return Ty::Error;
+        };
+        let found = self
+            .unit(cx.unit)
+            .config
+            .get(&entry.name)
+            .map(|c| c.ty.clone());
+        match found {
+            Some(ty) => self.walk_fields(cx.unit, ty, more),
+            None => {
+                let cands: Vec<String> = self
+                    .unit(cx.unit)
+                    .config
+                    .keys()
+                    .map(|n| n.as_str().to_string())
+                    .collect();
+                self.report_unknown(
+                    "name.unknown_config",
+                    "config entry",
+                    entry.span,
+                    entry.name.as_str(),
+                    &cands,
+                );
+                Ty::Error
+            }
+        }
+    }
+
+    fn clock_expr(&mut self, cx: &mut Cx, rest: &[ast::Ident]) -> Ty {
+        let Some((what, more)) = rest.split_first() else {
+            return Ty::Error;
+        };
+        if what.name.as_str() == "now" {
+            return self.walk_fields(cx.unit, Ty::Prim(Prim::Instant), more);
+        }
+        self.report_unknown(
+            "name.unknown_field",
+            "clock value",
+            what.span,
+            what.name.as_str(),
+            &["now".to_string()],
+        );
+        Ty::Error
+    }
+
+    /// `Tier.basic`, `pkg.Tier.basic`, or a bare `basic` where a `Tier` is
+    /// expected. `None` when the path is not an enum value at all.
+    fn enum_value(&mut self, cx: &Cx, p: &ast::Path, expected: Option<&Ty>) -> Option<Ty> {
+        if let ([one], Some(exp)) = (p.segments.as_slice(), expected) {
+            if let Some((t, variants)) = self.enum_of(exp) {
+                if variants.contains(&one.name) {
+                    return Some(Ty::Named(t));
+                }
+            }
+        }
+        let (variant, ty_segs) = p.segments.split_last()?;
+        if ty_segs.is_empty() {
+            return None;
+        }
+        let ty_path = ast::Path {
+            segments: ty_segs.to_vec(),
+            span: ty_segs.first()?.span.to(ty_segs.last()?.span),
+        };
+        let Found::Yes(decl) = self.lookup_decl(cx.unit, &ty_path) else {
+            return None;
+        };
+        let t = decl.as_type()?;
+        let (_, variants) = self.enum_of(&Ty::Named(t))?;
+        if variants.contains(&variant.name) {
+            return Some(Ty::Named(t));
+        }
+        let cands: Vec<String> = variants.iter().map(|v| v.as_str().to_string()).collect();
+        self.report_unknown(
+            "name.unknown_variant",
+            "variant",
+            variant.span,
+            variant.name.as_str(),
+            &cands,
+        );
+        Some(Ty::Error)
+    }
+
+    fn enum_of(&self, ty: &Ty) -> Option<(TypeId, Vec<crate::intern::Name>)> {
+        let target = match ty.unbounded() {
+            Ty::Optional(inner) => inner.unbounded(),
+            other => other,
+        };
+        let Ty::Named(t) = target else { return None };
+        match &self.types[t.0 as usize].kind {
+            TypeKind::Enum(v) => Some((*t, v.clone())),
+            _ => None,
+        }
+    }
+
+    /// `value.field`, with "did you mean" among the record's fields.
+    pub(super) fn field_of(&mut self, unit: Owner, ty: &Ty, field: ast::Ident) -> Ty {
+        if ty.is_error() {
+            return Ty::Error;
+        }
+        let Some((t, fields)) = self.record_fields(ty) else {
+            let name = self.type_name(ty, unit);
+            let d = Diagnostic::error(
+                "type.no_fields",
+                field.span,
+                format!("a `{name}` has no field `{}`", field.name),
+            )
+            .with_reason(format!("`{name}` is not a record"))
+            .with_fix("use the value itself, or a record type's field");
+            self.error(d);
+            return Ty::Error;
+        };
+        if let Some(f) = fields.iter().find(|f| f.name == field.name) {
+            return f.ty.clone();
+        }
+        let cands: Vec<String> = fields.iter().map(|f| f.name.as_str().to_string()).collect();
+        let owner = self.type_name(&Ty::Named(t), unit);
+        self.report_unknown_field(&owner, field.span, field.name.as_str(), &cands);
+        Ty::Error
+    }
+
+    /// `Type { field: value }`
+    fn construct(
+        &mut self,
+        cx: &mut Cx,
+        path: &ast::Path,
+        fields: &[ast::FieldInit],
+        out: &mut ir::Block,
+    ) -> Ty {
+        let ty_expr = ast::TypeExpr {
+            kind: ast::TypeExprKind::Named {
+                path: path.clone(),
+                args: Vec::new(),
+                constraints: Vec::new(),
+            },
+            span: path.span,
+        };
+        let ty = self.resolve_type(cx.unit, &ty_expr);
+        let Ty::Named(t) = ty else {
+            self.field_values_only(cx, fields, out);
+            if !ty.is_error() {
+                self.report_not_record(cx.unit, path.span, &ty);
+            }
+            return Ty::Error;
+        };
+        match self.record_of(t) {
+            Some(defs) => {
+                self.check_inits(cx, path.span, &Ty::Named(t), &defs, fields, out);
+                Ty::Named(t)
+            }
+            None => {
+                self.field_values_only(cx, fields, out);
+                self.report_not_record(cx.unit, path.span, &Ty::Named(t));
+                Ty::Error
+            }
+        }
+    }
+
+    fn report_not_record(&mut self, unit: Owner, span: Span, ty: &Ty) {
+        let name = self.type_name(ty, unit);
+        let d = Diagnostic::error(
+            "type.not_a_record",
+            span,
+            format!("`{name}` is not a record and cannot be built with `{{ }}`"),
+        )
+        .with_fix(format!("write a `{name}` value directly"));
+        self.error(d);
+    }
+
+    /// Checks the values of fields whose target is unknown, for their effects
+    /// and names only.
+    pub(super) fn field_values_only(
+        &mut self,
+        cx: &mut Cx,
+        fields: &[ast::FieldInit],
+        out: &mut ir::Block,
+    ) {
+        for f in fields {
+            self.expr(cx, &f.value, None, out);
+        }
+    }
+
+    /// Field initialisers against a record's declared fields: unknown,
+    /// repeated, mistyped and missing fields.
+    pub(super) fn check_inits(
+        &mut self,
+        cx: &mut Cx,
+        at: Span,
+        ty: &Ty,
+        defs: &[FieldDef],
+        fields: &[ast::FieldInit],
+        out: &mut ir::Block,
+    ) {
+        let owner = self.type_name(ty, cx.unit);
+        for (i, f) in fields.iter().enumerate() {
+            if let Some(first) = fields[..i].iter().find(|g| g.name.name == f.name.name) {
+                self.report_duplicate("field", f.name, first.name.span);
+                self.expr(cx, &f.value, None, out);
+                continue;
+            }
+            match defs.iter().find(|d| d.name == f.name.name) {
+                Some(def) => {
+                    let want = def.ty.clone();
+                    self.expr(cx, &f.value, Some(&want), out);
+                }
+                None => {
+                    self.expr(cx, &f.value, None, out);
+                    let cands: Vec<String> =
+                        defs.iter().map(|d| d.name.as_str().to_string()).collect();
+                    self.report_unknown_field(&owner, f.name.span, f.name.name.as_str(), &cands);
+                }
+            }
+        }
+        let missing: Vec<&FieldDef> = defs
+            .iter()
+            .filter(|d| !d.optional && !fields.iter().any(|f| f.name.name == d.name))
+            .collect();
+        let unreadable = fields
+            .iter()
+            .any(|f| matches!(f.value.kind, ExprKind::Error));
+        if missing.is_empty() || unreadable {
+            return;
+        }
+        let names: Vec<String> = missing.iter().map(|d| format!("`{}`", d.name)).collect();
+        let mut d = Diagnostic::error(
+            "type.missing_field",
+            at,
+            format!("`{owner}` needs {}", names.join(", ")),
+        )
+        .with_label(format!("missing {}", names.join(", ")))
+        .with_reason("only fields marked `optional` may be left out")
+        .with_fix(format!("add {}", names.join(", ")));
+        for m in missing {
+            d = d.with_related(m.span, format!("`{}` is declared here", m.name));
+        }
+        self.error(d);
+    }
+
+    fn list_expr(
+        &mut self,
+        cx: &mut Cx,
+        span: Span,
+        items: &[ast::Expr],
+        expected: Option<&Ty>,
+        out: &mut ir::Block,
+    ) -> Ty {
+        let elem_expected = expected.and_then(|e| match self.base_of(e) {
+            Ty::List(inner) => Some((**inner).clone()),
+            Ty::Optional(inner) => match self.base_of(inner) {
+                Ty::List(i) => Some((**i).clone()),
+                _ => None,
+            },
+            _ => None,
+        });
+        let mut first = None;
+        for item in items {
+            let t = self.expr(cx, item, elem_expected.as_ref(), out);
+            first.get_or_insert(t);
+        }
+        match (expected, elem_expected) {
+            (Some(exp), Some(_)) => {
+                let n = items.len() as u64;
+                let too_many = self
+                    .bounds_of(exp)
+                    .iter()
+                    .filter_map(|b| b.max_length)
+                    .find(|m| n > *m);
+                if let Some(max) = too_many {
+                    let d = Diagnostic::error(
+                        "type.constraint",
+                        span,
+                        format!(
+                            "this list has {n} items, more than the {max} `{}` allows",
+                            self.type_name(exp, cx.unit)
+                        ),
+                    )
+                    .with_fix(format!("keep at most {max} items"));
+                    self.error(d);
+                }
+                exp.clone()
+            }
+            _ => Ty::List(Box::new(first.unwrap_or(Ty::Error))),
+        }
+    }
+
+    fn unary(
+        &mut self,
+        cx: &mut Cx,
+        e: &ast::Expr,
+        op: UnOp,
+        inner: &ast::Expr,
+        expected: Option<&Ty>,
+        out: &mut ir::Block,
+    ) -> Ty {
+        match op {
+            UnOp::Not => {
+                self.expr(cx, inner, Some(&Ty::Prim(Prim::Bool)), out);
+                Ty::Prim(Prim::Bool)
+            }
+            UnOp::Neg => match &inner.kind {
+                ExprKind::Int(n) => self.literal(
+                    cx,
+                    e.span,
+                    Lit::Int(n.saturating_neg()),
+                    Prim::Int,
+                    expected,
+                ),
+                ExprKind::Decimal(s) => {
+                    let v: f64 = s.parse().unwrap_or(0.0);
+                    self.literal(cx, e.span, Lit::Decimal(-v), Prim::Decimal, expected)
+                }
+                _ => {
+                    let t = self.expr(cx, inner, None, out);
+                    match self.prim_of(&t) {
+                        Some(Prim::Int | Prim::Decimal | Prim::Duration) => t,
+                        None if t.is_error() => Ty::Error,
+                        _ => self.report_operator(cx.unit, e.span, "-", &t, None),
+                    }
+                }
+            },
+        }
+    }
+
+    fn binary(
+        &mut self,
+        cx: &mut Cx,
+        op: BinOp,
+        l: &ast::Expr,
+        r: &ast::Expr,
+        out: &mut ir::Block,
+    ) -> Ty {
+        match op {
+            BinOp::And | BinOp::Or => {
+                let b = Ty::Prim(Prim::Bool);
+                self.expr(cx, l, Some(&b), out);
+                self.expr(cx, r, Some(&b), out);
+                b
+            }
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                let lt = self.expr(cx, l, None, out);
+                let rt = self.expr_inner(cx, r, Some(&lt), out);
+                if !self.accepts(&lt, &rt) && !self.accepts(&rt, &lt) {
+                    self.report_mismatch(cx.unit, r.span, &lt, &rt);
+                }
+                Ty::Prim(Prim::Bool)
+            }
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
+                let lt = self.expr(cx, l, None, out);
+                let rt = self.expr(cx, r, None, out);
+                self.arithmetic(cx.unit, l.span.to(r.span), op, &lt, &rt)
+            }
+        }
+    }
+
+    fn arithmetic(&mut self, unit: Owner, span: Span, op: BinOp, lt: &Ty, rt: &Ty) -> Ty {
+        if lt.is_error() || rt.is_error() {
+            return Ty::Error;
+        }
+        use Prim::*;
+        let add_sub = matches!(op, BinOp::Add | BinOp::Sub);
+        let result = match (self.prim_of(lt), self.prim_of(rt)) {
+            (Some(Int), Some(Int)) => Some(Int),
+            (Some(Int | Decimal), Some(Int | Decimal)) => Some(Decimal),
+            (Some(Instant), Some(Duration)) if add_sub => Some(Instant),
+            (Some(Instant), Some(Instant)) if op == BinOp::Sub => Some(Duration),
+            (Some(Duration), Some(Duration)) if add_sub => Some(Duration),
+            (Some(Duration), Some(Int)) if !add_sub => Some(Duration),
+            (Some(Text), Some(Text)) if op == BinOp::Add => Some(Text),
+            _ => None,
+        };
+        match result {
+            Some(p) => Ty::Prim(p),
+            None => {
+                let sym = match op {
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    BinOp::Mul => "*",
+                    _ => "/",
+                };
+                self.report_operator(unit, span, sym, lt, Some(rt))
+            }
+        }
+    }
+
+    fn report_operator(
+        &mut self,
+        unit: Owner,
+        span: Span,
+        sym: &str,
+        lt: &Ty,
+        rt: Option<&Ty>,
+    ) -> Ty {
+        let l = self.type_name(lt, unit);
+        let summary = match rt {
+            Some(rt) => format!(
+                "`{sym}` cannot combine `{l}` and `{}`",
+                self.type_name(rt, unit)
+            ),
+            None => format!("`{sym}` cannot apply to `{l}`"),
+        };
+        let d = Diagnostic::error("type.operator", span, summary)
+            .with_reason(
+                "arithmetic works on Int and Decimal, Instant with Duration, and `+` joins Text",
+            )
+            .with_fix("convert the values to compatible types first");
+        self.error(d);
+        Ty::Error
+    }
+
+    /// Purity: a function may not make outside calls, call actions, write or
+    /// emit. Returns true when the body is a function (already reported).
+    pub(super) fn impure(&mut self, cx: &Cx, code: &'static str, span: Span, what: &str) -> bool {
+        if cx.kind != BodyKind::Function {
+            return false;
+        }
+        let d = Diagnostic::error(code, span, format!("a function cannot {what}"))
+            .with_reason("functions are pure: no outside calls, action calls, writes or emits")
+            .with_fix(
+                "make this an action, or move the effect into the action that calls the function",
+            );
+        self.error(d);
+        true
+    }
+}
+
+fn number_problem(v: f64, min: Option<f64>, max: Option<f64>) -> Option<String> {
+    if let Some(m) = min.filter(|m| v < *m) {
+        return Some(format!("it is below the minimum {m}"));
+    }
+    if let Some(m) = max.filter(|m| v > *m) {
+        return Some(format!("it is above the maximum {m}"));
+    }
+    None
+}
+
+fn text_problem(s: &str, b: &super::tables::Bounds) -> Option<String> {
+    let n = s.chars().count() as u64;
+    if let Some(m) = b.max_length.filter(|m| n > *m) {
+        return Some(format!("it has {n} characters, more than max_length {m}"));
+    }
+    if let Some(m) = b.min_length.filter(|m| n < *m) {
+        return Some(format!("it has {n} characters, fewer than min_length {m}"));
+    }
+    if b.email && !looks_like_email(s) {
+        return Some("it is not an email address".to_string());
+    }
+    if let Some(p) = &b.pattern {
+        if !super::pattern::matches(p, s).unwrap_or(true) {
+            return Some(format!("it does not match the pattern `{p}`"));
+        }
+    }
+    None
+}
+
+/// A simple email check: one `@`, a non-empty local part, and a domain with a
+/// dot that neither starts nor ends it.
+fn looks_like_email(s: &str) -> bool {
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !s.chars().any(char::is_whitespace)
+}

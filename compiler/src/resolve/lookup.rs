@@ -1,0 +1,348 @@
+//! Name lookup with visibility (design section 1), "did you mean" candidates,
+//! and how names and types are shown to the author of a given unit.
+
+use crate::ast::{Ident, Path};
+use crate::diag::{nearest, Diagnostic, Edit};
+use crate::ir::{FailureId, Owner, PkgId};
+use crate::span::Span;
+
+use super::tables::{Decl, Ty, TypeKind};
+use super::Resolver;
+
+/// The outcome of looking a dotted name up.
+pub(crate) enum Found<T> {
+    Yes(T),
+    /// Under a package that could not be loaded (already reported).
+    Silent,
+    /// `pkg.X` where `pkg` is not a package this unit may name.
+    UnknownPackage(Ident),
+    No,
+}
+
+impl<'a> Resolver<'a> {
+    /// How a declaration owned by `owner` is written from `viewer`.
+    pub fn qualify(&self, owner: Owner, name: &str, viewer: Owner) -> String {
+        match owner {
+            Owner::Package(p) if owner != viewer => format!("{}.{}", self.pkg_name(p), name),
+            _ => name.to_string(),
+        }
+    }
+
+    pub fn pkg_name(&self, p: PkgId) -> &'static str {
+        self.prog
+            .packages
+            .get(p.0 as usize)
+            .map_or("?", |pkg| pkg.name.as_str())
+    }
+
+    pub fn failure_name(&self, id: FailureId, viewer: Owner) -> String {
+        let f = self.prog.failure(id);
+        let plain = f.qualified.rsplit('.').next().unwrap_or(&f.qualified);
+        self.qualify(f.owner, plain, viewer)
+    }
+
+    pub fn type_name(&self, ty: &Ty, viewer: Owner) -> String {
+        match ty {
+            Ty::Error => "?".to_string(),
+            Ty::Prim(p) => p.as_str().to_string(),
+            Ty::Named(t) => {
+                let def = &self.types[t.0 as usize];
+                self.qualify(def.owner, def.name.as_str(), viewer)
+            }
+            Ty::List(inner) => format!("List<{}>", self.type_name(inner, viewer)),
+            Ty::Optional(inner) => format!("{}?", self.type_name(inner, viewer)),
+            Ty::NoneValue => "none".to_string(),
+            Ty::Bounded(inner, _) => self.type_name(inner, viewer),
+        }
+    }
+
+    /// Looks up an UpperCamelCase declaration: `X` in the unit or the
+    /// stdlib, `pkg.X` in a package the unit may name.
+    pub fn lookup_decl(&self, unit: Owner, path: &Path) -> Found<Decl> {
+        match path.segments.as_slice() {
+            [one] => {
+                let own = self.unit(unit).decls.get(&one.name);
+                let std = self.unit(Owner::Stdlib).decls.get(&one.name);
+                match own.or(std) {
+                    Some((d, _)) => Found::Yes(*d),
+                    None => Found::No,
+                }
+            }
+            [pkg, item] => match self.package_seen(unit, pkg) {
+                Found::Yes(p) => match self.unit(Owner::Package(p)).decls.get(&item.name) {
+                    Some((d, _)) => Found::Yes(*d),
+                    None => Found::No,
+                },
+                Found::Silent => Found::Silent,
+                Found::UnknownPackage(i) => Found::UnknownPackage(i),
+                Found::No => Found::No,
+            },
+            _ => Found::No,
+        }
+    }
+
+    /// The package a unit names as `pkg`.
+    pub fn package_seen(&self, unit: Owner, pkg: &Ident) -> Found<PkgId> {
+        let u = self.unit(unit);
+        let text = pkg.name.as_str();
+        if let Some(p) = u.sees.get(text) {
+            return Found::Yes(*p);
+        }
+        if u.missing.contains(text) {
+            return Found::Silent;
+        }
+        Found::UnknownPackage(*pkg)
+    }
+
+    /// Every declaration name a unit can write, filtered by kind, as written.
+    pub fn decl_candidates(&self, unit: Owner, keep: impl Fn(Decl) -> bool) -> Vec<String> {
+        let mut out = Vec::new();
+        let own = self.unit(unit);
+        for (name, (d, _)) in &own.decls {
+            if keep(*d) {
+                out.push(name.as_str().to_string());
+            }
+        }
+        if unit != Owner::Stdlib {
+            for (name, (d, _)) in &self.unit(Owner::Stdlib).decls {
+                if keep(*d) {
+                    out.push(name.as_str().to_string());
+                }
+            }
+        }
+        for (pname, p) in &own.sees {
+            if Owner::Package(*p) == unit {
+                continue;
+            }
+            for (name, (d, _)) in &self.unit(Owner::Package(*p)).decls {
+                if keep(*d) {
+                    out.push(format!("{pname}.{name}"));
+                }
+            }
+        }
+        out
+    }
+
+    /// Reports an unknown name, suggesting the nearest candidate.
+    pub fn report_unknown(
+        &mut self,
+        code: &'static str,
+        what: &str,
+        span: Span,
+        written: &str,
+        candidates: &[String],
+    ) {
+        let d = Diagnostic::error(code, span, format!("unknown {what} `{written}`"))
+            .with_label(format!("no {what} named `{written}` is visible here"));
+        self.push_with_suggestion(d, what, span, written, candidates);
+    }
+
+    /// `record.field` where the record has no such field.
+    pub fn report_unknown_field(
+        &mut self,
+        owner: &str,
+        span: Span,
+        written: &str,
+        candidates: &[String],
+    ) {
+        let d = Diagnostic::error(
+            "name.unknown_field",
+            span,
+            format!("`{owner}` has no field `{written}`"),
+        )
+        .with_label(format!("not a field of `{owner}`"));
+        self.push_with_suggestion(d, "field", span, written, candidates);
+    }
+
+    fn push_with_suggestion(
+        &mut self,
+        mut d: Diagnostic,
+        what: &str,
+        span: Span,
+        written: &str,
+        candidates: &[String],
+    ) {
+        match suggest(written, candidates) {
+            Some(near) => {
+                d = d.with_edit_fix(
+                    format!("did you mean `{near}`?"),
+                    vec![Edit {
+                        span,
+                        replacement: near.to_string(),
+                    }],
+                );
+            }
+            None => {
+                d = d.with_fix(format!("declare the {what}, or correct its name"));
+            }
+        }
+        self.error(d);
+    }
+
+    /// Reports `pkg.X` where `pkg` is not a package this unit may name.
+    pub fn report_unknown_package(&mut self, unit: Owner, pkg: Ident) {
+        let mut names: Vec<String> = self.unit(unit).sees.keys().cloned().collect();
+        names.sort();
+        let written = pkg.name.as_str();
+        let mut d = Diagnostic::error(
+            "name.unknown_package",
+            pkg.span,
+            format!("unknown package `{written}`"),
+        )
+        .with_label("not a package this code may use");
+        d = match unit {
+            Owner::App => d.with_reason("an app sees the packages listed under `packages:` in jadpo.yaml and the standard library"),
+            _ => d.with_reason("a package sees itself, the standard library and the packages its package.yaml requires; it cannot see the app"),
+        };
+        match nearest(written, names.iter().map(String::as_str)) {
+            Some(near) => {
+                d = d.with_edit_fix(
+                    format!("did you mean `{near}`?"),
+                    vec![Edit {
+                        span: pkg.span,
+                        replacement: near.to_string(),
+                    }],
+                )
+            }
+            None => d = d.with_fix(format!("add `{written}` under `packages:`")),
+        }
+        self.error(d);
+    }
+
+    /// Resolves a failure name; reports and returns `None` when it is not one.
+    pub fn find_failure(&mut self, unit: Owner, path: &Path) -> Option<FailureId> {
+        match self.lookup_decl(unit, path) {
+            Found::Yes(Decl::Failure(f)) => Some(f),
+            Found::Yes(other) => {
+                self.report_wrong_kind(path, other, "a failure");
+                None
+            }
+            Found::Silent => None,
+            Found::UnknownPackage(p) => {
+                self.report_unknown_package(unit, p);
+                None
+            }
+            Found::No => {
+                let cands = self.decl_candidates(unit, |d| matches!(d, Decl::Failure(_)));
+                self.report_unknown(
+                    "name.unknown_failure",
+                    "failure",
+                    path.span,
+                    &path.text(),
+                    &cands,
+                );
+                None
+            }
+        }
+    }
+
+    /// Resolves a name that must be an event.
+    pub fn find_event(
+        &mut self,
+        unit: Owner,
+        path: &Path,
+    ) -> Option<(crate::ir::EventId, super::tables::TypeId)> {
+        match self.lookup_decl(unit, path) {
+            Found::Yes(Decl::Event(e, t)) => Some((e, t)),
+            Found::Yes(other) => {
+                self.report_wrong_kind(path, other, "an event");
+                None
+            }
+            Found::Silent => None,
+            Found::UnknownPackage(p) => {
+                self.report_unknown_package(unit, p);
+                None
+            }
+            Found::No => {
+                let cands = self.decl_candidates(unit, |d| matches!(d, Decl::Event(..)));
+                self.report_unknown(
+                    "name.unknown_event",
+                    "event",
+                    path.span,
+                    &path.text(),
+                    &cands,
+                );
+                None
+            }
+        }
+    }
+
+    /// Resolves a name that must be an entity.
+    pub fn find_entity(
+        &mut self,
+        unit: Owner,
+        path: &Path,
+    ) -> Option<(crate::ir::EntityId, super::tables::TypeId)> {
+        match self.lookup_decl(unit, path) {
+            Found::Yes(Decl::Entity(e, t)) => Some((e, t)),
+            Found::Yes(other) => {
+                self.report_wrong_kind(path, other, "an entity");
+                None
+            }
+            Found::Silent => None,
+            Found::UnknownPackage(p) => {
+                self.report_unknown_package(unit, p);
+                None
+            }
+            Found::No => {
+                let cands = self.decl_candidates(unit, |d| matches!(d, Decl::Entity(..)));
+                self.report_unknown(
+                    "name.unknown_entity",
+                    "entity",
+                    path.span,
+                    &path.text(),
+                    &cands,
+                );
+                None
+            }
+        }
+    }
+
+    pub fn report_wrong_kind(&mut self, path: &Path, found: Decl, wanted: &str) {
+        let d = Diagnostic::error(
+            "name.wrong_kind",
+            path.span,
+            format!("`{}` is {}, not {wanted}", path.text(), found.what()),
+        )
+        .with_label(format!("expected {wanted} here"))
+        .with_fix(format!("name {wanted} here"));
+        self.error(d);
+    }
+
+    /// Fields of a record type, looking through aliases.
+    pub fn record_fields(
+        &self,
+        ty: &Ty,
+    ) -> Option<(super::tables::TypeId, &[super::tables::FieldDef])> {
+        let mut ty = ty.unbounded();
+        for _ in 0..32 {
+            match ty {
+                Ty::Named(t) => match &self.types[t.0 as usize].kind {
+                    TypeKind::Record(fields) => return Some((*t, fields.as_slice())),
+                    TypeKind::Alias(inner) => ty = inner.unbounded(),
+                    _ => return None,
+                },
+                Ty::Optional(inner) => ty = inner.unbounded(),
+                _ => return None,
+            }
+        }
+        None
+    }
+}
+
+/// The nearest candidate: by edit distance, or one swap of two neighbouring
+/// characters away (`cdoe` for `code`).
+pub(crate) fn suggest<'c>(written: &str, candidates: &'c [String]) -> Option<&'c str> {
+    if let Some(near) = nearest(written, candidates.iter().map(String::as_str)) {
+        return Some(near);
+    }
+    let w: Vec<char> = written.chars().collect();
+    candidates.iter().map(String::as_str).find(|c| {
+        let c: Vec<char> = c.chars().collect();
+        if c.len() != w.len() {
+            return false;
+        }
+        let diff: Vec<usize> = (0..w.len()).filter(|i| w.get(*i) != c.get(*i)).collect();
+        matches!(diff.as_slice(), [i, j] if *j == i + 1 && w.get(*i) == c.get(*j) && w.get(*j) == c.get(*i))
+    })
+}

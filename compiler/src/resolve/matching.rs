@@ -1,0 +1,327 @@
+//! `match call(...) { success(v) => e  failure F => e | reject G | propagate }`:
+//! exhaustiveness over the call's failures, and lowering of the arms.
+
+use crate::ast::{self, ExprKind, Pattern};
+use crate::diag::{Diagnostic, Edit};
+use crate::ir::{self, FailureId};
+use crate::span::Span;
+
+use super::body::{Cx, Escape};
+use super::calls::{Outcome, Pending};
+use super::tables::Ty;
+use super::Resolver;
+
+/// What checking the arms learned.
+#[derive(Default)]
+struct ArmsSeen {
+    success: Option<Span>,
+    named: Vec<(FailureId, Span)>,
+    /// An arm named a failure that could not be resolved.
+    unresolved: bool,
+    /// Value arms: their type and span.
+    values: Vec<(Ty, Span, bool)>,
+}
+
+impl<'a> Resolver<'a> {
+    pub(super) fn match_expr(
+        &mut self,
+        cx: &mut Cx,
+        span: Span,
+        scrutinee: &ast::Expr,
+        arms: &[ast::MatchArm],
+        out: &mut ir::Block,
+    ) -> Ty {
+        let pending = match self.effect_target(cx, scrutinee, out) {
+            Outcome::Effect(p) => p,
+            Outcome::Pure(t) => {
+                if !t.is_error() && !matches!(scrutinee.kind, ExprKind::Error) {
+                    let d = Diagnostic::error(
+                        "failure.match_needs_call",
+                        scrutinee.span,
+                        "`match` needs a call or write that can fail",
+                    )
+                    .with_reason("a `match` handles the success and each failure of one call")
+                    .with_fix("use `if` to branch on a value");
+                    self.error(d);
+                }
+                self.arms_without_call(cx, arms);
+                return Ty::Error;
+            }
+            Outcome::Impure(_) => {
+                self.arms_without_call(cx, arms);
+                return Ty::Error;
+            }
+            Outcome::Failed => {
+                cx.uncertain = true;
+                self.arms_without_call(cx, arms);
+                return Ty::Error;
+            }
+        };
+        let mut seen = ArmsSeen::default();
+        let mut lowered = Vec::new();
+        for arm in arms {
+            if let Some(a) = self.arm(cx, &pending, arm, &mut seen) {
+                lowered.push(a);
+            }
+        }
+        self.check_exhaustive(cx, span, scrutinee.span, &pending, &seen);
+        out.nodes.push(ir::Node::Effect(ir::Effect {
+            span: pending.span,
+            target: pending.target.clone(),
+            handling: ir::Handling::Match(lowered),
+        }));
+        self.match_type(cx, &seen)
+    }
+
+    /// Checks arm bodies when the matched call is unknown: names only.
+    fn arms_without_call(&mut self, cx: &mut Cx, arms: &[ast::MatchArm]) {
+        for arm in arms {
+            cx.scopes.push(Vec::new());
+            if let Pattern::Success(v) = &arm.pattern {
+                cx.bind(v.name, Ty::Error, false);
+            }
+            let mut sink = ir::Block::default();
+            self.arm_body(cx, None, &arm.body, &mut sink);
+            cx.scopes.pop();
+        }
+    }
+
+    fn arm(
+        &mut self,
+        cx: &mut Cx,
+        p: &Pending,
+        arm: &ast::MatchArm,
+        seen: &mut ArmsSeen,
+    ) -> Option<ir::Arm> {
+        let mut body = ir::Block::default();
+        cx.scopes.push(Vec::new());
+        let pattern = match &arm.pattern {
+            Pattern::Success(v) => {
+                if let Some(first) = seen.success {
+                    self.report_repeated_arm(arm.pattern_span, first, "success");
+                }
+                seen.success.get_or_insert(arm.pattern_span);
+                cx.bind(v.name, p.ty.clone(), false);
+                Some(ir::ArmPattern::Success)
+            }
+            Pattern::Failure(path) => self.failure_pattern(cx, p, path, arm.pattern_span, seen),
+        };
+        let failure = match pattern {
+            Some(ir::ArmPattern::Failure(f)) => Some(f),
+            _ => None,
+        };
+        let (end, ty) = self.arm_body(cx, failure, &arm.body, &mut body);
+        cx.scopes.pop();
+        if let Some(ty) = ty {
+            let is_success = matches!(pattern, Some(ir::ArmPattern::Success));
+            seen.values.push((ty, arm.body.span, is_success));
+        }
+        if matches!(arm.body.kind, ExprKind::Propagate) && failure.is_none() && pattern.is_some() {
+            let d = Diagnostic::error(
+                "failure.propagate_success",
+                arm.body.span,
+                "a `success` arm has no failure to propagate",
+            )
+            .with_fix("yield the value: `success(v) => v`");
+            self.error(d);
+        }
+        Some(ir::Arm {
+            span: arm.span,
+            pattern: pattern?,
+            body,
+            end,
+        })
+    }
+
+    fn failure_pattern(
+        &mut self,
+        cx: &mut Cx,
+        p: &Pending,
+        path: &ast::Path,
+        span: Span,
+        seen: &mut ArmsSeen,
+    ) -> Option<ir::ArmPattern> {
+        if path.text() == "_" {
+            let d = Diagnostic::error("failure.match_wildcard", path.span, "a `match` cannot have a wildcard failure arm")
+                .with_reason("each failure is handled by name, so adding a failure to an operation shows every place that must decide about it")
+                .with_fix("write one `failure F =>` arm for each failure the call can have");
+            self.error(d);
+            seen.unresolved = true;
+            return None;
+        }
+        let Some(f) = self.find_failure(cx.unit, path) else {
+            seen.unresolved = true;
+            cx.uncertain = true;
+            return None;
+        };
+        if let Some((_, first)) = seen.named.iter().find(|(g, _)| *g == f) {
+            let first = *first;
+            self.report_repeated_arm(span, first, &path.text());
+            return None;
+        }
+        let possible = p.failures.contains(&f) || (p.transient && self.is_transient(f));
+        if !possible {
+            self.report_impossible_arm(cx, p, path);
+            return None;
+        }
+        seen.named.push((f, span));
+        Some(ir::ArmPattern::Failure(f))
+    }
+
+    /// Lowers an arm's body; returns how it ends and, for a value, its type.
+    fn arm_body(
+        &mut self,
+        cx: &mut Cx,
+        failure: Option<FailureId>,
+        body: &ast::Expr,
+        out: &mut ir::Block,
+    ) -> (ir::ArmEnd, Option<Ty>) {
+        match &body.kind {
+            ExprKind::Reject(r) => match self.reject(cx, r, out) {
+                Some(rej) => (ir::ArmEnd::Reject(rej), None),
+                None => (ir::ArmEnd::Value, None),
+            },
+            ExprKind::Propagate => {
+                if let Some(f) = failure {
+                    cx.escapes.push(Escape {
+                        failure: f,
+                        span: body.span,
+                        why: format!("`{}` is propagated here", self.failure_name(f, cx.unit)),
+                    });
+                }
+                (ir::ArmEnd::Propagate(body.span), None)
+            }
+            ExprKind::Block(b) => {
+                let block = self.scoped_block(cx, b);
+                out.nodes.extend(block.nodes);
+                (ir::ArmEnd::Value, None)
+            }
+            _ => {
+                let ty = self.expr(cx, body, None, out);
+                (ir::ArmEnd::Value, Some(ty))
+            }
+        }
+    }
+
+    fn match_type(&mut self, cx: &Cx, seen: &ArmsSeen) -> Ty {
+        let base = seen
+            .values
+            .iter()
+            .find(|v| v.2)
+            .or_else(|| seen.values.iter().find(|v| !matches!(v.0, Ty::NoneValue)))
+            .map(|v| v.0.clone());
+        let Some(mut result) = base else {
+            return if seen.values.is_empty() {
+                Ty::Error
+            } else {
+                Ty::NoneValue
+            };
+        };
+        for (ty, span, _) in &seen.values {
+            if matches!(ty, Ty::NoneValue) {
+                if !matches!(result, Ty::Optional(_) | Ty::Error) {
+                    result = Ty::Optional(Box::new(result));
+                }
+            } else if !self.accepts(&result, ty) {
+                self.report_mismatch(cx.unit, *span, &result, ty);
+            }
+        }
+        result
+    }
+
+    fn check_exhaustive(
+        &mut self,
+        cx: &Cx,
+        span: Span,
+        scrutinee: Span,
+        p: &Pending,
+        seen: &ArmsSeen,
+    ) {
+        let head = Span {
+            end: scrutinee.end,
+            ..span
+        };
+        if seen.success.is_none() {
+            let d = Diagnostic::error(
+                "failure.match_missing_success",
+                head,
+                format!("this `match` on `{}` has no `success` arm", p.label),
+            )
+            .with_reason("a `match` handles the call's success and each of its failures")
+            .with_fix("add `success(v) => v`");
+            self.error(d);
+        }
+        if seen.unresolved || self.unreadable(span) {
+            return;
+        }
+        let missing: Vec<FailureId> = p
+            .failures
+            .iter()
+            .copied()
+            .filter(|f| !seen.named.iter().any(|(g, _)| g == f))
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let names: Vec<String> = missing
+            .iter()
+            .map(|f| self.failure_name(*f, cx.unit))
+            .collect();
+        let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        let arms: String = names
+            .iter()
+            .map(|n| format!("    failure {n} => propagate\n"))
+            .collect();
+        let close = Span {
+            start: span.end.saturating_sub(1),
+            end: span.end.saturating_sub(1),
+            ..span
+        };
+        let d = Diagnostic::error(
+            "failure.match_not_exhaustive",
+            head,
+            format!("this `match` does not handle {}", quoted.join(", ")),
+        )
+        .with_label(format!("`{}` can also fail with {}", p.label, quoted.join(", ")))
+        .with_reason("a `match` names every failure the call can have (only `Unavailable` and `RateLimited` may be left out); there is no wildcard")
+        .with_edit_fix("add an arm for each", vec![Edit { span: close, replacement: arms }]);
+        self.error(d);
+    }
+
+    fn report_repeated_arm(&mut self, span: Span, first: Span, what: &str) {
+        let d = Diagnostic::error(
+            "failure.repeated_arm",
+            span,
+            format!("`{what}` is matched twice"),
+        )
+        .with_related(first, "first matched here")
+        .with_fix("remove one of the two arms");
+        self.error(d);
+    }
+
+    fn report_impossible_arm(&mut self, cx: &Cx, p: &Pending, path: &ast::Path) {
+        let mut names: Vec<String> = p
+            .failures
+            .iter()
+            .map(|f| format!("`{}`", self.failure_name(*f, cx.unit)))
+            .collect();
+        if p.transient {
+            names.push("`Unavailable`".to_string());
+            names.push("`RateLimited`".to_string());
+        }
+        let possible = if names.is_empty() {
+            "nothing".to_string()
+        } else {
+            names.join(", ")
+        };
+        let d = Diagnostic::error(
+            "failure.impossible_arm",
+            path.span,
+            format!("`{}` cannot fail with `{}`", p.label, path.text()),
+        )
+        .with_label("this failure never comes from this call")
+        .with_reason(format!("`{}` can fail with {possible}", p.label))
+        .with_fix("remove this arm");
+        self.error(d);
+    }
+}

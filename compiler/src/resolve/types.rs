@@ -1,0 +1,550 @@
+//! Types: resolving type expressions and declarations, constraints, and the
+//! nominal "accepts" relation (design section 2).
+
+use std::rc::Rc;
+
+use crate::ast::{self, ExprKind, Item, SettingValue, TypeExprKind};
+use crate::diag::{nearest, Diagnostic, Edit};
+use crate::ir::{self, Owner};
+
+use super::lookup::Found;
+use super::tables::{Bounds, Decl, FieldDef, Prim, Ty, TypeKind};
+use super::Resolver;
+
+impl<'a> Resolver<'a> {
+    /// Second pass: the definitions of types, events, entities and config
+    /// entries, now that every name is known.
+    pub(super) fn resolve_type_defs(&mut self) {
+        for u in 0..self.units.len() {
+            let owner = self.units[u].owner;
+            for file in self.unit_asts[u].clone() {
+                for item in &file.items {
+                    self.resolve_def_item(owner, item);
+                }
+            }
+        }
+        self.compute_event_sizes();
+    }
+
+    fn resolve_def_item(&mut self, unit: Owner, item: &ast::Item) {
+        match item {
+            Item::Type(t) => {
+                let Some(Decl::Type(id)) = self.own_decl(unit, t.name) else {
+                    return;
+                };
+                let kind = self.type_def_kind(unit, &t.def);
+                self.types[id.0 as usize].kind = kind;
+            }
+            Item::Event(e) => {
+                let Some(Decl::Event(_, id)) = self.own_decl(unit, e.name) else {
+                    return;
+                };
+                let fields = self.field_defs(unit, &e.fields);
+                self.types[id.0 as usize].kind = TypeKind::Record(fields);
+            }
+            Item::Entity(e) => {
+                let Some(Decl::Entity(eid, id)) = self.own_decl(unit, e.name) else {
+                    return;
+                };
+                let (store, fields): (Vec<_>, Vec<_>) = e
+                    .fields
+                    .iter()
+                    .partition(|f| f.name.name.as_str() == "store");
+                let fields: Vec<ast::FieldDecl> = fields.into_iter().cloned().collect();
+                let defs = self.field_defs(unit, &fields);
+                self.types[id.0 as usize].kind = TypeKind::Record(defs);
+                if let Some(s) = store.first() {
+                    let store = self.entity_store(unit, s);
+                    self.prog.entities[eid.0 as usize].store = store;
+                }
+            }
+            Item::Config(c) => {
+                for f in &c.fields {
+                    self.resolve_config_entry(unit, f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The declaration a name in this unit's own table stands for, only when
+    /// this very identifier declared it (a duplicate is skipped).
+    fn own_decl(&self, unit: Owner, name: ast::Ident) -> Option<Decl> {
+        match self.unit(unit).decls.get(&name.name) {
+            Some((d, span)) if *span == name.span => Some(*d),
+            _ => None,
+        }
+    }
+
+    fn type_def_kind(&mut self, unit: Owner, def: &ast::TypeExpr) -> TypeKind {
+        match &def.kind {
+            TypeExprKind::Enum(variants) => {
+                let mut names = Vec::new();
+                for (i, v) in variants.iter().enumerate() {
+                    if let Some(first) = variants[..i].iter().find(|p| p.name == v.name) {
+                        self.report_duplicate("enum variant", *v, first.span);
+                        continue;
+                    }
+                    names.push(v.name);
+                }
+                TypeKind::Enum(names)
+            }
+            TypeExprKind::Object(fields) => TypeKind::Record(self.field_defs(unit, fields)),
+            TypeExprKind::Error => TypeKind::Pending,
+            _ => TypeKind::Alias(self.resolve_type(unit, def)),
+        }
+    }
+
+    pub(super) fn field_defs(&mut self, unit: Owner, fields: &[ast::FieldDecl]) -> Vec<FieldDef> {
+        let mut out: Vec<FieldDef> = Vec::new();
+        for f in fields {
+            if let Some(first) = out.iter().find(|o| o.name == f.name.name) {
+                let first = first.span;
+                self.report_duplicate("field", f.name, first);
+                continue;
+            }
+            let ty = self.resolve_type(unit, &f.ty);
+            out.push(FieldDef {
+                name: f.name.name,
+                ty,
+                optional: f.optional,
+                span: f.name.span,
+            });
+        }
+        out
+    }
+
+    fn entity_store(&mut self, unit: Owner, field: &ast::FieldDecl) -> Option<crate::intern::Name> {
+        let TypeExprKind::Named { path, .. } = &field.ty.kind else {
+            return None;
+        };
+        let [one] = path.segments.as_slice() else {
+            self.report_unknown("name.unknown_store", "store", path.span, &path.text(), &[]);
+            return None;
+        };
+        if self.unit(unit).stores.contains_key(&one.name) {
+            return Some(one.name);
+        }
+        let cands: Vec<String> = self
+            .unit(unit)
+            .stores
+            .keys()
+            .map(|n| n.as_str().to_string())
+            .collect();
+        self.report_unknown(
+            "name.unknown_store",
+            "store",
+            one.span,
+            one.name.as_str(),
+            &cands,
+        );
+        None
+    }
+
+    /// `steps_key: StepsKey { binding: "STEPS_KEY" secret: true }`
+    fn resolve_config_entry(&mut self, unit: Owner, f: &ast::FieldDecl) {
+        match self.unit(unit).config.get(&f.name.name) {
+            Some(e) if e.span == f.name.span => {}
+            _ => return,
+        }
+        let (ty, secret) = match &f.ty.kind {
+            TypeExprKind::Named {
+                path,
+                args,
+                constraints,
+            } => {
+                let bare = ast::TypeExpr {
+                    kind: TypeExprKind::Named {
+                        path: path.clone(),
+                        args: args.clone(),
+                        constraints: Vec::new(),
+                    },
+                    span: path.span,
+                };
+                let ty = self.resolve_type(unit, &bare);
+                (ty, self.config_settings(constraints))
+            }
+            _ => (self.resolve_type(unit, &f.ty), false),
+        };
+        if let Some(e) = self.unit_mut(unit).config.get_mut(&f.name.name) {
+            e.ty = if f.optional {
+                Ty::Optional(Box::new(ty))
+            } else {
+                ty
+            };
+            e.secret = secret;
+        }
+    }
+
+    /// Reads a config entry's `binding:`/`secret:`/`default:`; returns `secret`.
+    fn config_settings(&mut self, settings: &[ast::Setting]) -> bool {
+        let mut secret = false;
+        for s in settings {
+            match s.key.name.as_str() {
+                "secret" => {
+                    secret = matches!(&s.value, SettingValue::Expr(e) if matches!(e.kind, ExprKind::Bool(true)))
+                }
+                "binding" | "default" => {}
+                _ => self.report_unknown_key(
+                    s.key,
+                    "config entry setting",
+                    &["binding", "secret", "default"],
+                ),
+            }
+        }
+        secret
+    }
+
+    pub(super) fn report_unknown_key(&mut self, key: ast::Ident, what: &str, known: &[&str]) {
+        let written = key.name.as_str();
+        let mut d = Diagnostic::error(
+            "name.unknown_setting",
+            key.span,
+            format!("unknown {what} `{written}`"),
+        )
+        .with_label(format!("not a {what}"))
+        .with_reason(format!("the known ones are: {}", known.join(", ")));
+        match nearest(written, known.iter().copied()) {
+            Some(near) => {
+                d = d.with_edit_fix(
+                    format!("did you mean `{near}`?"),
+                    vec![Edit {
+                        span: key.span,
+                        replacement: near.to_string(),
+                    }],
+                )
+            }
+            None => d = d.with_fix(format!("remove `{written}`")),
+        }
+        self.error(d);
+    }
+
+    /// Resolves a type as written in a field, parameter or result.
+    pub(super) fn resolve_type(&mut self, unit: Owner, t: &ast::TypeExpr) -> Ty {
+        match &t.kind {
+            TypeExprKind::Named {
+                path,
+                args,
+                constraints,
+            } => {
+                let base = self.resolve_named_type(unit, path, args);
+                if constraints.is_empty() || base.is_error() {
+                    return base;
+                }
+                let bounds = self.parse_bounds(unit, &base, constraints);
+                Ty::Bounded(Box::new(base), Rc::new(bounds))
+            }
+            TypeExprKind::Optional(inner) => match self.resolve_type(unit, inner) {
+                Ty::Error => Ty::Error,
+                ty => Ty::Optional(Box::new(ty)),
+            },
+            TypeExprKind::Enum(_) | TypeExprKind::Object(_) => {
+                let d = Diagnostic::error(
+                    "type.anonymous",
+                    t.span,
+                    "an `Enum` or `Object` must be declared as a named type",
+                )
+                .with_reason("types are nominal: values are checked against a declared name")
+                .with_fix("declare it with `type Name = ...` and use the name here");
+                self.error(d);
+                Ty::Error
+            }
+            TypeExprKind::Error => Ty::Error,
+        }
+    }
+
+    fn resolve_named_type(&mut self, unit: Owner, path: &ast::Path, args: &[ast::TypeExpr]) -> Ty {
+        let text = path.text();
+        if text == "List" {
+            return match args {
+                [one] => match self.resolve_type(unit, one) {
+                    Ty::Error => Ty::Error,
+                    ty => Ty::List(Box::new(ty)),
+                },
+                _ => {
+                    self.report_type_args(path, 1, args.len());
+                    Ty::Error
+                }
+            };
+        }
+        if let Some(p) = Prim::from_str(&text) {
+            if !args.is_empty() {
+                self.report_type_args(path, 0, args.len());
+            }
+            return Ty::Prim(p);
+        }
+        if !args.is_empty() {
+            self.report_type_args(path, 0, args.len());
+        }
+        match self.lookup_decl(unit, path) {
+            Found::Yes(d) => match d.as_type() {
+                Some(t) => Ty::Named(t),
+                None => {
+                    self.report_wrong_kind(path, d, "a type");
+                    Ty::Error
+                }
+            },
+            Found::Silent => Ty::Error,
+            Found::UnknownPackage(p) => {
+                self.report_unknown_package(unit, p);
+                Ty::Error
+            }
+            Found::No => {
+                let mut cands = self.decl_candidates(unit, |d| d.as_type().is_some());
+                cands.extend(Prim::ALL.iter().map(|p| p.as_str().to_string()));
+                cands.push("List".to_string());
+                self.report_unknown("name.unknown_type", "type", path.span, &text, &cands);
+                Ty::Error
+            }
+        }
+    }
+
+    fn report_type_args(&mut self, path: &ast::Path, wanted: usize, given: usize) {
+        let d = Diagnostic::error(
+            "type.arity",
+            path.span,
+            format!(
+                "`{}` takes {wanted} type argument(s), {given} given",
+                path.text()
+            ),
+        )
+        .with_fix(if wanted == 1 {
+            "write `List<T>`".to_string()
+        } else {
+            format!("remove the type arguments after `{}`", path.text())
+        });
+        self.error(d);
+    }
+
+    /// The primitive a type is built on, looking through declared aliases.
+    pub(super) fn prim_of(&self, ty: &Ty) -> Option<Prim> {
+        let mut ty = ty.unbounded();
+        for _ in 0..32 {
+            match ty {
+                Ty::Prim(p) => return Some(*p),
+                Ty::Named(t) => match &self.types[t.0 as usize].kind {
+                    TypeKind::Alias(inner) => ty = inner.unbounded(),
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The structural base of a type: declared aliases and bounds removed.
+    pub(super) fn base_of<'t>(&'t self, ty: &'t Ty) -> &'t Ty {
+        let mut ty = ty.unbounded();
+        for _ in 0..32 {
+            match ty {
+                Ty::Named(t) => match &self.types[t.0 as usize].kind {
+                    TypeKind::Alias(inner) => ty = inner.unbounded(),
+                    _ => return ty,
+                },
+                _ => return ty,
+            }
+        }
+        ty
+    }
+
+    /// Every set of bounds that applies to a value of this type.
+    pub(super) fn bounds_of(&self, ty: &Ty) -> Vec<Rc<Bounds>> {
+        let mut out = Vec::new();
+        let mut ty = ty;
+        for _ in 0..32 {
+            match ty {
+                Ty::Bounded(inner, b) => {
+                    out.push(b.clone());
+                    ty = inner;
+                }
+                Ty::Named(t) => match &self.types[t.0 as usize].kind {
+                    TypeKind::Alias(inner) => ty = inner,
+                    _ => break,
+                },
+                Ty::Optional(inner) => ty = inner,
+                _ => break,
+            }
+        }
+        out
+    }
+
+    /// Whether a value of type `actual` may be used where `expected` is
+    /// wanted. Types are nominal; a declared type's value is accepted where
+    /// its structure (a primitive, a list) is expected.
+    pub(super) fn accepts(&self, expected: &Ty, actual: &Ty) -> bool {
+        let (e, a) = (expected.unbounded(), actual.unbounded());
+        match (e, a) {
+            (Ty::Error, _) | (_, Ty::Error) => true,
+            (Ty::Optional(_), Ty::NoneValue) => true,
+            (Ty::Optional(ei), Ty::Optional(ai)) => self.accepts(ei, ai),
+            (Ty::Optional(ei), _) => self.accepts(ei, a),
+            (Ty::Named(t), Ty::Named(u)) => t == u,
+            (Ty::Named(_), _) => false,
+            (_, Ty::Named(_)) => {
+                let base = self.base_of(a);
+                !matches!(base, Ty::Named(_)) && self.accepts(e, base)
+            }
+            (Ty::Prim(Prim::Decimal), Ty::Prim(Prim::Int)) => true,
+            (Ty::Prim(p), Ty::Prim(q)) => p == q,
+            (Ty::List(ei), Ty::List(ai)) => self.accepts(ei, ai),
+            _ => false,
+        }
+    }
+
+    fn parse_bounds(&mut self, unit: Owner, base: &Ty, settings: &[ast::Setting]) -> Bounds {
+        let _ = unit;
+        let allowed: &[&str] = match self.base_of(base) {
+            Ty::Prim(Prim::Text) => &["min_length", "max_length", "pattern", "format"],
+            Ty::Prim(Prim::Int) | Ty::Prim(Prim::Decimal) => &["min", "max"],
+            Ty::List(_) => &["min_length", "max_length"],
+            _ => &[],
+        };
+        let mut b = Bounds::default();
+        for s in settings {
+            let key = s.key.name.as_str();
+            if !allowed.contains(&key) {
+                self.report_bad_constraint(s.key, base, allowed);
+                continue;
+            }
+            let SettingValue::Expr(e) = &s.value else {
+                self.report_constraint_value(s);
+                continue;
+            };
+            if !self.set_bound(&mut b, key, e) {
+                self.report_constraint_value(s);
+            }
+        }
+        b
+    }
+
+    fn set_bound(&self, b: &mut Bounds, key: &str, e: &ast::Expr) -> bool {
+        match key {
+            "min" | "max" => {
+                let Some(v) = number_value(e) else {
+                    return false;
+                };
+                if key == "min" {
+                    b.min = Some(v);
+                } else {
+                    b.max = Some(v);
+                }
+            }
+            "min_length" | "max_length" => {
+                let ExprKind::Int(n) = e.kind else {
+                    return false;
+                };
+                let Ok(n) = u64::try_from(n) else {
+                    return false;
+                };
+                if key == "min_length" {
+                    b.min_length = Some(n);
+                } else {
+                    b.max_length = Some(n);
+                }
+            }
+            "pattern" => {
+                let ExprKind::Str(s) = &e.kind else {
+                    return false;
+                };
+                b.pattern = Some(s.clone());
+            }
+            _ => {
+                let text = match &e.kind {
+                    ExprKind::Path(p) => p.text(),
+                    ExprKind::Str(s) => s.clone(),
+                    _ => return false,
+                };
+                if text != "email" {
+                    return false;
+                }
+                b.email = true;
+            }
+        }
+        true
+    }
+
+    fn report_bad_constraint(&mut self, key: ast::Ident, base: &Ty, allowed: &[&str]) {
+        let written = key.name.as_str();
+        let on = self.type_name(base, Owner::App);
+        let mut d = Diagnostic::error(
+            "type.unknown_constraint",
+            key.span,
+            format!("`{written}` is not a constraint of `{on}`"),
+        );
+        d = if allowed.is_empty() {
+            d.with_reason(format!("`{on}` takes no constraints"))
+                .with_fix("remove the constraint")
+        } else {
+            d.with_reason(format!("`{on}` takes: {}", allowed.join(", ")))
+        };
+        if let Some(near) = nearest(written, allowed.iter().copied()) {
+            d = d.with_edit_fix(
+                format!("did you mean `{near}`?"),
+                vec![Edit {
+                    span: key.span,
+                    replacement: near.to_string(),
+                }],
+            );
+        }
+        self.error(d);
+    }
+
+    fn report_constraint_value(&mut self, s: &ast::Setting) {
+        if matches!(&s.value, SettingValue::Expr(e) if matches!(e.kind, ExprKind::Error)) {
+            return;
+        }
+        let key = s.key.name.as_str();
+        let wanted = match key {
+            "min" | "max" => "a number",
+            "min_length" | "max_length" => "a whole number, 0 or more",
+            "pattern" => "a string",
+            _ => "`email`",
+        };
+        let d = Diagnostic::error(
+            "type.constraint_value",
+            s.value.span(),
+            format!("`{key}` needs {wanted}"),
+        )
+        .with_fix(format!("write {wanted} after `{key}:`"));
+        self.error(d);
+    }
+
+    /// The worst-case JSON size of each event field.
+    fn compute_event_sizes(&mut self) {
+        for u in 0..self.units.len() {
+            let owner = self.units[u].owner;
+            let decls: Vec<(ir::EventId, super::tables::TypeId)> = self.units[u]
+                .decls
+                .values()
+                .filter_map(|(d, _)| match d {
+                    Decl::Event(e, t) => Some((*e, *t)),
+                    _ => None,
+                })
+                .collect();
+            let _ = owner;
+            for (e, t) in decls {
+                let TypeKind::Record(fields) = &self.types[t.0 as usize].kind else {
+                    continue;
+                };
+                let lowered: Vec<ir::EventField> = fields
+                    .iter()
+                    .map(|f| ir::EventField {
+                        name: f.name,
+                        max_json_bytes: super::size::max_json_bytes(self, &f.ty, f.optional),
+                        span: f.span,
+                    })
+                    .collect();
+                self.prog.events[e.0 as usize].fields = lowered;
+            }
+        }
+    }
+}
+
+fn number_value(e: &ast::Expr) -> Option<f64> {
+    match &e.kind {
+        ExprKind::Int(n) => Some(*n as f64),
+        ExprKind::Decimal(s) => s.parse().ok(),
+        ExprKind::Unary(ast::UnOp::Neg, inner) => number_value(inner).map(|v| -v),
+        _ => None,
+    }
+}

@@ -1,0 +1,206 @@
+//! `package.yaml` and `jadpo.yaml` mistakes: each gives one diagnostic with
+//! a span into the YAML, snapshotted with the spanned text and line:col.
+
+mod load_support;
+
+use load_support::*;
+
+const GOOD_PROVIDER: &str = "package: mailer
+version: 1.0.0
+provider:
+  idempotency:
+    header: Idempotency-Key
+    window: 24h
+  timeout: 5s
+  attempts: 2
+";
+
+/// Loads a package whose manifest is `yaml`, checks every diagnostic points
+/// into that manifest, and renders them.
+fn package_diags(yaml: &str) -> String {
+    let mem = app_with_package(yaml);
+    let result = load(&mem, empty_bundled());
+    if let Ok(p) = &result {
+        for d in &p.diagnostics {
+            let file = p.files.get(d.span.file);
+            assert_eq!(file.path, "vendor/mailer/package.yaml", "{d:?}");
+            assert!(!d.span.is_empty(), "empty span: {d:?}");
+        }
+    }
+    render_load(&result)
+}
+
+fn with_ops(ops: &str) -> String {
+    format!("{GOOD_PROVIDER}operations:\n{ops}")
+}
+
+#[test]
+fn good_package_has_no_diagnostics() {
+    let yaml = with_ops(
+        "  email.send:\n    request: Email\n    answer: Sent\n    changes: true\n    idempotent: true\n    failures: [Bounced]\n",
+    );
+    insta::assert_snapshot!(package_diags(&yaml), @"(no diagnostics)");
+}
+
+#[test]
+fn unknown_key_suggests_nearest() {
+    let yaml = "package: mailer
+version: 1.0.0
+provider:
+  idempotency:
+    header: Idempotency-Key
+    windw: 24h
+    window: 24h
+";
+    insta::assert_snapshot!(package_diags(yaml));
+}
+
+#[test]
+fn unknown_operation_key_suggests_nearest() {
+    let yaml =
+        with_ops("  email.send:\n    request: Email\n    changes: true\n    failurs: [Bounced]\n");
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
+#[test]
+fn unknown_top_level_key_without_near_name() {
+    let yaml = format!("{GOOD_PROVIDER}description: sends mail\n");
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
+#[test]
+fn bad_window_duration() {
+    let yaml = "package: mailer
+version: 1.0.0
+provider:
+  idempotency:
+    header: Idempotency-Key
+    window: banana
+";
+    insta::assert_snapshot!(package_diags(yaml));
+}
+
+#[test]
+fn wrong_value_types() {
+    let yaml = with_ops(
+        "  email.send:\n    request: Email\n    changes: yes\n    attempts: two\n    failures: Bounced\n",
+    );
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
+#[test]
+fn missing_changes() {
+    let yaml = with_ops("  email.send:\n    request: Email\n    answer: Sent\n");
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
+#[test]
+fn idempotency_missing_header_and_window() {
+    let yaml = "package: mailer
+version: 1.0.0
+provider:
+  idempotency:
+    replays_failures: true
+";
+    insta::assert_snapshot!(package_diags(yaml));
+}
+
+#[test]
+fn idempotent_without_provider_keys() {
+    let yaml = "package: mailer
+version: 1.0.0
+provider:
+  timeout: 5s
+operations:
+  email.send:
+    request: Email
+    changes: true
+    idempotent: true
+  email.cancel:
+    request: EmailRef
+    changes: true
+    idempotent: true
+    keyed: false
+";
+    insta::assert_snapshot!(package_diags(yaml));
+}
+
+#[test]
+fn already_undone_not_among_failures() {
+    let yaml = with_ops(
+        "  email.cancel:\n    request: EmailRef\n    changes: true\n    idempotent: true\n    failures: [Bounced]\n    already_undone: [EmailMissing]\n",
+    );
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
+#[test]
+fn large_output_without_answer() {
+    let yaml = with_ops(
+        "  email.export:\n    request: Query\n    changes: false\n    large_output: true\n",
+    );
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
+#[test]
+fn duplicate_key() {
+    let yaml = "package: mailer\nversion: 1.0.0\nversion: 1.0.1\n";
+    insta::assert_snapshot!(package_diags(yaml));
+}
+
+#[test]
+fn bad_version_and_new_key_on() {
+    let yaml = "package: mailer
+version: three
+provider:
+  idempotency:
+    header: Idempotency-Key
+    window: 1h
+    new_key_on: sometimes
+    in_use: { status: 1000 }
+";
+    insta::assert_snapshot!(package_diags(yaml));
+}
+
+#[test]
+fn invalid_yaml() {
+    insta::assert_snapshot!(package_diags(
+        "package: mailer\nversion: [1.0.0\nprovider: {}\n"
+    ));
+}
+
+#[test]
+fn operation_names_are_checked() {
+    let yaml = with_ops("  Email.Send:\n    request: Email\n    changes: true\n  email.send:\n    request: not a type\n    changes: true\n");
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
+#[test]
+fn app_manifest_mistakes() {
+    let mem = MemLoader::new().with(
+        "app/jadpo.yaml",
+        "app: Shop\npakages:\n  stripe: \"3\"\npackages:\n  stripe: \"three\"\n  mailer: { path: /abs/mailer }\n",
+    );
+    insta::assert_snapshot!(render_load(&load(&mem, empty_bundled())));
+}
+
+#[test]
+fn app_manifest_missing_app() {
+    let mem = MemLoader::new().with("app/jadpo.yaml", "packages: {}\n");
+    insta::assert_snapshot!(render_load(&load(&mem, empty_bundled())));
+}
+
+#[test]
+fn missing_jadpo_yaml_is_fatal() {
+    let mem = MemLoader::new().with("app/main.jadpo", "");
+    let result = load(&mem, empty_bundled());
+    assert!(result.is_err());
+    insta::assert_snapshot!(render_load(&result));
+}
+
+#[test]
+fn invalid_jadpo_yaml_is_fatal() {
+    let mem = MemLoader::new().with("app/jadpo.yaml", "app: [shop\n");
+    let result = load(&mem, empty_bundled());
+    assert!(result.is_err());
+    insta::assert_snapshot!(render_load(&result));
+}

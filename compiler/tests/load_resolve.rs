@@ -1,0 +1,307 @@
+//! Package resolution: missing packages, versions, duplicates, cycles,
+//! escapes, transitive requirements, and the bundled packages.
+
+mod load_support;
+
+use jadpo_compiler::load::{load_project, Bundled};
+use load_support::*;
+
+fn manifest(name: &str, version: &str, requires: &str) -> String {
+    format!("package: {name}\nversion: {version}\n{requires}")
+}
+
+/// Bundled packages for these tests: stripe 3.1.0 and github 1.2.0.
+fn bundled_mem() -> &'static MemLoader {
+    static B: std::sync::OnceLock<MemLoader> = std::sync::OnceLock::new();
+    B.get_or_init(|| {
+        MemLoader::new()
+            .with("stripe/package.yaml", manifest("stripe", "3.1.0", ""))
+            .with("stripe/stripe.jadpo", "")
+            .with("github/package.yaml", manifest("github", "1.2.0", ""))
+    })
+}
+
+fn bundled() -> Bundled<'static> {
+    Bundled {
+        stdlib: no_bundled(),
+        packages: bundled_mem(),
+    }
+}
+
+fn app(packages: &str) -> MemLoader {
+    MemLoader::new().with(
+        "app/jadpo.yaml",
+        format!("app: shop\npackages:\n{packages}"),
+    )
+}
+
+#[test]
+fn version_requirement_matches_minor_versions() {
+    let mem = app("  stripe: \"3\"\n  github: 1\n");
+    let result = load(&mem, bundled());
+    assert_eq!(codes(&result), Vec::<&str>::new());
+    let Ok(p) = result else { panic!("fatal") };
+    let names: Vec<_> = p
+        .packages
+        .iter()
+        .map(|p| p.manifest.name.node.as_str())
+        .collect();
+    assert_eq!(names, ["github", "stripe"]);
+    assert_eq!(p.packages[1].origin, "<bundled>/stripe");
+    assert_eq!(
+        p.files.get(p.packages[1].sources[0]).path,
+        "<bundled>/stripe/stripe.jadpo"
+    );
+}
+
+#[test]
+fn missing_package_names_the_nearest() {
+    let mem = app("  strpe: \"3\"\n");
+    insta::assert_snapshot!(render_load(&load(&mem, bundled())));
+}
+
+#[test]
+fn no_matching_version_names_versions_found() {
+    let mem = app("  stripe: \"2\"\n");
+    insta::assert_snapshot!(render_load(&load(&mem, bundled())));
+}
+
+#[test]
+fn vendored_package_wins_and_must_match() {
+    let mem = app("  stripe: \"3\"\n").with(
+        "app/packages/stripe/package.yaml",
+        manifest("stripe", "2.0.0", ""),
+    );
+    insta::assert_snapshot!(render_load(&load(&mem, bundled())));
+    let mem = app("  stripe: \"2\"\n").with(
+        "app/packages/stripe/package.yaml",
+        manifest("stripe", "2.0.0", ""),
+    );
+    let Ok(p) = load(&mem, bundled()) else {
+        panic!("fatal")
+    };
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    assert_eq!(p.packages[0].origin, "packages/stripe");
+}
+
+#[test]
+fn two_packages_with_one_name() {
+    let mem = app("  mailer: { path: vendor/mailer }\n")
+        .with(
+            "app/vendor/mailer/package.yaml",
+            manifest("mailer", "1.0.0", ""),
+        )
+        .with(
+            "app/packages/mailer/package.yaml",
+            manifest("mailer", "1.1.0", ""),
+        );
+    insta::assert_snapshot!(render_load(&load(&mem, bundled())));
+}
+
+#[test]
+fn packages_requiring_each_other_in_a_cycle() {
+    let mem = app("  alpha: \"1\"\n")
+        .with(
+            "app/packages/alpha/package.yaml",
+            manifest("alpha", "1.0.0", "packages:\n  beta: \"1\"\n"),
+        )
+        .with(
+            "app/packages/beta/package.yaml",
+            manifest("beta", "1.0.0", "packages:\n  gamma: \"1\"\n"),
+        )
+        .with(
+            "app/packages/gamma/package.yaml",
+            manifest("gamma", "1.0.0", "packages:\n  alpha: \"1\"\n"),
+        );
+    let result = load(&mem, bundled());
+    assert_eq!(codes(&result), ["package.cycle"]);
+    insta::assert_snapshot!(render_load(&result));
+}
+
+#[test]
+fn transitive_requirements_are_resolved() {
+    let mem = app("  billing_kit: \"1\"\n")
+        .with(
+            "app/packages/billing_kit/package.yaml",
+            manifest(
+                "billing_kit",
+                "1.0.0",
+                "packages:\n  stripe: \"3.1\"\n  notes: { path: vendor/notes }\n",
+            ),
+        )
+        .with(
+            "app/packages/billing_kit/vendor/notes/package.yaml",
+            manifest("notes", "0.1.0", ""),
+        )
+        .with("app/packages/billing_kit/kit.jadpo", "")
+        .with("app/packages/billing_kit/vendor/notes/notes.jadpo", "");
+    let Ok(p) = load(&mem, bundled()) else {
+        panic!("fatal")
+    };
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let names: Vec<_> = p
+        .packages
+        .iter()
+        .map(|p| (p.manifest.name.node.as_str(), p.sources.len()))
+        .collect();
+    // The nested package's sources belong to it, not to billing_kit.
+    assert_eq!(names, [("billing_kit", 1), ("notes", 1), ("stripe", 1)]);
+}
+
+#[test]
+fn conflicting_versions_between_app_and_package() {
+    let mem = app("  stripe: \"3\"\n  billing_kit: \"1\"\n").with(
+        "app/packages/billing_kit/package.yaml",
+        manifest("billing_kit", "1.0.0", "packages:\n  stripe: \"2\"\n"),
+    );
+    insta::assert_snapshot!(render_load(&load(&mem, bundled())));
+}
+
+#[test]
+fn package_path_requirement_cannot_leave_its_folder() {
+    let mem = app("  billing_kit: \"1\"\n").with(
+        "app/packages/billing_kit/package.yaml",
+        manifest(
+            "billing_kit",
+            "1.0.0",
+            "packages:\n  notes: { path: ../../vendor/notes }\n",
+        ),
+    );
+    insta::assert_snapshot!(render_load(&load(&mem, bundled())));
+}
+
+#[test]
+fn name_mismatch_and_missing_path() {
+    let mem = app("  mailer: { path: vendor/mailer }\n  notes: { path: vendor/notes }\n").with(
+        "app/vendor/mailer/package.yaml",
+        manifest("postbox", "1.0.0", ""),
+    );
+    insta::assert_snapshot!(render_load(&load(&mem, bundled())));
+}
+
+#[test]
+fn standard_library_names_are_reserved() {
+    let mem = app("  ai: \"1\"\n");
+    assert_eq!(codes(&load(&mem, bundled())), ["package.reserved_name"]);
+}
+
+#[test]
+fn registry_versions_are_matched() {
+    let mem = MemLoader::new()
+        .with(
+            "app/jadpo.yaml",
+            "app: shop\nregistry: ../registry\npackages:\n  mailer: \"1.2\"\n",
+        )
+        .with(
+            "registry/mailer/1.1.0/package.yaml",
+            manifest("mailer", "1.1.0", ""),
+        )
+        .with(
+            "registry/mailer/1.2.3/package.yaml",
+            manifest("mailer", "1.2.3", ""),
+        )
+        .with(
+            "registry/mailer/2.0.0/package.yaml",
+            manifest("mailer", "2.0.0", ""),
+        );
+    let Ok(p) = load(&mem, bundled()) else {
+        panic!("fatal")
+    };
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    assert_eq!(p.packages[0].manifest.version.node.to_string(), "1.2.3");
+    assert_eq!(p.packages[0].origin, "../registry/mailer/1.2.3");
+}
+
+#[test]
+fn first_party_packages_load_without_diagnostics() {
+    let mem = MemLoader::new().with(
+        "app/jadpo.yaml",
+        "app: shop\npackages:\n  stripe: \"3\"\n  adyen: \"1\"\n  paypal: \"1\"\n  github: \"1\"\n  twilio: \"1\"\n  postmark: \"1\"\n",
+    );
+    let Ok(p) = load_project(&mem, "app") else {
+        panic!("fatal")
+    };
+    assert_eq!(render(&p.files, &p.diagnostics), "(no diagnostics)\n");
+    let names: Vec<_> = p
+        .packages
+        .iter()
+        .map(|p| p.manifest.name.node.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["adyen", "github", "paypal", "postmark", "stripe", "twilio"]
+    );
+    for pkg in &p.packages {
+        assert!(!pkg.sources.is_empty(), "{} has no sources", pkg.origin);
+    }
+    let stripe = &p.packages[4].manifest;
+    assert_eq!(stripe.version.node.to_string(), "3.1.0");
+    assert_eq!(stripe.operations.len(), 10);
+    let idem = stripe
+        .provider
+        .idempotency
+        .as_ref()
+        .expect("stripe takes keys");
+    assert_eq!(idem.window_ms.node, 24 * 3_600_000);
+    assert!(idem.replays_failures);
+    // The `ai` package is always there.
+    let ai: Vec<_> = p
+        .stdlib_packages
+        .iter()
+        .map(|p| p.manifest.name.node.as_str())
+        .collect();
+    assert_eq!(ai, ["ai"]);
+    let generate = &p.stdlib_packages[0].manifest.operations[0];
+    assert_eq!(generate.name.node, "generate");
+    assert!(!generate.changes);
+    assert_eq!(p.stdlib_packages[0].manifest.provider.timeout_ms, 60_000);
+    assert_eq!(p.stdlib_sources.len(), 2);
+}
+
+#[test]
+fn every_first_party_manifest_on_disk_reads_cleanly() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../packages");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(root).expect("packages folder") {
+        let entry = entry.expect("entry");
+        if entry.path().join("package.yaml").exists() {
+            names.push(entry.file_name().into_string().expect("utf-8 name"));
+        }
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        ["adyen", "github", "paypal", "postmark", "stripe", "twilio"]
+    );
+    for name in names {
+        let mem = MemLoader::new().with(
+            "app/jadpo.yaml",
+            format!("app: shop\npackages:\n  {name}: {{ path: ../pkgs/{name} }}\n"),
+        );
+        let mem = copy_folder(mem, &format!("{root}/{name}"), &format!("pkgs/{name}"));
+        let Ok(p) = load(&mem, empty_bundled()) else {
+            panic!("fatal")
+        };
+        assert_eq!(
+            render(&p.files, &p.diagnostics),
+            "(no diagnostics)\n",
+            "{name}"
+        );
+        let readme =
+            std::fs::read_to_string(format!("{root}/{name}/README.md")).expect("README.md");
+        assert!(
+            readme.contains("## Idempotency facts and where they come from"),
+            "{name}"
+        );
+    }
+}
+
+fn copy_folder(mut mem: MemLoader, from: &str, to: &str) -> MemLoader {
+    for entry in std::fs::read_dir(from).expect("folder") {
+        let entry = entry.expect("entry");
+        let name = entry.file_name().into_string().expect("utf-8 name");
+        let bytes = std::fs::read(entry.path()).expect("file");
+        mem.insert(format!("{to}/{name}"), bytes);
+    }
+    mem
+}

@@ -1,0 +1,225 @@
+//! The check pipeline shared by every command and by the tests: compile,
+//! run the step analyzer, keep what the app's author should see, sort.
+
+use jadpo_checker::{Analysis, Scope};
+use jadpo_compiler::diag::{sort_diagnostics, Diagnostic, Severity};
+use jadpo_compiler::ir::Program;
+use jadpo_compiler::load::Loader;
+use jadpo_compiler::source::{Files, Unit};
+use jadpo_compiler::span::{FileId, Span};
+use jadpo_compiler::{Compiled, Stats};
+
+/// The result of checking one app.
+pub struct Outcome {
+    pub files: Files,
+    /// What the app's author sees, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// `None` when the project could not be checked at all (exit status 2).
+    pub program: Option<Program>,
+    /// The plan, when the checker ran.
+    pub plan: Option<serde_json::Value>,
+    pub stats: Stats,
+}
+
+impl Outcome {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn has_warnings(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Warning)
+    }
+}
+
+/// Loads, compiles and checks the app at `root`.
+pub fn check_app(loader: &dyn Loader, root: &str) -> Outcome {
+    let (compiled, analysis) = run_pipeline(loader, root);
+    let mut diagnostics = compiled.diagnostics;
+    let mut plan = None;
+    if let Some(analysis) = analysis {
+        diagnostics.extend(analysis.diagnostics);
+        plan = Some(analysis.plan);
+    }
+    let mut diagnostics = app_view(&compiled.files, compiled.program.as_ref(), diagnostics);
+    sort_diagnostics(&mut diagnostics);
+    Outcome {
+        files: compiled.files,
+        diagnostics,
+        program: compiled.program,
+        plan,
+        stats: compiled.stats,
+    }
+}
+
+/// Compiles and, when there is a program, runs the step analyzer; every
+/// diagnostic is kept, unfiltered and unsorted.
+pub fn run_pipeline(loader: &dyn Loader, root: &str) -> (Compiled, Option<Analysis>) {
+    let compiled = jadpo_compiler::compile(loader, root);
+    let analysis = compiled
+        .program
+        .as_ref()
+        .map(|program| jadpo_checker::check(program, &compiled.files, Scope::App));
+    (compiled, analysis)
+}
+
+/// What an app's author sees: findings in the app's own files (and the
+/// standard library's, which should have none), while each package with
+/// errors becomes ONE `package.has_errors` diagnostic at its requirement in
+/// `jadpo.yaml`. A package's own findings belong to whoever checks the
+/// package.
+pub fn app_view(
+    files: &Files,
+    program: Option<&Program>,
+    diagnostics: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let mut broken: Vec<BrokenPackage> = Vec::new();
+    let mut shown = Vec::new();
+    for d in diagnostics {
+        match package_of(files, d.span.file) {
+            None => shown.push(d),
+            Some(name) if d.is_error() => note_error(&mut broken, name, Some(d)),
+            Some(_) => {}
+        }
+    }
+    for p in program.map(|p| p.packages.as_slice()).unwrap_or_default() {
+        if p.has_errors {
+            note_error(&mut broken, p.name.as_str(), None);
+        }
+    }
+    broken.sort_by(|a, b| a.name.cmp(&b.name));
+    shown.extend(broken.iter().map(|b| package_has_errors(files, b)));
+    shown
+}
+
+/// A package with errors and its first error (in output order), if any was
+/// reported.
+struct BrokenPackage {
+    name: String,
+    errors: usize,
+    first: Option<Diagnostic>,
+}
+
+fn note_error(broken: &mut Vec<BrokenPackage>, name: &str, error: Option<Diagnostic>) {
+    let index = match broken.iter().position(|b| b.name == name) {
+        Some(i) => i,
+        None => {
+            broken.push(BrokenPackage {
+                name: name.to_string(),
+                errors: 0,
+                first: None,
+            });
+            broken.len() - 1
+        }
+    };
+    let entry = &mut broken[index];
+    if let Some(d) = error {
+        entry.errors += 1;
+        let earlier = entry
+            .first
+            .as_ref()
+            .is_none_or(|f| d.sort_key() < f.sort_key());
+        if earlier {
+            entry.first = Some(d);
+        }
+    }
+}
+
+fn package_of(files: &Files, file: FileId) -> Option<&str> {
+    if file.0 as usize >= files.len() {
+        return None;
+    }
+    match &files.get(file).unit {
+        Unit::Package(name) => Some(name),
+        Unit::App | Unit::Stdlib => None,
+    }
+}
+
+fn package_has_errors(files: &Files, broken: &BrokenPackage) -> Diagnostic {
+    let name = &broken.name;
+    let summary = match broken.errors {
+        0 => format!("package `{name}` has errors"),
+        1 => format!("package `{name}` has 1 error"),
+        n => format!("package `{name}` has {n} errors"),
+    };
+    let mut d = Diagnostic::error("package.has_errors", requirement_span(files, name), summary)
+        .with_label(format!("`{name}` is required here"))
+        .with_reason(
+            "an app cannot run with a package that does not check; the package's own \
+             findings are reported when the package itself is checked",
+        )
+        .with_fix(format!(
+            "fix the package, or require a version of `{name}` that checks"
+        ));
+    if let Some(first) = &broken.first {
+        d = d.with_related(first.span, format!("first error: {}", first.summary));
+    }
+    d
+}
+
+/// The `name:` key under `packages:` in the app's `jadpo.yaml` (block or
+/// flow style), or the start of that file when it cannot be found.
+///
+/// Found by reading the text because `Compiled` does not carry the app
+/// manifest; the requirement span from `manifest::Requirement` would be
+/// better once it is exposed.
+fn requirement_span(files: &Files, name: &str) -> Span {
+    let Some((id, manifest)) = files
+        .iter()
+        .find(|(_, f)| f.unit == Unit::App && f.path.ends_with("jadpo.yaml"))
+    else {
+        return Span::default();
+    };
+    let section = packages_section(&manifest.text);
+    let found = manifest
+        .text
+        .get(section.clone())
+        .and_then(|text| key_offset(text, name))
+        .map(|at| section.start + at);
+    match found {
+        Some(start) => Span::new(id, start as u32, (start + name.len()) as u32),
+        None => Span::new(id, 0, 0),
+    }
+}
+
+/// Byte range from just after a top-level `packages:` to the next top-level key.
+fn packages_section(text: &str) -> std::ops::Range<usize> {
+    let mut offset = 0usize;
+    let mut start = None;
+    for line in text.split_inclusive('\n') {
+        let top_level = !line.starts_with([' ', '\t', '#', '\n', '\r']) && !line.is_empty();
+        match start {
+            None if top_level && line.starts_with("packages:") => {
+                start = Some(offset + "packages:".len());
+            }
+            Some(s) if top_level => return s..offset,
+            _ => {}
+        }
+        offset += line.len();
+    }
+    start.map_or(0..0, |s| s..text.len())
+}
+
+/// The offset of `name` used as a key (`name:` or `"name":`) in `text`.
+fn key_offset(text: &str, name: &str) -> Option<usize> {
+    text.match_indices(name).map(|(at, _)| at).find(|&at| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].trim_start_matches(['"', '\'']);
+        let boundary = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-'));
+        boundary && after.starts_with(':')
+    })
+}
+
+/// The documentation of a diagnostic code, for `jadpo explain`.
+pub fn rule_doc(code: &str) -> Option<&'static jadpo_checker::rules::RuleInfo> {
+    jadpo_checker::rules::lookup(code)
+}
+
+/// Every code with documentation, for "did you mean" suggestions.
+pub fn rule_codes() -> Vec<&'static str> {
+    jadpo_checker::rules::REGISTRY
+        .iter()
+        .map(|r| r.code)
+        .collect()
+}

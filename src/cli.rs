@@ -1,0 +1,108 @@
+//! Command-line arguments (clap derive). The help text is the first thing a
+//! newcomer reads, so it says what each command does and what exit status
+//! means.
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0  no errors (warnings allowed unless --deny-warnings)
+  1  the project has errors
+  2  the project could not be checked at all (bad arguments, missing or unreadable jadpo.yaml)
+
+Examples:
+  jadpo check examples/billing
+  jadpo check --format json . > findings.json
+  jadpo build examples/billing --out build
+  jadpo explain step.unkeyed";
+
+/// Checks and builds Jadpo apps: actions that call outside providers, checked
+/// ahead of time so that several changing calls in one action are safe to
+/// resume.
+#[derive(Debug, Parser)]
+#[command(name = "jadpo", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check an app and report its errors and warnings.
+    Check(CheckArgs),
+    /// Check an app, then write its plan (`plan.json`) for the runtime.
+    /// Refuses to write anything when the app has errors.
+    Build(BuildArgs),
+    /// Explain a diagnostic code, e.g. `jadpo explain step.unkeyed`.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The app folder: the one holding `jadpo.yaml`.
+    #[arg(default_value = ".")]
+    pub path: String,
+    /// `human`: source frames for people; `json`: one JSON document on stdout
+    /// for CI and editors.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Exit with status 1 when there are warnings, too.
+    #[arg(long)]
+    pub deny_warnings: bool,
+    #[command(flatten)]
+    pub color: ColorArg,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    /// The app folder: the one holding `jadpo.yaml`.
+    #[arg(default_value = ".")]
+    pub path: String,
+    /// Where to write `plan.json` [default: PATH/build].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<String>,
+    #[command(flatten)]
+    pub color: ColorArg,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// A diagnostic code as printed in brackets, e.g. `step.unkeyed`.
+    pub code: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ColorArg {
+    /// When to colour human output. `auto` colours only on a terminal and
+    /// never when the `NO_COLOR` environment variable is set.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour output written to stdout.
+    pub fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+                !no_color && std::io::stdout().is_terminal()
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The `jadpo` tool as a library: the check pipeline the binary and the
+//! integration tests share, and the renderers. `main.rs` only parses
+//! arguments and calls into here.
+
+pub mod check;
+pub mod cli;
+pub mod render;

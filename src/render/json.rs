@@ -1,0 +1,144 @@
+//! Machine output: one JSON document for a whole check. The shape is
+//! versioned by `schema_version` and documented in `docs/json-output.md`;
+//! fields appear in the order of the structs below.
+
+use super::{clamp, file_path, position, Summary};
+use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::source::Files;
+use jadpo_compiler::span::Span;
+use serde::Serialize;
+
+/// Bumped whenever a field changes meaning or is removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    summary: Counts,
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+}
+
+#[derive(Serialize)]
+struct Counts {
+    files: usize,
+    packages: usize,
+    errors: usize,
+    warnings: usize,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    code: &'a str,
+    severity: &'a str,
+    summary: &'a str,
+    location: Location<'a>,
+    label: Option<&'a str>,
+    related: Vec<Related<'a>>,
+    reason: Option<&'a str>,
+    fixes: Vec<JsonFix<'a>>,
+    help: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Related<'a> {
+    message: &'a str,
+    location: Location<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    message: &'a str,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    location: Location<'a>,
+    replacement: &'a str,
+}
+
+/// File, byte range, and 1-based line/column of both ends. The end is
+/// exclusive: the position just after the span. Columns count characters.
+#[derive(Serialize)]
+struct Location<'a> {
+    file: &'a str,
+    start_byte: usize,
+    end_byte: usize,
+    start_line: usize,
+    start_column: usize,
+    end_line: usize,
+    end_column: usize,
+}
+
+/// The whole document, pretty-printed, ending with a newline.
+pub fn render(files: &Files, diagnostics: &[Diagnostic], summary: Summary) -> String {
+    let doc = Document {
+        schema_version: SCHEMA_VERSION,
+        summary: Counts {
+            files: summary.files,
+            packages: summary.packages,
+            errors: summary.errors,
+            warnings: summary.warnings,
+        },
+        diagnostics: diagnostics.iter().map(|d| diagnostic(files, d)).collect(),
+    };
+    // Serializing these plain structs cannot fail.
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn diagnostic<'a>(files: &'a Files, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
+    JsonDiagnostic {
+        code: d.code,
+        severity: d.severity.as_str(),
+        summary: &d.summary,
+        location: location(files, d.span),
+        label: d.label.as_deref(),
+        related: d
+            .related
+            .iter()
+            .map(|r| Related {
+                message: &r.message,
+                location: location(files, r.span),
+            })
+            .collect(),
+        reason: d.reason.as_deref(),
+        fixes: d
+            .fixes
+            .iter()
+            .map(|f| JsonFix {
+                message: &f.message,
+                edits: f
+                    .edits
+                    .iter()
+                    .map(|e| JsonEdit {
+                        location: location(files, e.span),
+                        replacement: &e.replacement,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        help: d.help.as_deref(),
+    }
+}
+
+fn location(files: &Files, span: Span) -> Location<'_> {
+    let range = clamp(files, span);
+    let text = if (span.file.0 as usize) < files.len() {
+        files.get(span.file).text.as_str()
+    } else {
+        ""
+    };
+    let start = position(text, range.start);
+    let end = position(text, range.end);
+    Location {
+        file: file_path(files, span),
+        start_byte: range.start,
+        end_byte: range.end,
+        start_line: start.line,
+        start_column: start.column,
+        end_line: end.line,
+        end_column: end.column,
+    }
+}

@@ -1,0 +1,131 @@
+//! Renderers turn our [`Diagnostic`] model into text. Byte offsets become
+//! line and column here and nowhere else.
+//!
+//! [`human`] draws source frames (the only user of ariadne); [`json`] writes
+//! one machine-readable document.
+
+pub mod human;
+pub mod json;
+
+use jadpo_compiler::diag::{Diagnostic, Severity};
+use jadpo_compiler::source::Files;
+use jadpo_compiler::span::Span;
+
+/// Counts for the closing line and the JSON summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub files: usize,
+    pub packages: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+impl Summary {
+    pub fn new(files: usize, packages: usize, diagnostics: &[Diagnostic]) -> Self {
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        Summary {
+            files,
+            packages,
+            errors,
+            warnings: diagnostics.len() - errors,
+        }
+    }
+
+    /// `checked 14 files, 3 packages: 0 errors, 1 warning`
+    pub fn closing_line(&self) -> String {
+        format!(
+            "checked {}, {}: {}, {}",
+            plural(self.files, "file"),
+            plural(self.packages, "package"),
+            plural(self.errors, "error"),
+            plural(self.warnings, "warning"),
+        )
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// A 1-based line and column; the column counts characters, not bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// A span clamped into its file, on character boundaries, with `start <= end`.
+/// Renderers never trust a span: a bad one must not crash the output.
+pub fn clamp(files: &Files, span: Span) -> std::ops::Range<usize> {
+    if span.file.0 as usize >= files.len() {
+        return 0..0;
+    }
+    let text = &files.get(span.file).text;
+    let end = floor_boundary(text, span.end as usize);
+    let start = floor_boundary(text, span.start as usize).min(end);
+    start..end
+}
+
+fn floor_boundary(text: &str, offset: usize) -> usize {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The 1-based position of a byte offset in `text` (clamped into the text).
+pub fn position(text: &str, offset: usize) -> Position {
+    let offset = floor_boundary(text, offset);
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Position {
+        line: before.matches('\n').count() + 1,
+        column: before[line_start..].chars().count() + 1,
+    }
+}
+
+/// The path shown for a span's file, or `<unknown file>` for a bad id.
+pub fn file_path(files: &Files, span: Span) -> &str {
+    if (span.file.0 as usize) < files.len() {
+        &files.get(span.file).path
+    } else {
+        "<unknown file>"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closing_line_uses_singular_for_one() {
+        let s = Summary {
+            files: 1,
+            packages: 3,
+            errors: 0,
+            warnings: 1,
+        };
+        assert_eq!(
+            s.closing_line(),
+            "checked 1 file, 3 packages: 0 errors, 1 warning"
+        );
+    }
+
+    #[test]
+    fn position_counts_characters_after_the_last_newline() {
+        let text = "ab\nçd\n";
+        assert_eq!(position(text, 0), Position { line: 1, column: 1 });
+        assert_eq!(position(text, 5), Position { line: 2, column: 3 });
+        // Inside the two-byte `ç`: moved back to its start.
+        assert_eq!(position(text, 4), Position { line: 2, column: 1 });
+        assert_eq!(position(text, 99), Position { line: 3, column: 1 });
+    }
+}

@@ -1,0 +1,209 @@
+//! The built `jadpo` binary end to end: exit statuses 0/1/2, help text,
+//! the closing line, JSON purity, colour choice, `explain` and `build`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn jadpo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(args)
+        .current_dir(repo())
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+}
+
+fn status(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", stdout(out)))
+}
+
+/// A fresh, empty folder under the target directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {dir:?}: {e}"));
+    dir
+}
+
+#[test]
+fn help_names_every_command_and_the_exit_statuses() {
+    let out = jadpo(&["--help"]);
+    assert_eq!(status(&out), 0);
+    let text = stdout(&out);
+    for word in [
+        "check",
+        "build",
+        "explain",
+        "Exit status",
+        "jadpo check examples/billing",
+    ] {
+        assert!(
+            text.contains(word),
+            "`--help` does not mention {word:?}:\n{text}"
+        );
+    }
+    let out = jadpo(&["check", "--help"]);
+    assert!(stdout(&out).contains("--deny-warnings"));
+}
+
+#[test]
+fn a_usage_mistake_exits_with_2() {
+    let out = jadpo(&["check", "--format", "yaml"]);
+    assert_eq!(status(&out), 2, "{}", stderr(&out));
+}
+
+#[test]
+fn a_folder_without_jadpo_yaml_cannot_be_checked() {
+    let dir = scratch("no_manifest");
+    let path = dir.to_string_lossy();
+    let out = jadpo(&["check", &path]);
+    assert_eq!(status(&out), 2, "{}", stdout(&out));
+    let out = jadpo(&["check", "--format", "json", &path]);
+    assert_eq!(status(&out), 2);
+    assert_eq!(json(&out)["schema_version"], 1);
+}
+
+#[test]
+fn the_billing_example_checks_clean() {
+    let out = jadpo(&["check", "examples/billing"]);
+    let text = stdout(&out);
+    assert_eq!(status(&out), 0, "{text}");
+    let last = text.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("checked ") && last.ends_with(": 0 errors, 0 warnings"),
+        "closing line: {last:?}"
+    );
+}
+
+#[test]
+fn the_mistakes_example_fails_with_the_documented_codes() {
+    let out = jadpo(&["check", "examples/mistakes"]);
+    assert_eq!(status(&out), 1, "{}", stdout(&out));
+    let last = stdout(&out).lines().last().unwrap_or("").to_string();
+    assert!(last.starts_with("checked "), "closing line: {last:?}");
+
+    let doc = json(&jadpo(&["check", "--format", "json", "examples/mistakes"]));
+    let mut codes: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|d| d["code"].as_str()).collect())
+        .unwrap_or_default();
+    codes.sort();
+    // One mistake per file, one diagnostic per mistake.
+    assert_eq!(
+        codes,
+        [
+            "effect.call_in_loop",
+            "failure.missing_in_fails",
+            "name.unknown_operation",
+            "step.context",
+            "step.unkeyed",
+        ]
+    );
+    assert_eq!(doc["summary"]["errors"], 5);
+}
+
+#[test]
+fn the_mistakes_readme_shows_the_real_output() {
+    let out = jadpo(&["check", "--color", "never", "examples/mistakes"]);
+    let readme =
+        std::fs::read_to_string(repo().join("examples/mistakes/README.md")).unwrap_or_default();
+    assert!(
+        readme.contains(&stdout(&out)),
+        "examples/mistakes/README.md is stale; paste the output of \
+         `jadpo check examples/mistakes` into it:\n{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn colour_follows_the_color_flag() {
+    let piped = jadpo(&["check", "examples/mistakes"]);
+    assert!(
+        !stdout(&piped).contains('\u{1b}'),
+        "piped output is coloured"
+    );
+    let forced = jadpo(&["check", "--color", "always", "examples/mistakes"]);
+    assert!(
+        stdout(&forced).contains('\u{1b}'),
+        "--color always is not coloured"
+    );
+}
+
+#[test]
+fn deny_warnings_turns_a_warning_into_exit_1() {
+    let dir = scratch("warning_only");
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    };
+    write("jadpo.yaml", "app: warned\npackages:\n  stripe: \"3\"\n");
+    // A read after the first changing call can still fail: a late point.
+    write(
+        "app.jadpo",
+        "action late(email: stripe.Email, price: stripe.PriceId)\n\
+         \x20   fails stripe.CardDeclined, stripe.InvalidEmail, stripe.PriceMissing -> Unit\n\
+         {\n\
+         \x20   attempt stripe.customers.create(stripe.CustomerCreate { email: email })\n\
+         \x20   attempt stripe.prices.retrieve(stripe.PriceRef { id: price })\n\
+         }\n",
+    );
+    let path = dir.to_string_lossy();
+    let out = jadpo(&["check", &path]);
+    let text = stdout(&out);
+    assert!(text.contains("warning[step.late_failure]"), "{text}");
+    assert_eq!(status(&out), 0, "{text}");
+    assert_eq!(status(&jadpo(&["check", "--deny-warnings", &path])), 1);
+}
+
+#[test]
+fn explain_prints_a_rule_and_suggests_near_misses() {
+    let out = jadpo(&["explain", "step.unkeyed"]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("step.unkeyed"));
+
+    let out = jadpo(&["explain", "step.unkeyd"]);
+    assert_eq!(status(&out), 2);
+    assert!(
+        stderr(&out).contains("did you mean `step.unkeyed`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn build_writes_a_plan_only_for_an_app_without_errors() {
+    let out_dir = scratch("plan_billing");
+    let out_path = out_dir.to_string_lossy();
+    let out = jadpo(&["build", "examples/billing", "--out", &out_path]);
+    assert_eq!(status(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let plan = std::fs::read_to_string(out_dir.join("plan.json")).unwrap_or_default();
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&plan).is_ok(),
+        "{plan}"
+    );
+
+    let refused = scratch("plan_mistakes");
+    let refused_path = refused.to_string_lossy();
+    let out = jadpo(&["build", "examples/mistakes", "--out", &refused_path]);
+    assert_eq!(status(&out), 1);
+    assert!(
+        !refused.join("plan.json").exists(),
+        "a plan was written despite errors"
+    );
+}

@@ -1,0 +1,157 @@
+//! The fixture harness: every `pass_*`/`fail_*` fixture under
+//! `tests/fixtures/` is checked as an app, its inline `// ^^^ code`
+//! annotations are compared with the diagnostics exactly, and its source
+//! plus uncoloured rendering is snapshotted in `tests/snapshots/`.
+
+mod common;
+
+use common::{expectation_of, expectations, Expectation, Fixture};
+use jadpo::render::{human, Summary};
+use std::path::Path;
+
+#[test]
+fn single_file_fixtures() {
+    let mut failures = Vec::new();
+    let snapshots = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        insta::glob!("fixtures/**/*.jadpo", |path| {
+            if is_single_file_fixture(path) {
+                failures.extend(run_fixture(path));
+            }
+        });
+    }));
+    assert_all_match(&failures, snapshots);
+}
+
+#[test]
+fn folder_fixtures() {
+    let mut failures = Vec::new();
+    let snapshots = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        insta::glob!("fixtures/**/jadpo.yaml", |path| {
+            if let Some(folder) = path.parent().filter(|f| is_fixture_name(f)) {
+                failures.extend(run_fixture(folder));
+            }
+        });
+    }));
+    assert_all_match(&failures, snapshots);
+}
+
+/// Reports every fixture whose annotations do not match, all at once, and
+/// only then any snapshot that changed: an annotation says what must be
+/// reported, a snapshot only how it looks.
+fn assert_all_match(failures: &[String], snapshots: std::thread::Result<()>) {
+    assert!(
+        failures.is_empty(),
+        "{} fixture(s) do not match their annotations:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    if let Err(panic) = snapshots {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// A `pass_`/`fail_` `.jadpo` file that is not inside a folder fixture.
+fn is_single_file_fixture(path: &Path) -> bool {
+    is_fixture_name(path) && !path.ancestors().skip(1).any(is_fixture_name)
+}
+
+fn is_fixture_name(path: &Path) -> bool {
+    path.file_name()
+        .map(|n| n.to_string_lossy())
+        .is_some_and(|n| n.starts_with("pass_") || n.starts_with("fail_"))
+}
+
+/// Checks one fixture and snapshots its output; returns a report when its
+/// annotations do not match, so every mismatch is listed in one run.
+fn run_fixture(path: &Path) -> Option<String> {
+    let fixture = Fixture::load(path);
+    let outcome = fixture.check();
+    let rendered = human::render_all(&outcome.files, &outcome.diagnostics, false);
+    // Named by the fixture's own path: glob!'s default suffix depends on the
+    // common prefix of all matches, which moves as fixtures are added.
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_suffix(fixture.name().replace(['/', '\\'], "__"));
+    settings.bind(|| {
+        insta::assert_snapshot!("fixture", snapshot_text(&fixture, &outcome, &rendered));
+    });
+    let problems = expectation_problems(&fixture, &outcome);
+    (!problems.is_empty()).then(|| {
+        format!(
+            "--- {}\n{}\n\nactual output:\n{}",
+            fixture.name(),
+            problems.join("\n"),
+            rendered
+        )
+    })
+}
+
+/// Every mismatch between the annotations and the diagnostics, as sentences.
+fn expectation_problems(fixture: &Fixture, outcome: &jadpo::check::Outcome) -> Vec<String> {
+    let mut problems = Vec::new();
+    if outcome.program.is_none() {
+        problems.push("the app could not be loaded at all".to_string());
+    }
+    let mut expected: Vec<Expectation> = fixture
+        .files
+        .iter()
+        .flat_map(|(file, text)| expectations(file, text))
+        .collect();
+    if fixture.pass {
+        if !expected.is_empty() {
+            problems.push("a pass_ fixture has annotations; name it fail_".to_string());
+        }
+        for d in &outcome.diagnostics {
+            problems.push(format!("pass_ fixture reports [{}] {}", d.code, d.summary));
+        }
+        return problems;
+    }
+    if expected.is_empty() {
+        problems.push("a fail_ fixture needs at least one `// ^^^ code` annotation".to_string());
+    }
+    for d in &outcome.diagnostics {
+        let Some(actual) = expectation_of(outcome, d) else {
+            problems.push(format!(
+                "[{}] {} is reported outside the app's files",
+                d.code, d.summary
+            ));
+            continue;
+        };
+        match expected.iter().position(|e| *e == actual) {
+            Some(i) => {
+                expected.remove(i);
+            }
+            None => problems.push(format!(
+                "unexpected [{}] at {}:{} ({} carets needed): {}",
+                actual.code, actual.file, actual.line, actual.width, d.summary
+            )),
+        }
+    }
+    for e in expected {
+        problems.push(format!(
+            "annotation [{}] at {}:{} ({} carets) matches no diagnostic",
+            e.code, e.file, e.line, e.width
+        ));
+    }
+    problems
+}
+
+/// The sources, then the rendering exactly as `jadpo check` prints it.
+fn snapshot_text(fixture: &Fixture, outcome: &jadpo::check::Outcome, rendered: &str) -> String {
+    let mut text = String::new();
+    for (file, source) in &fixture.files {
+        text.push_str(&format!("=== {file} ===\n{source}"));
+        if !source.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    let summary = Summary::new(
+        outcome.stats.files,
+        outcome.stats.packages,
+        &outcome.diagnostics,
+    );
+    text.push_str("=== output ===\n");
+    text.push_str(rendered);
+    text.push_str(&summary.closing_line());
+    text.push('\n');
+    text
+}

@@ -1,0 +1,106 @@
+//! Invariants every fixture must keep, whatever it tests: checking never
+//! panics; the output is the same bytes when folders are listed in reverse
+//! and on one thread or several; every span lies inside its file on
+//! character boundaries.
+
+mod common;
+
+use common::{all_fixtures, Fixture, ROOT};
+use jadpo::check::{check_app, run_pipeline, Outcome};
+use jadpo::render::{human, json, Summary};
+use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::source::Files;
+use jadpo_compiler::span::Span;
+
+/// Human and JSON output together: what must not vary between runs.
+fn output(outcome: &Outcome) -> String {
+    let summary = Summary::new(
+        outcome.stats.files,
+        outcome.stats.packages,
+        &outcome.diagnostics,
+    );
+    let mut text = human::render_all(&outcome.files, &outcome.diagnostics, false);
+    text.push_str(&json::render(&outcome.files, &outcome.diagnostics, summary));
+    text
+}
+
+fn on_threads(threads: usize, fixture: &Fixture, reverse: bool) -> String {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap_or_else(|e| panic!("cannot start {threads} threads: {e}"));
+    let loader = fixture.loader(reverse);
+    pool.install(|| output(&check_app(&loader, ROOT)))
+}
+
+#[test]
+fn checking_never_panics() {
+    let mut panicked = Vec::new();
+    for fixture in all_fixtures() {
+        if std::panic::catch_unwind(|| fixture.check()).is_err() {
+            panicked.push(fixture.name());
+        }
+    }
+    assert!(panicked.is_empty(), "checking panicked on: {panicked:?}");
+}
+
+#[test]
+fn output_does_not_depend_on_listing_order_or_threads() {
+    for fixture in all_fixtures() {
+        let base = on_threads(1, &fixture, false);
+        assert_eq!(
+            base,
+            on_threads(1, &fixture, true),
+            "{}: output changes when folders are listed in reverse",
+            fixture.name()
+        );
+        assert_eq!(
+            base,
+            on_threads(4, &fixture, false),
+            "{}: output changes between 1 and 4 threads",
+            fixture.name()
+        );
+    }
+}
+
+#[test]
+fn every_span_lies_inside_its_file() {
+    for fixture in all_fixtures() {
+        let (compiled, analysis) = run_pipeline(&fixture.loader(false), ROOT);
+        let checker = analysis.map(|a| a.diagnostics).unwrap_or_default();
+        for d in compiled.diagnostics.iter().chain(&checker) {
+            for span in spans_of(d) {
+                if let Err(problem) = span_problem(&compiled.files, span) {
+                    panic!("{}: [{}] {}: {problem}", fixture.name(), d.code, d.summary);
+                }
+            }
+        }
+    }
+}
+
+fn spans_of(d: &Diagnostic) -> Vec<Span> {
+    let mut spans = vec![d.span];
+    spans.extend(d.related.iter().map(|r| r.span));
+    for fix in &d.fixes {
+        spans.extend(fix.edits.iter().map(|e| e.span));
+    }
+    spans
+}
+
+fn span_problem(files: &Files, span: Span) -> Result<(), String> {
+    if span.file.0 as usize >= files.len() {
+        return Err(format!("span {span:?} names no file"));
+    }
+    let text = &files.get(span.file).text;
+    let (start, end) = (span.start as usize, span.end as usize);
+    if start > end || end > text.len() {
+        return Err(format!(
+            "span {start}..{end} outside a file of {} bytes",
+            text.len()
+        ));
+    }
+    if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+        return Err(format!("span {start}..{end} splits a character"));
+    }
+    Ok(())
+}

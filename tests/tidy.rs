@@ -1,0 +1,116 @@
+//! Repository tidiness, checked inside `cargo test`: every Rust file says
+//! what it is for on its first line, no test is switched off, and
+//! ARCHITECTURE.md's code map names every crate and top-level module.
+
+use std::path::{Path, PathBuf};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file of the repository, outside build output and VCS data.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !matches!(name.as_str(), "target" | ".git" | "build") {
+                rust_files(&path, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn all_rust_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    rust_files(repo(), &mut files);
+    files.sort();
+    files
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(repo())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn every_rust_file_starts_with_a_module_doc_line() {
+    let missing: Vec<String> = all_rust_files()
+        .iter()
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            !text.starts_with("//!")
+        })
+        .map(|p| relative(p))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "these files must start with a `//!` line saying what they are for: {missing:?}"
+    );
+}
+
+#[test]
+fn no_test_is_ignored() {
+    // Built from parts so this file does not match itself.
+    let needle = concat!("#[", "ignore");
+    let offenders: Vec<String> = all_rust_files()
+        .iter()
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .unwrap_or_default()
+                .contains(needle)
+        })
+        .map(|p| relative(p))
+        .collect();
+    assert!(offenders.is_empty(), "ignored tests in {offenders:?}");
+}
+
+/// `compiler/src/lexer` for `compiler/src/lexer.rs`, `compiler/src/load`
+/// for the folder `compiler/src/load/`.
+fn top_level_modules(src: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(repo().join(src)) else {
+        return Vec::new();
+    };
+    let mut modules: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let module = name
+                .strip_suffix(".rs")
+                .map(str::to_string)
+                .or_else(|| e.path().is_dir().then(|| name.clone()))?;
+            (!matches!(module.as_str(), "lib" | "main")).then(|| format!("{src}/{module}"))
+        })
+        .collect();
+    modules.sort();
+    modules
+}
+
+#[test]
+fn architecture_code_map_names_every_crate_and_module() {
+    let doc = std::fs::read_to_string(repo().join("ARCHITECTURE.md")).unwrap_or_default();
+    let mut missing = Vec::new();
+    for krate in ["compiler/", "checker/", "stdlib/", "src/"] {
+        if !doc.contains(&format!("`{krate}`")) {
+            missing.push(krate.to_string());
+        }
+    }
+    for src in ["compiler/src", "checker/src", "src"] {
+        for module in top_level_modules(src) {
+            if !doc.contains(&module) {
+                missing.push(module);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's code map does not mention: {missing:?}"
+    );
+}
