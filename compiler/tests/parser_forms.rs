@@ -263,3 +263,33 @@ fn literals_and_durations() {
         ExprKind::Duration(7, DurationUnit::D)
     ));
 }
+
+#[test]
+fn parse_files_keeps_the_given_order() {
+    use jadpo_compiler::source::{Files, Unit};
+    let mut files = Files::new();
+    let ids: Vec<FileId> = (0..40)
+        .map(|i| {
+            files.add(
+                format!("f{i}.jadpo"),
+                format!("entity E{i} {{\n    id: Text\n}}\nbad{i} ;\n"),
+                Unit::App,
+            )
+        })
+        .collect();
+    let reversed: Vec<FileId> = ids.iter().rev().copied().collect();
+    let mut diags = Vec::new();
+    let asts = jadpo_compiler::parser::parse_files(&files, &reversed, &mut diags);
+    let order: Vec<FileId> = asts.iter().map(|a| a.file).collect();
+    assert_eq!(order, reversed);
+    let diag_files: Vec<FileId> = diags.iter().map(|d| d.span.file).collect();
+    let mut expected_files = Vec::new();
+    for id in &reversed {
+        expected_files.extend(diags.iter().filter(|d| d.span.file == *id).map(|_| *id));
+    }
+    assert_eq!(
+        diag_files, expected_files,
+        "diagnostics follow the file order"
+    );
+    assert!(!diags.is_empty());
+}

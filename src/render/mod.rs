@@ -123,7 +123,7 @@ mod tests {
     fn position_counts_characters_after_the_last_newline() {
         let text = "ab\nçd\n";
         assert_eq!(position(text, 0), Position { line: 1, column: 1 });
-        assert_eq!(position(text, 5), Position { line: 2, column: 3 });
+        assert_eq!(position(text, 5), Position { line: 2, column: 2 });
         // Inside the two-byte `ç`: moved back to its start.
         assert_eq!(position(text, 4), Position { line: 2, column: 1 });
         assert_eq!(position(text, 99), Position { line: 3, column: 1 });

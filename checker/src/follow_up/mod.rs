@@ -64,7 +64,8 @@ pub struct ActionFollowUps {
     pub emits: bool,
     /// Its own loops without `max` that stage follow-ups, outermost only.
     pub unbounded_loops: Vec<UnboundedLoop>,
-    pub unique_reach: BTreeMap<EventId, Reach>,
+    /// For each event and unique options, the first follow-up reached.
+    pub unique_reach: BTreeMap<(EventId, UniqueKey), Reach>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -124,7 +125,7 @@ struct ReachWalker<'a> {
     done: &'a [Option<ActionFollowUps>],
     emits: bool,
     loops: Vec<UnboundedLoop>,
-    unique_reach: BTreeMap<EventId, Reach>,
+    unique_reach: BTreeMap<(EventId, UniqueKey), Reach>,
 }
 
 impl ReachWalker<'_> {
@@ -179,7 +180,7 @@ impl ReachWalker<'_> {
     fn emit(&mut self, emit: &Emit) {
         self.emits = true;
         if let Some(unique) = options::unique(emit) {
-            self.unique_reach.entry(emit.event).or_insert(Reach {
+            self.unique_reach.entry((emit.event, unique.clone())).or_insert(Reach {
                 place: emit.span,
                 emit: emit.span,
                 via: None,
@@ -193,8 +194,8 @@ impl ReachWalker<'_> {
             return;
         };
         self.emits |= s.emits;
-        for (event, r) in &s.unique_reach {
-            self.unique_reach.entry(*event).or_insert_with(|| Reach {
+        for (key, r) in &s.unique_reach {
+            self.unique_reach.entry(key.clone()).or_insert_with(|| Reach {
                 place: span,
                 emit: r.emit,
                 via: Some(callee),

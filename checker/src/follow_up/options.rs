@@ -44,6 +44,14 @@ pub struct UniqueKey {
 }
 
 impl UniqueKey {
+    /// Its `states` are known and block on a follow-up that is running or
+    /// completed: the states of the trigger while its subscriber commits.
+    pub fn blocks_on_trigger(&self) -> bool {
+        self.states
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|st| st == "running" || st == "completed"))
+    }
+
     /// Both keys are fully known and equal.
     pub fn known_same(&self, other: &UniqueKey) -> bool {
         self.by_args.is_some() && self.states.is_some() && self == other

@@ -7,6 +7,7 @@
 
 pub mod decline;
 pub mod effect;
+pub mod follow_up;
 pub mod route;
 pub mod step;
 pub mod text;
@@ -48,6 +49,14 @@ pub static REGISTRY: &[RuleInfo] = &[
     effect::call_after_write::INFO,
     effect::call_in_loop::INFO,
     effect::recursion::INFO,
+    follow_up::in_loop::INFO,
+    follow_up::invalid::INFO,
+    follow_up::lock_order::INFO,
+    follow_up::self_collision::INFO,
+    follow_up::store_required::INFO,
+    follow_up::too_large::INFO,
+    follow_up::too_many::INFO,
+    follow_up::unbounded::INFO,
     route::calls_past_deadline::INFO,
     step::context::INFO,
     step::encryption_key_required::INFO,
@@ -56,7 +65,6 @@ pub static REGISTRY: &[RuleInfo] = &[
     step::store_required::INFO,
     step::too_many::INFO,
     step::unkeyed::INFO,
-    // follow_up::* rules are added here by their files.
 ];
 
 pub fn lookup(code: &str) -> Option<&'static RuleInfo> {
@@ -71,6 +79,14 @@ pub static CHECKS: &[CheckFn] = &[
     effect::call_after_write::check,
     effect::call_in_loop::check,
     effect::recursion::check,
+    follow_up::in_loop::check,
+    follow_up::invalid::check,
+    follow_up::lock_order::check,
+    follow_up::self_collision::check,
+    follow_up::store_required::check,
+    follow_up::too_large::check,
+    follow_up::too_many::check,
+    follow_up::unbounded::check,
     route::calls_past_deadline::check,
     step::context::check,
     step::encryption_key_required::check,

@@ -4,12 +4,15 @@
 //!
 //! A subscriber of event `E` runs an action that stages `E` (itself or
 //! through the actions it calls) with `unique` options that are the same as
-//! those of an emit site of `E`. The emit being judged is one of those
-//! sites: when the subscriber's own follow-up triggers it again, the trigger
-//! and the new follow-up share their unique options. So any `emit E` with
-//! `unique` reached from a subscriber of `E` is reported; the finding also
-//! labels the other emit sites of `E` whose literal unique options are the
-//! same. One finding per action and event, naming every such subscriber.
+//! those of an emit site of `E`, and whose `states` include `running` or
+//! `completed` (the default states do): the states the trigger is in while
+//! its subscriber commits. The emit being judged is one of those sites:
+//! when the subscriber's own follow-up triggers it again, the trigger and
+//! the new follow-up share their unique options. So any such `emit E`
+//! reached from a subscriber of `E` is reported, and the finding labels the
+//! other emit sites of `E` whose literal unique options are the same. One
+//! finding per action and event, at the first such emit, naming every such
+//! subscriber. Unique options computed at run time are not judged.
 //!
 //! ## Why it matters
 //!
@@ -74,11 +77,6 @@
 //! }
 //! ```
 //!
-//! (Both the trigger and the continuation now use these options; the
-//! running trigger is not in `scheduled` or `available`, so nothing
-//! collides. Declining is the other way out when the arguments always
-//! differ.)
-//!
 //! ## How to decline
 //!
 //! When the continuation's arguments always differ from its trigger's,
@@ -116,9 +114,14 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         }
     }
     for ((a, ev), entries) in groups {
-        let Some(reach) = cx.analysed.follow_ups.get(a).and_then(|f| f.unique_reach.get(&ev)) else {
-            continue;
-        };
+        let Some(fu) = cx.analysed.follow_ups.get(a) else { continue };
+        let reach = fu
+            .unique_reach
+            .iter()
+            .filter(|((e, key), _)| *e == ev && key.blocks_on_trigger())
+            .map(|(_, r)| r)
+            .min_by_key(|r| (r.place.start, r.emit.start));
+        let Some(reach) = reach else { continue };
         out.push(Finding::of(a, diagnostic(cx, a, ev, reach, &entries)));
     }
 }
