@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::{expectation_of, expectations, Expectation, Fixture};
+use common::{expectation_of, expectations, package_findings, Expectation, Fixture};
+use jadpo::check::Outcome;
 use jadpo::render::{human, Summary};
 use std::path::Path;
 
@@ -86,7 +87,9 @@ fn run_fixture(path: &Path) -> Option<String> {
 }
 
 /// Every mismatch between the annotations and the diagnostics, as sentences.
-fn expectation_problems(fixture: &Fixture, outcome: &jadpo::check::Outcome) -> Vec<String> {
+/// Annotations in app files are matched against what `jadpo check` shows;
+/// annotations in a package's files against that package's own findings.
+fn expectation_problems(fixture: &Fixture, outcome: &Outcome) -> Vec<String> {
     let mut problems = Vec::new();
     if outcome.program.is_none() {
         problems.push("the app could not be loaded at all".to_string());
@@ -96,33 +99,37 @@ fn expectation_problems(fixture: &Fixture, outcome: &jadpo::check::Outcome) -> V
         .iter()
         .flat_map(|(file, text)| expectations(file, text))
         .collect();
+    let (package_files, package_diags) = package_findings(fixture);
+    let actual: Vec<(Expectation, &str)> = outcome
+        .diagnostics
+        .iter()
+        .map(|d| (expectation_of(&outcome.files, d), d.summary.as_str()))
+        .chain(
+            package_diags
+                .iter()
+                .map(|d| (expectation_of(&package_files, d), d.summary.as_str())),
+        )
+        .collect();
     if fixture.pass {
         if !expected.is_empty() {
             problems.push("a pass_ fixture has annotations; name it fail_".to_string());
         }
-        for d in &outcome.diagnostics {
-            problems.push(format!("pass_ fixture reports [{}] {}", d.code, d.summary));
+        for (e, summary) in &actual {
+            problems.push(format!("pass_ fixture reports [{}] {summary}", e.code));
         }
         return problems;
     }
     if expected.is_empty() {
         problems.push("a fail_ fixture needs at least one `// ^^^ code` annotation".to_string());
     }
-    for d in &outcome.diagnostics {
-        let Some(actual) = expectation_of(outcome, d) else {
-            problems.push(format!(
-                "[{}] {} is reported outside the app's files",
-                d.code, d.summary
-            ));
-            continue;
-        };
-        match expected.iter().position(|e| *e == actual) {
+    for (found, summary) in actual {
+        match expected.iter().position(|e| *e == found) {
             Some(i) => {
                 expected.remove(i);
             }
             None => problems.push(format!(
-                "unexpected [{}] at {}:{} ({} carets needed): {}",
-                actual.code, actual.file, actual.line, actual.width, d.summary
+                "unexpected [{}] at {}:{} ({} carets needed): {summary}",
+                found.code, found.file, found.line, found.width
             )),
         }
     }
@@ -136,7 +143,7 @@ fn expectation_problems(fixture: &Fixture, outcome: &jadpo::check::Outcome) -> V
 }
 
 /// The sources, then the rendering exactly as `jadpo check` prints it.
-fn snapshot_text(fixture: &Fixture, outcome: &jadpo::check::Outcome, rendered: &str) -> String {
+fn snapshot_text(fixture: &Fixture, outcome: &Outcome, rendered: &str) -> String {
     let mut text = String::new();
     for (file, source) in &fixture.files {
         text.push_str(&format!("=== {file} ===\n{source}"));

@@ -292,7 +292,8 @@ pub fn lex(file: FileId, text: &str) -> Lexed {
     let mut diags = Vec::new();
     let raw = raw_tokens(file, text, &mut diags);
     let merged = merge_route_paths(raw, text);
-    let mut lexed = balance(merged, file, text, &mut diags);
+    let limited = limit_type_arguments(merged, text, &mut diags);
+    let mut lexed = balance(limited, file, text, &mut diags);
     lexed.diagnostics = diags;
     lexed
 }
@@ -669,6 +670,59 @@ fn merge_route_paths(tokens: Vec<Token>, text: &str) -> Vec<Token> {
     out
 }
 
+/// Cuts off `List<List<...` nested deeper than [`MAX_DEPTH`] on one line: a
+/// `<` right after a name opens a level, `>` closes one. The rest of the
+/// line becomes one error token. (Comparisons also count, but the count
+/// restarts on every line, so only a line of hundreds of them could trip it.)
+fn limit_type_arguments(tokens: Vec<Token>, text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
+    let mut depth = 0usize;
+    let mut cut: Option<Span> = None;
+    for tok in tokens {
+        let new_line = starts_line(text, tok.span.start);
+        if let Some(span) = cut {
+            if !new_line {
+                cut = Some(span.to(tok.span));
+                continue;
+            }
+            out.push(Token {
+                kind: TokenKind::Error,
+                span,
+            });
+            cut = None;
+        }
+        if new_line {
+            depth = 0;
+        }
+        let after_name = matches!(
+            out.last(),
+            Some(Token {
+                kind: TokenKind::Ident(_),
+                ..
+            })
+        );
+        match tok.kind {
+            TokenKind::Lt if after_name => depth += 1,
+            TokenKind::Gt => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_DEPTH {
+            diags.push(too_deep(tok.span));
+            cut = Some(tok.span);
+            depth = 0;
+            continue;
+        }
+        out.push(tok);
+    }
+    if let Some(span) = cut {
+        out.push(Token {
+            kind: TokenKind::Error,
+            span,
+        });
+    }
+    out
+}
+
 fn closer_of(kind: &TokenKind) -> Option<TokenKind> {
     match kind {
         TokenKind::LParen => Some(TokenKind::RParen),
@@ -947,7 +1001,7 @@ fn too_deep(span: Span) -> Diagnostic {
     )
     .with_label("this bracket is one level too deep")
     .with_reason(format!(
-        "Jadpo reads at most {MAX_DEPTH} nested `(`, `[` and `{{`; deeper code is not read"
+        "Jadpo reads at most {MAX_DEPTH} nested `(`, `[`, `{{` and `<`; deeper code is not read"
     ))
     .with_fix("split the expression into several `var`s or move part of it into a function")
 }

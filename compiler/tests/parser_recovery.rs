@@ -88,6 +88,11 @@ fn hostile_inputs_do_not_panic() {
             "()".repeat(50_000)
         ),
         format!("type T = Text{}", "?".repeat(50_000)),
+        format!(
+            "type T = {}Int{}",
+            "List<".repeat(100_000),
+            ">".repeat(100_000)
+        ),
         "route\nroute POST\nroute POST /\naction\npublic\ndecline".to_string(),
         "\"\\u{110000}\" \"\\u{}\" \"\\u{1234567}\" \"\\q\" \"\\".to_string(),
         "99999999999999999999999 9999999999999999999999h".to_string(),

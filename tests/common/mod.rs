@@ -4,8 +4,10 @@
 
 #![allow(dead_code)]
 
-use jadpo::check::{check_app, Outcome};
+use jadpo::check::{check_app, run_pipeline, Outcome};
+use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
 use jadpo_compiler::load::MemLoader;
+use jadpo_compiler::source::Files;
 use jadpo_compiler::source::Unit;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -230,29 +232,39 @@ fn byte_of_column(line: &str, column: usize) -> usize {
         .map_or(line.trim_end_matches('\n').len(), |(b, _)| b)
 }
 
-/// The expectations a diagnostic would need: file, line and caret run of its
+/// The expectation a diagnostic would need: file, line and caret run of its
 /// primary span (first line only for a multi-line span; one caret when empty).
-pub fn expectation_of(
-    outcome: &Outcome,
-    d: &jadpo_compiler::diag::Diagnostic,
-) -> Option<Expectation> {
-    let files = &outcome.files;
-    if d.span.file.0 as usize >= files.len() {
-        return None;
-    }
-    let f = files.get(d.span.file);
-    if f.unit != Unit::App {
-        return None;
-    }
+pub fn expectation_of(files: &Files, d: &Diagnostic) -> Expectation {
     let range = jadpo::render::clamp(files, d.span);
-    let before = &f.text[..range.start];
-    let spanned = &f.text[range.clone()];
-    let first_line = spanned.split('\n').next().unwrap_or("");
-    Some(Expectation {
-        file: f.path.trim_start_matches(&format!("{ROOT}/")).to_string(),
-        line: before.matches('\n').count() + 1,
+    let path = jadpo::render::file_path(files, d.span);
+    let text = if (d.span.file.0 as usize) < files.len() {
+        files.get(d.span.file).text.as_str()
+    } else {
+        ""
+    };
+    let first_line = text[range.clone()].split('\n').next().unwrap_or("");
+    Expectation {
+        file: path.trim_start_matches(&format!("{ROOT}/")).to_string(),
+        line: text[..range.start].matches('\n').count() + 1,
         start: range.start,
         width: first_line.chars().count().max(1),
         code: d.code.to_string(),
-    })
+    }
+}
+
+/// Diagnostics located in a package's own files, which the app view replaces
+/// by `package.has_errors`; fixtures may annotate them in those files.
+pub fn package_findings(fixture: &Fixture) -> (Files, Vec<Diagnostic>) {
+    let (compiled, analysis) = run_pipeline(&fixture.loader(false), ROOT);
+    let mut found: Vec<Diagnostic> = compiled
+        .diagnostics
+        .into_iter()
+        .chain(analysis.map(|a| a.diagnostics).unwrap_or_default())
+        .filter(|d| {
+            (d.span.file.0 as usize) < compiled.files.len()
+                && matches!(compiled.files.get(d.span.file).unit, Unit::Package(_))
+        })
+        .collect();
+    sort_diagnostics(&mut found);
+    (compiled.files, found)
 }

@@ -29,6 +29,7 @@ pub fn resolve_packages<'a>(
         bundled: bundled.clone(),
         registry,
         chosen: BTreeMap::new(),
+        order: Vec::new(),
         loaded: Vec::new(),
         edges: Vec::new(),
         queue: VecDeque::new(),
@@ -125,6 +126,8 @@ struct Resolution<'a, 'c> {
     bundled: Folder<'a>,
     registry: Option<Folder<'a>>,
     chosen: BTreeMap<String, Choice>,
+    /// Names in the order they were resolved: nearest to the app first.
+    order: Vec<String>,
     loaded: Vec<LoadedPackage>,
     edges: Vec<Edge>,
     queue: VecDeque<Pending<'a>>,
@@ -168,6 +171,7 @@ impl<'a> Resolution<'a, '_> {
     /// Records the package chosen for a name and queues its requirements.
     fn accept(&mut self, p: &Pending<'a>, folder: &Folder<'a>, loaded: Loaded) {
         let name = p.req.name.node.clone();
+        self.order.push(name.clone());
         let mut choice = Choice {
             origin: folder.display.clone(),
             version: None,
@@ -502,7 +506,19 @@ impl<'a> Resolution<'a, '_> {
             let mut key: Vec<String> = search.path.iter().map(|e| e.from.clone()).collect();
             key.sort();
             if reported.insert(key) {
-                diags.push(cycle_diagnostic(&search.path));
+                // Start the cycle at the package nearest to the app, so the
+                // report sits where the author meets the cycle first.
+                let rank = |e: &&Edge| self.order.iter().position(|n| *n == e.from);
+                let mut cycle = search.path.clone();
+                if let Some(first) = cycle
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, e)| rank(e))
+                    .map(|(i, _)| i)
+                {
+                    cycle.rotate_left(first);
+                }
+                diags.push(cycle_diagnostic(&cycle));
             }
         }
         self.cx.diags.extend(diags);
@@ -542,28 +558,23 @@ impl<'e> CycleSearch<'_, 'e> {
 
 fn cycle_diagnostic(cycle: &[&Edge]) -> Diagnostic {
     let mut names: Vec<&str> = cycle.iter().map(|e| e.from.as_str()).collect();
-    if let Some(first) = cycle.first() {
-        names.push(first.from.as_str());
-    }
-    let shown = names.join(" -> ");
-    let (last, rest) = match cycle.split_last() {
-        Some((last, rest)) => (*last, rest),
-        None => {
-            return Diagnostic::error(
-                "package.cycle",
-                Span::default(),
-                "packages require each other",
-            )
-        }
+    let Some((first, rest)) = cycle.split_first() else {
+        return Diagnostic::error(
+            "package.cycle",
+            Span::default(),
+            "packages require each other",
+        );
     };
+    names.push(first.from.as_str());
+    let shown = names.join(" -> ");
     let mut d = Diagnostic::error(
         "package.cycle",
-        last.span,
+        first.span,
         format!("packages require each other in a cycle: {shown}"),
     )
     .with_label(format!(
-        "`{}` requires `{}` here, closing the cycle",
-        last.from, last.to
+        "`{}` requires `{}`, which leads back to `{}`",
+        first.from, first.to, first.from
     ))
     .with_reason(
         "a package is checked after the packages it requires, which a cycle makes impossible",

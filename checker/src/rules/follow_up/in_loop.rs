@@ -83,7 +83,7 @@ use std::collections::BTreeSet;
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
-use super::{callee_over, event, leaf_place, stager};
+use super::{callee_over, event, head, leaf_place, stager};
 use crate::follow_up::rope::flatten;
 use crate::follow_up::{ActionFollowUps, UnboundedLoop, MAX_COUNT};
 use crate::rules::{rule_info, Cx, Finding};
@@ -116,16 +116,16 @@ fn unbounded_loop(cx: &Cx, l: &UnboundedLoop) -> Option<Diagnostic> {
     let (first, rest) = l.sites.split_first()?;
     let mut d = Diagnostic::error(
         INFO.code,
-        first.0,
+        head(cx, first.0),
         format!(
             "{} runs for every item of a `for` without `max`",
             stager(cx.program, first.1)
         ),
     )
     .with_label("staged once per item, with no bound")
-    .with_related(l.loop_span, "this `for` has no `max`");
+    .with_related(head(cx, l.loop_span), "this `for` has no `max`");
     for (span, s) in rest {
-        d = d.with_related(*span, format!("{} is staged per item too", stager(cx.program, *s)));
+        d = d.with_related(head(cx, *span), format!("{} is staged per item too", stager(cx.program, *s)));
     }
     Some(
         d.with_reason(
@@ -147,7 +147,7 @@ fn max_too_high(cx: &Cx, id: ActionId, fu: &ActionFollowUps) -> Option<Diagnosti
     let action = cx.program.action(id);
     let mut d = Diagnostic::error(
         INFO.code,
-        first.place(),
+        head(cx, first.place()),
         format!(
             "`{}` can stage {} follow-ups on one path when its loops run to their `max`; at most {MAX_COUNT} are allowed",
             action.qualified, fu.all.count.n
@@ -158,7 +158,7 @@ fn max_too_high(cx: &Cx, id: ActionId, fu: &ActionFollowUps) -> Option<Diagnosti
     for leaf in &leaves {
         for (span, n) in &leaf.loops {
             if cx.reportable(*span) && shown.insert(*span) {
-                d = d.with_related(*span, format!("runs at most {n} times"));
+                d = d.with_related(head(cx, *span), format!("runs at most {n} times"));
             }
         }
     }

@@ -111,7 +111,8 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             let d = problem(
                 at,
                 format!("event name `{}` is {chars} characters; at most {MAX_NAME_CHARS} are allowed", ev.qualified),
-                "the runtime stores the event name as the follow-up's kind, at most 200 characters",
+                "too long",
+                "the runtime keeps the event name as the follow-up's kind, of at most 200 characters",
                 "give the event a shorter name",
             )
             .with_related(first, "staged here");
@@ -120,10 +121,13 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-fn problem(span: Span, summary: String, reason: &str, fix: &str) -> Diagnostic {
+/// `reason` says what the runtime accepts; every finding adds the outcome.
+fn problem(span: Span, summary: String, label: &str, reason: &str, fix: &str) -> Diagnostic {
     Diagnostic::error(INFO.code, span, summary)
-        .with_label("out of range")
-        .with_reason(format!("{reason}; the runtime would reject this follow-up on every run"))
+        .with_label(label.to_string())
+        .with_reason(format!(
+            "{reason}, and it checks this when the follow-up is staged: the action would fail on every run that reaches this `emit`"
+        ))
         .with_fix(fix.to_string())
 }
 
@@ -165,6 +169,7 @@ fn range(out: &mut Vec<Diagnostic>, at: Span, key: &str, n: i64, lo: i64, hi: i6
     out.push(problem(
         at,
         format!("`{key}: {n}` is out of range; it must be from {lo} to {hi}"),
+        &format!("not from {lo} to {hi}"),
         &format!("the runtime accepts a `{key}` from {lo} to {hi}"),
         &format!("write a `{key}` from {lo} to {hi}"),
     ));
@@ -174,6 +179,7 @@ fn nul(at: Span, what: &str) -> Diagnostic {
     problem(
         at,
         format!("the {what} contains a NUL character"),
+        "contains `\\u{0}`",
         "Postgres cannot store a NUL character in text or JSON",
         "remove the `\\u{0}`",
     )
@@ -185,6 +191,7 @@ fn queue(out: &mut Vec<Diagnostic>, at: Span, s: &str) {
         out.push(problem(
             at,
             format!("the queue name is {chars} characters; at most {MAX_NAME_CHARS} are allowed"),
+            "too long",
             "the runtime accepts queue names of at most 200 characters",
             "use a shorter queue name",
         ));
@@ -199,6 +206,7 @@ fn tags(out: &mut Vec<Diagnostic>, at: Span, items: &[(OptionValue, Span)]) {
         let mut d = problem(
             at,
             format!("{} tags are given; at most {MAX_TAGS} are allowed", items.len()),
+            "too many tags",
             "the runtime accepts at most 20 tags on a follow-up",
             "keep at most 20 tags; put other details in `metadata`",
         );
@@ -252,6 +260,7 @@ fn run_at(out: &mut Vec<Diagnostic>, at: Span, s: &str) {
         out.push(problem(
             at,
             format!("`run_at` \"{s}\" is outside the years 1 to 9999"),
+            "year out of range",
             "the runtime accepts a `run_at` within the years 1 to 9999",
             "write a time within the years 1 to 9999, or compute it, such as `clock.now + 1h`",
         ));
@@ -265,6 +274,7 @@ fn unique_states(out: &mut Vec<Diagnostic>, states: &[(OptionValue, Span)]) {
             let d = problem(
                 *span,
                 format!("`{}` is not a follow-up state", s.escape_debug()),
+                "not a state",
                 "`unique` `states` name the states in which an existing follow-up blocks a duplicate",
                 "use one of `scheduled`, `available`, `running`, `retryable`, `completed`, `failed`, `cancelled`, `waiting_external`",
             );

@@ -41,7 +41,7 @@ pub fn leaf_place(cx: &Cx, leaf: &Leaf) -> (Span, String) {
         .map(|(_, a)| format!(" in `{}`", text::action(cx.program, *a)))
         .unwrap_or_default();
     if cx.reportable(leaf.span) {
-        return (leaf.span, inside);
+        return (head(cx, leaf.span), inside);
     }
     let outer = leaf
         .via
@@ -49,7 +49,7 @@ pub fn leaf_place(cx: &Cx, leaf: &Leaf) -> (Span, String) {
         .rev()
         .find(|(span, _)| cx.reportable(*span))
         .map_or(leaf.place(), |(span, _)| *span);
-    (outer, inside)
+    (head(cx, outer), inside)
 }
 
 /// The first called action on a witness path whose own value is over its
@@ -73,6 +73,22 @@ pub fn value_span(cx: &Cx, span: Span) -> Span {
         return span;
     }
     Span::new(span.file, start, span.end)
+}
+
+/// The head of a statement's span: up to its first `{` or line end, without
+/// trailing blanks (`emit Remind`, `for code in codes max 10`), so a
+/// finding points at the smallest part that names it.
+pub fn head(cx: &Cx, span: Span) -> Span {
+    if span.file.0 as usize >= cx.files.len() {
+        return span;
+    }
+    let text = cx.files.slice(span);
+    let cut = text.find(['{', '\n']).unwrap_or(text.len());
+    let len = text.get(..cut).unwrap_or("").trim_end().len();
+    if len == 0 {
+        return span;
+    }
+    Span::new(span.file, span.start, span.start + len as u32)
 }
 
 /// `65536` as `65,536`.

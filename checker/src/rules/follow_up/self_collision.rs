@@ -93,7 +93,7 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::{ActionId, Entry, EntryKind, EventId};
 use jadpo_compiler::span::Span;
 
-use super::event;
+use super::{event, head};
 use crate::follow_up::options::{self, UniqueKey};
 use crate::follow_up::{own_emits, Reach};
 use crate::rules::{rule_info, text, Cx, Finding};
@@ -130,7 +130,7 @@ fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entr
     let name = event(cx.program, ev);
     let mut d = Diagnostic::warning(
         INFO.code,
-        reach.place,
+        head(cx, reach.place),
         format!(
             "`{}` stages `{name}`, the event that triggers it, with the same unique options as its trigger",
             text::action(cx.program, a)
@@ -139,14 +139,14 @@ fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entr
     .with_label("collides with the follow-up that triggered this run");
     if let Some(callee) = reach.via {
         if cx.reportable(reach.emit) {
-            d = d.with_related(reach.emit, format!("staged here, in `{}`", text::action(cx.program, callee)));
+            d = d.with_related(head(cx, reach.emit), format!("staged here, in `{}`", text::action(cx.program, callee)));
         }
     }
     for entry in entries {
-        d = d.with_related(entry.span, format!("`{}` runs it for each `{name}`", entry.label));
+        d = d.with_related(head(cx, entry.span), format!("`{}` runs it for each `{name}`", entry.label));
     }
     for span in same_options_elsewhere(cx, ev, &reach.unique, reach.emit) {
-        d = d.with_related(span, format!("`{name}` is also staged here with the same unique options"));
+        d = d.with_related(head(cx, span), format!("`{name}` is also staged here with the same unique options"));
     }
     d.with_reason(
         "a unique follow-up is skipped while one with the same key exists in its `states`; the \

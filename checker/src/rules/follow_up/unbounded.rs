@@ -68,7 +68,7 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::Emit;
 
-use super::event;
+use super::{event, head};
 use crate::follow_up::{own_emits, size};
 use crate::rules::{rule_info, Cx, Finding};
 
@@ -97,7 +97,7 @@ fn diagnostic(cx: &Cx, emit: &Emit, unbounded: &[Name]) -> Diagnostic {
         .iter()
         .filter(|f| unbounded.contains(&f.name))
         .collect();
-    let primary = written.first().map_or(emit.span, |f| f.span);
+    let primary = written.first().map_or_else(|| head(cx, emit.span), |f| f.span);
     let (fields, whose) = if unbounded.len() == 1 {
         ("field", "whose type has")
     } else {
