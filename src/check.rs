@@ -143,8 +143,14 @@ fn package_has_errors(files: &Files, broken: &BrokenPackage) -> Diagnostic {
         1 => format!("package `{name}` has 1 error"),
         n => format!("package `{name}` has {n} errors"),
     };
-    let mut d = Diagnostic::error("package.has_errors", requirement_span(files, name), summary)
-        .with_label(format!("`{name}` is required here"))
+    let (span, direct) = requirement_span(files, name);
+    let label = if direct {
+        format!("`{name}` is required here")
+    } else {
+        format!("`{name}` is required by one of these packages")
+    };
+    let mut d = Diagnostic::error("package.has_errors", span, summary)
+        .with_label(label)
         .with_reason(
             "an app cannot run with a package that does not check; the package's own \
              findings are reported when the package itself is checked",
@@ -158,28 +164,40 @@ fn package_has_errors(files: &Files, broken: &BrokenPackage) -> Diagnostic {
     d
 }
 
-/// The `name:` key under `packages:` in the app's `jadpo.yaml` (block or
-/// flow style), or the start of that file when it cannot be found.
+/// Where the app requires package `name`: its key under `packages:` in the
+/// app's `jadpo.yaml` (block or flow style), with `true`; for a package
+/// required only by other packages, the `packages` key itself, with `false`.
 ///
 /// Found by reading the text because `Compiled` does not carry the app
 /// manifest; the requirement span from `manifest::Requirement` would be
 /// better once it is exposed.
-fn requirement_span(files: &Files, name: &str) -> Span {
+fn requirement_span(files: &Files, name: &str) -> (Span, bool) {
     let Some((id, manifest)) = files
         .iter()
         .find(|(_, f)| f.unit == Unit::App && f.path.ends_with("jadpo.yaml"))
     else {
-        return Span::default();
+        return (Span::default(), false);
     };
     let section = packages_section(&manifest.text);
-    let found = manifest
+    let direct = manifest
         .text
         .get(section.clone())
         .and_then(|text| key_offset(text, name))
         .map(|at| section.start + at);
-    match found {
-        Some(start) => Span::new(id, start as u32, (start + name.len()) as u32),
-        None => Span::new(id, 0, 0),
+    match direct {
+        Some(start) => (
+            Span::new(id, start as u32, (start + name.len()) as u32),
+            true,
+        ),
+        None => {
+            let start = section.start.saturating_sub("packages:".len());
+            let end = if section.is_empty() {
+                start
+            } else {
+                start + "packages".len()
+            };
+            (Span::new(id, start as u32, end as u32), false)
+        }
     }
 }
 

@@ -62,10 +62,11 @@ fn check(args: &CheckArgs) -> ExitCode {
         &outcome.diagnostics,
     );
     match args.format {
-        Format::Json => print!(
-            "{}",
-            render::json::render(&outcome.files, &outcome.diagnostics, summary)
-        ),
+        Format::Json => say(&render::json::render(
+            &outcome.files,
+            &outcome.diagnostics,
+            summary,
+        )),
         Format::Human => print_human(&outcome, summary, args.color.color.enabled()),
     }
     if outcome.program.is_none() {
@@ -77,15 +78,27 @@ fn check(args: &CheckArgs) -> ExitCode {
     }
 }
 
+/// Writes to stdout. A closed pipe (`jadpo check | head`) is not an error
+/// (the reader has seen what it wanted), so write errors are ignored and the
+/// exit status still reports the check.
+fn say(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
 fn print_human(outcome: &Outcome, summary: Summary, color: bool) {
-    print!(
-        "{}",
-        render::human::render_all(&outcome.files, &outcome.diagnostics, color)
-    );
+    say(&render::human::render_all(
+        &outcome.files,
+        &outcome.diagnostics,
+        color,
+    ));
     if outcome.program.is_some() {
-        println!("{}", summary.closing_line());
+        say(&format!("{}\n", summary.closing_line()));
     } else {
-        println!("could not check this project");
+        say("could not check this project\n");
     }
 }
 
@@ -110,7 +123,7 @@ fn build(args: &BuildArgs) -> ExitCode {
         .unwrap_or_else(|| format!("{}/build", args.path.trim_end_matches('/')));
     match write_plan(&out, outcome.plan.as_ref()) {
         Ok(file) => {
-            println!("wrote {file}");
+            say(&format!("wrote {file}\n"));
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -132,23 +145,17 @@ fn write_plan(out: &str, plan: Option<&serde_json::Value>) -> std::io::Result<St
 
 fn explain(args: &ExplainArgs) -> ExitCode {
     if let Some(rule) = jadpo::check::rule_doc(&args.code) {
-        println!(
-            "{} ({}): {}\n",
-            rule.code,
-            rule.severity.as_str(),
-            rule.summary
-        );
-        println!("{}", rule.doc.trim_end());
+        say(&format!("{}\n", rule.doc.trim_end()));
         return ExitCode::SUCCESS;
     }
     let codes = jadpo::check::rule_codes();
     match jadpo_compiler::diag::nearest(&args.code, codes.iter().copied()) {
         Some(near) => eprintln!(
-            "error: no diagnostic has the code `{}`; did you mean `{near}`?",
+            "error: `{}` is not a documented diagnostic code; did you mean `{near}`?",
             args.code
         ),
         None => eprintln!(
-            "error: no diagnostic has the code `{}`; codes look like `step.unkeyed`",
+            "error: `{}` is not a documented diagnostic code; documented codes look like `step.unkeyed` (see spec/diagnostics/)",
             args.code
         ),
     }

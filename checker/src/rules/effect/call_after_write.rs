@@ -24,7 +24,7 @@
 //!     email: stripe.Email
 //! }
 //!
-//! action signup(event: Signup) -> Unit {
+//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
 //!     attempt create Customer { id: customer.id }
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" })
@@ -47,7 +47,7 @@
 //!     email: stripe.Email
 //! }
 //!
-//! action signup(event: Signup) -> Unit {
+//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" })
 //!     attempt create Customer { id: customer.id }

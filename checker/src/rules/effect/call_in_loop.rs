@@ -19,17 +19,17 @@
 //! ```jadpo
 //! event Batch {
 //!     customer: stripe.CustomerId
-//!     prices: List<stripe.PriceId> { max_length: 10 }
+//!     amounts: List<stripe.Amount> { max_length: 10 }
 //! }
 //!
-//! action subscribe_all(event: Batch) -> Unit {
-//!     for price in event.prices max 10 {
-//!         attempt stripe.subscriptions.create(stripe.SubscriptionCreate { customer: event.customer price: price })
+//! action charge_all(event: Batch) fails stripe.CardDeclined -> Unit {
+//!     for amount in event.amounts max 10 {
+//!         attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: amount currency: "usd" })
 //!     }
 //! }
 //!
 //! subscriber on_batch on Batch {
-//!     run: subscribe_all(event)
+//!     run: charge_all(event)
 //! }
 //! ```
 //!
@@ -40,30 +40,30 @@
 //! ```jadpo
 //! event Batch {
 //!     customer: stripe.CustomerId
-//!     prices: List<stripe.PriceId> { max_length: 10 }
+//!     amounts: List<stripe.Amount> { max_length: 10 }
 //! }
 //!
-//! event SubscribeOne {
+//! event ChargeOne {
 //!     customer: stripe.CustomerId
-//!     price: stripe.PriceId
+//!     amount: stripe.Amount
 //! }
 //!
 //! action split(event: Batch) -> Unit {
-//!     for price in event.prices max 10 {
-//!         emit SubscribeOne { customer: event.customer price: price }
+//!     for amount in event.amounts max 10 {
+//!         emit ChargeOne { customer: event.customer amount: amount }
 //!     }
 //! }
 //!
-//! action subscribe_one(event: SubscribeOne) -> Unit {
-//!     attempt stripe.subscriptions.create(stripe.SubscriptionCreate { customer: event.customer price: event.price })
+//! action charge_one(event: ChargeOne) fails stripe.CardDeclined -> Unit {
+//!     attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: event.amount currency: "usd" })
 //! }
 //!
 //! subscriber on_batch on Batch {
 //!     run: split(event)
 //! }
 //!
-//! subscriber on_one on SubscribeOne {
-//!     run: subscribe_one(event)
+//! subscriber on_one on ChargeOne {
+//!     run: charge_one(event)
 //! }
 //! ```
 //!

@@ -15,7 +15,7 @@
 //! ## Failing example
 //!
 //! ```jadpo
-//! action retry_charge(customer: stripe.CustomerId, tries: Int) -> Unit {
+//! action retry_charge(customer: stripe.CustomerId, tries: Int) fails stripe.CardDeclined -> Unit {
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer amount: 100 currency: "usd" })
 //!     if tries > 0 {
 //!         attempt retry_charge(customer, tries - 1)
@@ -33,7 +33,7 @@
 //!     tries: Int
 //! }
 //!
-//! action charge_round(event: ChargeRound) -> Unit {
+//! action charge_round(event: ChargeRound) fails stripe.CardDeclined -> Unit {
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: 100 currency: "usd" })
 //!     if event.tries > 0 {
 //!         emit ChargeRound { customer: event.customer tries: event.tries - 1 }

@@ -83,7 +83,7 @@ use std::collections::BTreeSet;
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
-use super::{callee_over, event, head, leaf_place, stager};
+use super::{callee_over, head, runs, stager, Run};
 use crate::follow_up::rope::flatten;
 use crate::follow_up::{ActionFollowUps, UnboundedLoop, MAX_COUNT};
 use crate::rules::{rule_info, Cx, Finding};
@@ -118,14 +118,14 @@ fn unbounded_loop(cx: &Cx, l: &UnboundedLoop) -> Option<Diagnostic> {
         INFO.code,
         head(cx, first.0),
         format!(
-            "{} runs for every item of a `for` without `max`",
+            "{} stages follow-ups for every item of a `for` without `max`",
             stager(cx.program, first.1)
         ),
     )
     .with_label("staged once per item, with no bound")
     .with_related(head(cx, l.loop_span), "this `for` has no `max`");
     for (span, s) in rest {
-        d = d.with_related(head(cx, *span), format!("{} is staged per item too", stager(cx.program, *s)));
+        d = d.with_related(head(cx, *span), format!("{} stages per item too", stager(cx.program, *s)));
     }
     Some(
         d.with_reason(
@@ -143,17 +143,26 @@ fn max_too_high(cx: &Cx, id: ActionId, fu: &ActionFollowUps) -> Option<Diagnosti
     if callee_over(&leaves, |a| fus.get(a).is_some_and(|f| f.all.count.n > MAX_COUNT)) {
         return None;
     }
-    let first = leaves.iter().find(|l| l.times() > 1)?;
+    let runs = runs(cx, &leaves);
+    let first = runs.iter().position(|r| r.looped)?;
+    let label = |r: &Run| {
+        let count = match r.last.saturating_sub(r.first) + 1 {
+            1 => "1 follow-up".to_string(),
+            n => format!("{n} follow-ups"),
+        };
+        format!("{}: {count} (total {})", r.what(), r.last)
+    };
     let action = cx.program.action(id);
+    let primary = runs.get(first)?;
     let mut d = Diagnostic::error(
         INFO.code,
-        head(cx, first.place()),
+        primary.span,
         format!(
             "`{}` can stage {} follow-ups on one path when its loops run to their `max`; at most {MAX_COUNT} are allowed",
             action.qualified, fu.all.count.n
         ),
     )
-    .with_label(format!("staged {} times on this path", first.times()));
+    .with_label(label(primary));
     let mut shown = BTreeSet::new();
     for leaf in &leaves {
         for (span, n) in &leaf.loops {
@@ -162,21 +171,10 @@ fn max_too_high(cx: &Cx, id: ActionId, fu: &ActionFollowUps) -> Option<Diagnosti
             }
         }
     }
-    let mut total = 0u64;
-    for leaf in &leaves {
-        total = total.saturating_add(leaf.times());
-        let (span, inside) = leaf_place(cx, leaf);
-        d = d.with_related(
-            span,
-            format!(
-                "`emit {}`{inside}: {} (total {total})",
-                event(cx.program, leaf.event),
-                match leaf.times() {
-                    1 => "once".to_string(),
-                    t => format!("{t} times"),
-                }
-            ),
-        );
+    for (i, run) in runs.iter().enumerate() {
+        if i != first {
+            d = d.with_related(run.span, label(run));
+        }
     }
     Some(
         d.with_reason(

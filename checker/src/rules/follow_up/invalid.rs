@@ -10,16 +10,16 @@
 //! - more than 20 `tags`;
 //! - a NUL character (`\u{0}`) in a queue name, a tag, a literal payload
 //!   field or a literal `metadata` value;
-//! - a literal `run_at` outside the years 1 to 9999;
 //! - a `unique` `states` entry that is not a follow-up state (`scheduled`,
 //!   `available`, `running`, `retryable`, `completed`, `failed`,
 //!   `cancelled`, `waiting_external`).
 //!
 //! Each finding points at the offending literal (an event name at its
-//! declaration). A computed value, such as `run_at: clock.now + 1h` or a
-//! queue taken from a parameter, is accepted: the plan marks it
-//! `checked_at_staging: true` and the runtime checks it when the follow-up
-//! is staged.
+//! declaration). A computed value, such as a queue taken from a parameter,
+//! is accepted: the plan marks it `checked_at_staging: true` and the runtime
+//! checks it when the follow-up is staged. `run_at` is always computed
+//! (Jadpo has no `Instant` literal; a string there is a `type.mismatch`), so
+//! its range, the years 1 to 9999, is always checked at staging.
 //!
 //! ## Why it matters
 //!
@@ -150,7 +150,6 @@ fn option_problems(cx: &Cx, o: &EmitOption, out: &mut Vec<Diagnostic>) {
         ("queue", OptionValue::Str(s)) => queue(out, at, s),
         ("tags", OptionValue::List(items)) => tags(out, at, items),
         ("metadata", v) => metadata(cx, out, at, v),
-        ("run_at", OptionValue::Str(s)) => run_at(out, at, s),
         ("unique", OptionValue::Record(items)) => {
             for (name, value, _) in items {
                 if let ("states", OptionValue::List(states)) = (name.as_str(), value) {
@@ -180,7 +179,7 @@ fn nul(at: Span, what: &str) -> Diagnostic {
         at,
         format!("the {what} contains a NUL character"),
         "contains `\\u{0}`",
-        "Postgres cannot store a NUL character in text or JSON",
+        "the runtime refuses NUL characters, which Postgres cannot store in text or JSON",
         "remove the `\\u{0}`",
     )
 }
@@ -236,34 +235,6 @@ fn metadata(cx: &Cx, out: &mut Vec<Diagnostic>, at: Span, v: &OptionValue) {
             }
         }
         _ => {}
-    }
-}
-
-/// A literal timestamp's year, when the text starts like one.
-fn year_of(s: &str) -> Option<Result<u32, ()>> {
-    let s = s.trim();
-    if s.starts_with(['+', '-']) {
-        return Some(Err(())); // an expanded year: outside 1 to 9999
-    }
-    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
-    if digits.is_empty() || !s.get(digits.len()..).unwrap_or("").starts_with('-') {
-        return None; // not a timestamp: a type mistake, reported elsewhere
-    }
-    match digits.parse::<u32>() {
-        Ok(y) if digits.len() <= 4 && (1..=9999).contains(&y) => Some(Ok(y)),
-        _ => Some(Err(())),
-    }
-}
-
-fn run_at(out: &mut Vec<Diagnostic>, at: Span, s: &str) {
-    if let Some(Err(())) = year_of(s) {
-        out.push(problem(
-            at,
-            format!("`run_at` \"{s}\" is outside the years 1 to 9999"),
-            "year out of range",
-            "the runtime accepts a `run_at` within the years 1 to 9999",
-            "write a time within the years 1 to 9999, or compute it, such as `clock.now + 1h`",
-        ));
     }
 }
 

@@ -23,33 +23,95 @@ pub fn event(p: &Program, id: EventId) -> String {
         .map_or_else(|| "an event".to_string(), |e| e.qualified.clone())
 }
 
-/// How a staging place reads: "`emit E`" or "`a` (which stages follow-ups)".
+/// The subject of a staging place: "`emit E`" or "the call of `a`".
 pub fn stager(p: &Program, s: Stager) -> String {
     match s {
         Stager::Emit(e) => format!("`emit {}`", event(p, e)),
-        Stager::Call(a) => format!("the call of `{}`, which stages follow-ups", text::action(p, a)),
+        Stager::Call(a) => format!("the call of `{}`", text::action(p, a)),
     }
 }
 
-/// Where an emit on a witness path is labelled: the emit itself when it can
-/// be shown, else the deepest call leading to it that can; and
-/// " in `x`" when it sits inside a called action.
+/// Where an emit on a witness path is labelled in the action judged: the
+/// emit itself, or the outermost call leading to it with " in `x`" naming
+/// the action that holds the emit.
 pub fn leaf_place(cx: &Cx, leaf: &Leaf) -> (Span, String) {
     let inside = leaf
         .via
         .last()
         .map(|(_, a)| format!(" in `{}`", text::action(cx.program, *a)))
         .unwrap_or_default();
-    if cx.reportable(leaf.span) {
-        return (head(cx, leaf.span), inside);
+    (head(cx, leaf.place()), inside)
+}
+
+/// One label per run of consecutive emits at the same place, in path
+/// order: (place, "`emit A`, `emit B` in `x`", first and last follow-up
+/// number counting loop passes, bytes of the run).
+pub fn runs(cx: &Cx, leaves: &[Leaf]) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::new();
+    let mut k = 0u64;
+    for leaf in leaves {
+        let times = leaf.times();
+        let first = k + 1;
+        k = k.saturating_add(times);
+        let (span, inside) = leaf_place(cx, leaf);
+        let name = format!("`emit {}`", event(cx.program, leaf.event));
+        let bytes = leaf.bytes.saturating_mul(times);
+        match out.last_mut() {
+            Some(r) if r.span == span && r.inside == inside && !leaf.via.is_empty() => {
+                if !r.names.contains(&name) {
+                    r.names.push(name);
+                }
+                r.last = k;
+                r.bytes = r.bytes.saturating_add(bytes);
+                r.looped |= times > 1;
+            }
+            _ => out.push(Run {
+                span,
+                inside,
+                names: vec![name],
+                first,
+                last: k,
+                times,
+                each: leaf.bytes,
+                bytes,
+                looped: times > 1,
+            }),
+        }
     }
-    let outer = leaf
-        .via
-        .iter()
-        .rev()
-        .find(|(span, _)| cx.reportable(*span))
-        .map_or(leaf.place(), |(span, _)| *span);
-    (head(cx, outer), inside)
+    out
+}
+
+/// Consecutive emits on a witness path reached at one place.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub span: Span,
+    pub inside: String,
+    pub names: Vec<String>,
+    pub first: u64,
+    pub last: u64,
+    /// Loop passes of a single emit (1 for a run through a call).
+    pub times: u64,
+    /// Bytes of one follow-up of a single emit.
+    pub each: u64,
+    pub bytes: u64,
+    /// Some emit of the run is repeated by a loop's `max`.
+    pub looped: bool,
+}
+
+impl Run {
+    /// "`emit A` in `x`"
+    pub fn what(&self) -> String {
+        format!("{}{}", self.names.join(", "), self.inside)
+    }
+
+    /// "follow-up 3" or "follow-ups 3 to 7"
+    pub fn numbers(&self) -> String {
+        if self.first == self.last {
+            format!("follow-up {}", self.first)
+        } else {
+            format!("follow-ups {} to {}", self.first, self.last)
+        }
+    }
 }
 
 /// The first called action on a witness path whose own value is over its

@@ -95,7 +95,7 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         let mut places = Vec::new();
         staging_sites(&|a| fus.get(a).is_some_and(|f| f.emits), &action.body, &mut places);
         for (span, s) in places.into_iter().take(SHOWN) {
-            d = d.with_related(head(cx, span), format!("{} stages here", stager(cx.program, s)));
+            d = d.with_related(head(cx, span), format!("{} stages follow-ups here", stager(cx.program, s)));
         }
         if let Some(app) = cx.program.app.span {
             d = d.with_related(app, "no `events: { store: }` here");

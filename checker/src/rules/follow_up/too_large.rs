@@ -77,7 +77,7 @@
 
 use jadpo_compiler::diag::Diagnostic;
 
-use super::{bytes, callee_over, event, in_loop, leaf_place};
+use super::{bytes, callee_over, in_loop, runs};
 use crate::follow_up::rope::flatten;
 use crate::follow_up::MAX_BYTES;
 use crate::rules::{rule_info, Cx, Finding};
@@ -112,24 +112,14 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         )
         .with_label(format!("up to {} bytes of follow-ups", bytes(size.n)));
         let mut total = 0u64;
-        for leaf in &leaves {
-            let times = leaf.times();
-            let part = leaf.bytes.saturating_mul(times);
-            total = total.saturating_add(part);
-            let (span, inside) = leaf_place(cx, leaf);
-            let each = if times == 1 {
-                format!("{} bytes", bytes(part))
+        for run in runs(cx, &leaves) {
+            total = total.saturating_add(run.bytes);
+            let each = if run.times > 1 {
+                format!("{} × {} = {} bytes", run.times, bytes(run.each), bytes(run.bytes))
             } else {
-                format!("{times} × {} = {} bytes", bytes(leaf.bytes), bytes(part))
+                format!("{} bytes", bytes(run.bytes))
             };
-            d = d.with_related(
-                span,
-                format!(
-                    "`emit {}`{inside}: {each} (total {})",
-                    event(cx.program, leaf.event),
-                    bytes(total)
-                ),
-            );
+            d = d.with_related(run.span, format!("{}: {each} (total {})", run.what(), bytes(total)));
         }
         d = d
             .with_reason(

@@ -82,10 +82,9 @@
 //! `follow_up.in_loop`, `follow_up.too_large`, `step.too_many`.
 
 use jadpo_compiler::diag::Diagnostic;
-use jadpo_compiler::span::Span;
 
-use super::{callee_over, event, leaf_place};
-use crate::follow_up::rope::{flatten, Leaf};
+use super::{callee_over, runs};
+use crate::follow_up::rope::flatten;
 use crate::follow_up::MAX_COUNT;
 use crate::rules::{rule_info, Cx, Finding};
 
@@ -113,8 +112,8 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             ),
         )
         .with_label(format!("{} emits on one path", once.n));
-        for (span, message) in labels(cx, &leaves) {
-            d = d.with_related(span, message);
+        for run in runs(cx, &leaves) {
+            d = d.with_related(run.span, format!("{}: {}", run.numbers(), run.what()));
         }
         d = d
             .with_reason(
@@ -125,36 +124,4 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             .with_fix("move emits that belong to separate work into separate actions");
         out.push(Finding::of(id, d));
     }
-}
-
-/// One label per run of emits at the same place, numbered along the path.
-fn labels(cx: &Cx, leaves: &[Leaf]) -> Vec<(Span, String)> {
-    let mut groups: Vec<(Span, String, Vec<String>, u64, u64)> = Vec::new();
-    let mut k = 0u64;
-    for leaf in leaves {
-        let first = k + 1;
-        k += leaf.times();
-        let (span, inside) = leaf_place(cx, leaf);
-        let name = format!("`emit {}`", event(cx.program, leaf.event));
-        match groups.last_mut() {
-            Some(g) if g.0 == span && g.1 == inside => {
-                if !g.2.contains(&name) {
-                    g.2.push(name);
-                }
-                g.4 = k;
-            }
-            _ => groups.push((span, inside, vec![name], first, k)),
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(span, inside, names, from, to)| {
-            let which = if from == to {
-                format!("follow-up {from}")
-            } else {
-                format!("follow-ups {from} to {to}")
-            };
-            (span, format!("{which}: {}{inside}", names.join(", ")))
-        })
-        .collect()
 }

@@ -18,7 +18,7 @@
 //! ## Failing example
 //!
 //! ```jadpo
-//! action summarise(prompt: ai.Prompt) -> ai.Completion {
+//! action summarise(prompt: ai.Prompt) fails ai.ContentRefused -> ai.Completion {
 //!     return attempt ai.generate(prompt)
 //! }
 //!
@@ -34,7 +34,7 @@
 //! ## Fixed example
 //!
 //! ```jadpo
-//! action summarise(prompt: ai.Prompt) -> ai.Completion {
+//! action summarise(prompt: ai.Prompt) fails ai.ContentRefused -> ai.Completion {
 //!     return attempt ai.generate(prompt)
 //! }
 //!

@@ -19,7 +19,7 @@
 //! ## Failing example
 //!
 //! ```jadpo
-//! action signup(email: stripe.Email) -> stripe.CustomerId {
+//! action signup(email: stripe.Email) fails stripe.CardDeclined, stripe.InvalidEmail -> stripe.CustomerId {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: email })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" })
 //!     return customer.id
@@ -38,7 +38,7 @@
 //! The route requires the client's key, so a retried request resumes the record.
 //!
 //! ```jadpo
-//! action signup(email: stripe.Email) -> stripe.CustomerId {
+//! action signup(email: stripe.Email) fails stripe.CardDeclined, stripe.InvalidEmail -> stripe.CustomerId {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: email })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" })
 //!     return customer.id

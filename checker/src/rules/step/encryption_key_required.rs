@@ -26,7 +26,7 @@
 //!     email: stripe.Email
 //! }
 //!
-//! action signup(event: Signup) -> Unit {
+//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" })
 //! }
@@ -56,7 +56,7 @@
 //!     email: stripe.Email
 //! }
 //!
-//! action signup(event: Signup) -> Unit {
+//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" })
 //! }

@@ -19,7 +19,7 @@
 //!     customer: stripe.CustomerId
 //! }
 //!
-//! action bill(event: InvoiceRequested) -> Unit {
+//! action bill(event: InvoiceRequested) fails stripe.CardDeclined -> Unit {
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: 100 currency: "usd" })
 //!     attempt stripe.invoices.list(stripe.InvoiceQuery { customer: event.customer })
 //! }
@@ -38,7 +38,7 @@
 //!     customer: stripe.CustomerId
 //! }
 //!
-//! action bill(event: InvoiceRequested) -> Unit {
+//! action bill(event: InvoiceRequested) fails stripe.CardDeclined -> Unit {
 //!     attempt stripe.invoices.list(stripe.InvoiceQuery { customer: event.customer })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: 100 currency: "usd" })
 //! }

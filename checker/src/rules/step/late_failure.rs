@@ -30,15 +30,13 @@
 //!
 //! event Signup {
 //!     email: stripe.Email
-//!     price: stripe.PriceId
 //! }
 //!
 //! action signup(event: Signup) fails PaymentRefused, stripe.CardDeclined, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
-//!     match stripe.subscriptions.create(stripe.SubscriptionCreate { customer: customer.id price: event.price }) {
-//!         success(s) => s
+//!     match stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" }) {
+//!         success(charge) => charge
 //!         failure stripe.CardDeclined => reject PaymentRefused
-//!         failure stripe.PriceMissing => reject PaymentRefused
 //!     }
 //! }
 //!
@@ -49,29 +47,26 @@
 //!
 //! ## Fixed example
 //!
-//! The price is checked before the first step, and a declined card after the
-//! customer exists is answered with a value instead of ending the action.
+//! A declined card after the customer exists is answered with a value, and
+//! the follow-up work happens in a subscriber of the event the action emits.
 //!
 //! ```jadpo
 //! event Signup {
 //!     email: stripe.Email
-//!     price: stripe.PriceId
 //! }
 //!
-//! event SubscriptionDeclined {
+//! event ChargeDeclined {
 //!     customer: stripe.CustomerId
 //! }
 //!
-//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail, stripe.PriceMissing -> Unit {
-//!     var price = attempt stripe.prices.retrieve(stripe.PriceRef { id: event.price })
+//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
-//!     var declined = match stripe.subscriptions.create(stripe.SubscriptionCreate { customer: customer.id price: price.id }) {
-//!         success(s) => false
+//!     var declined = match stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" }) {
+//!         success(charge) => false
 //!         failure stripe.CardDeclined => true
-//!         failure stripe.PriceMissing => true
 //!     }
 //!     if declined {
-//!         emit SubscriptionDeclined { customer: customer.id }
+//!         emit ChargeDeclined { customer: customer.id }
 //!     }
 //! }
 //!

@@ -30,7 +30,7 @@
 //!     email: stripe.Email
 //! }
 //!
-//! action signup(event: Signup) -> Unit {
+//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" })
 //! }
@@ -60,7 +60,7 @@
 //!     email: stripe.Email
 //! }
 //!
-//! action signup(event: Signup) -> Unit {
+//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" })
 //! }

@@ -19,7 +19,7 @@
 //! ## Failing example
 //!
 //! ```jadpo
-//! action refund_all(customer: stripe.CustomerId) -> Unit {
+//! action refund_all(customer: stripe.CustomerId) fails stripe.CardDeclined -> Unit {
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer amount: 1 currency: "usd" })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer amount: 2 currency: "usd" })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer amount: 3 currency: "usd" })
@@ -42,13 +42,13 @@
 //!     customer: stripe.CustomerId
 //! }
 //!
-//! action charge_first(customer: stripe.CustomerId) -> Unit {
+//! action charge_first(customer: stripe.CustomerId) fails stripe.CardDeclined -> Unit {
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer amount: 1 currency: "usd" })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: customer amount: 2 currency: "usd" })
 //!     emit ChargesHalfDone { customer: customer }
 //! }
 //!
-//! action charge_rest(event: ChargesHalfDone) -> Unit {
+//! action charge_rest(event: ChargesHalfDone) fails stripe.CardDeclined -> Unit {
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: 3 currency: "usd" })
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: 4 currency: "usd" })
 //! }

@@ -22,9 +22,11 @@
 //!     customer: stripe.CustomerId
 //! }
 //!
-//! action charge_and_notify(event: PaymentTaken) -> Unit {
+//! action charge_and_notify(event: PaymentTaken)
+//!     fails stripe.CardDeclined, github.RepositoryMissing, github.ValidationFailed -> Unit
+//! {
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: 100 currency: "usd" })
-//!     attempt github.issues.create(github.IssueCreate { title: "charged" })
+//!     attempt github.issues.create(github.IssueCreate { owner: "acme" repo: "billing" title: "charged" })
 //! }
 //!
 //! subscriber on_payment on PaymentTaken {
@@ -46,13 +48,13 @@
 //!     customer: stripe.CustomerId
 //! }
 //!
-//! action charge(event: PaymentTaken) -> Unit {
+//! action charge(event: PaymentTaken) fails stripe.CardDeclined -> Unit {
 //!     attempt stripe.charges.create(stripe.ChargeCreate { customer: event.customer amount: 100 currency: "usd" })
 //!     emit Charged { customer: event.customer }
 //! }
 //!
-//! action notify(event: Charged) -> Unit {
-//!     attempt github.issues.create(github.IssueCreate { title: "charged" })
+//! action notify(event: Charged) fails github.RepositoryMissing, github.ValidationFailed -> Unit {
+//!     attempt github.issues.create(github.IssueCreate { owner: "acme" repo: "billing" title: "charged" })
 //! }
 //!
 //! subscriber on_payment on PaymentTaken {
