@@ -14,7 +14,9 @@ Examples:
   jadpo check examples/billing
   jadpo check --format json . > findings.json
   jadpo build examples/billing --out build
-  jadpo explain step.unkeyed";
+  jadpo explain step.unkeyed
+  jadpo publish packages/mailer --registry ../registry
+  jadpo plan diff deployed/plan.json build/plan.json";
 
 /// Checks and builds Jadpo apps: actions that call outside providers, checked
 /// ahead of time so that several changing calls in one action are safe to
@@ -35,6 +37,57 @@ pub enum Command {
     Build(BuildArgs),
     /// Explain a diagnostic code, e.g. `jadpo explain step.unkeyed`.
     Explain(ExplainArgs),
+    /// Run the language server on stdin/stdout (for editors): the same
+    /// findings as `jadpo check`, on unsaved text, with hover, go to
+    /// definition, references, symbols and quick fixes.
+    Lsp,
+    /// Check a package on its own and store it, with its surface and a
+    /// checksum, in a registry folder. Refuses a package with any error.
+    Publish(PublishArgs),
+    /// Work with plans written by `jadpo build`.
+    #[command(subcommand)]
+    Plan(PlanCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Compare two plans action by action: unchanged, appended, changed,
+    /// added or removed. Exit status 0 when no in-flight record would be
+    /// stranded, 2 when one would, 1 when a plan cannot be read.
+    Diff(PlanDiffArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PlanDiffArgs {
+    /// The plan now deployed (its records may be in flight).
+    pub old: String,
+    /// The plan about to be deployed.
+    pub new: String,
+    /// `human`: one line per action; `json`: one JSON document
+    /// (spec/plan-diff.md).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+    pub format: DiffFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PublishArgs {
+    /// The package folder: the one holding `package.yaml`.
+    #[arg(default_value = ".")]
+    pub path: String,
+    /// The registry folder to publish into (`NAME/VERSION/` is created in it).
+    #[arg(long, value_name = "DIR")]
+    pub registry: String,
+    /// Check and compute everything, but write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub color: ColorArg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -43,7 +96,9 @@ pub struct CheckArgs {
     #[arg(default_value = ".")]
     pub path: String,
     /// `human`: source frames for people; `json`: one JSON document on stdout
-    /// for CI and editors.
+    /// for CI and editors (spec/json-output.schema.json); `sarif`: SARIF 2.1.0
+    /// for code scanning; `github`: GitHub Actions annotations, one line per
+    /// diagnostic.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Exit with status 1 when there are warnings, too.
@@ -83,6 +138,8 @@ pub struct ColorArg {
 pub enum Format {
     Human,
     Json,
+    Sarif,
+    Github,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -4,4 +4,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod plan_diff;
+pub mod publish;
+pub mod lsp;
 pub mod render;

@@ -3,7 +3,9 @@
 
 use clap::Parser;
 use jadpo::check::{check_app, Outcome};
-use jadpo::cli::{BuildArgs, CheckArgs, Cli, Command, ExplainArgs, Format};
+use jadpo::cli::{
+    BuildArgs, CheckArgs, Cli, Command, DiffFormat, ExplainArgs, Format, PlanCommand, PlanDiffArgs,
+};
 use jadpo::render::{self, Summary};
 use jadpo_compiler::load::FsLoader;
 use std::process::ExitCode;
@@ -30,6 +32,12 @@ fn main() -> ExitCode {
         Command::Check(args) => check(&args),
         Command::Build(args) => build(&args),
         Command::Explain(args) => explain(&args),
+        Command::Lsp => jadpo::lsp::run(),
+        Command::Publish(args) => {
+            let _ = INPUT.set(args.path.clone());
+            ExitCode::from(jadpo::publish::run(&args))
+        }
+        Command::Plan(PlanCommand::Diff(args)) => plan_diff(&args),
     }
 }
 
@@ -66,6 +74,17 @@ fn check(args: &CheckArgs) -> ExitCode {
             &outcome.files,
             &outcome.diagnostics,
             summary,
+        )),
+        Format::Sarif => say(&render::sarif::render(
+            &outcome.files,
+            &outcome.diagnostics,
+            &args.path,
+            outcome.program.is_some(),
+        )),
+        Format::Github => say(&render::github::render(
+            &outcome.files,
+            &outcome.diagnostics,
+            &args.path,
         )),
         Format::Human => print_human(&outcome, summary, args.color.color.enabled()),
     }
@@ -160,4 +179,33 @@ fn explain(args: &ExplainArgs) -> ExitCode {
         ),
     }
     ExitCode::from(2)
+}
+
+fn plan_diff(args: &PlanDiffArgs) -> ExitCode {
+    use jadpo::plan_diff;
+    let _ = INPUT.set(format!("{} {}", args.old, args.new));
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read `{path}`: {e}"))
+            .and_then(|text| {
+                plan_diff::read_plan(&text).map_err(|e| format!("`{path}` is not a plan: {e}"))
+            })
+    };
+    let (old, new) = match (read(&args.old), read(&args.new)) {
+        (Ok(old), Ok(new)) => (old, new),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let diffs = plan_diff::diff(&old, &new);
+    say(&match args.format {
+        DiffFormat::Human => plan_diff::render_human(&diffs),
+        DiffFormat::Json => plan_diff::render_json(&diffs),
+    });
+    if plan_diff::strands(&diffs) {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -54,14 +54,21 @@ fn emits(b: &mut B, ev: EventId, n: usize) -> Vec<Node> {
 fn unique(b: &mut B, states: Option<&[&str]>) -> EmitOption {
     let mut items = vec![(Name::new("by_args"), OptionValue::Bool(true), b.span())];
     if let Some(states) = states {
-        let list = states.iter().map(|s| (OptionValue::Str(s.to_string()), b.span())).collect();
+        let list = states
+            .iter()
+            .map(|s| (OptionValue::Str(s.to_string()), b.span()))
+            .collect();
         items.push((Name::new("states"), OptionValue::List(list), b.span()));
     }
     opt(b, "unique", OptionValue::Record(items))
 }
 
 fn found(b: &B, code: &str) -> Vec<Diagnostic> {
-    b.check().diagnostics.into_iter().filter(|d| d.code == code).collect()
+    b.check()
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.code == code)
+        .collect()
 }
 
 fn small(b: &mut B) -> EventId {
@@ -80,7 +87,11 @@ fn seventeen_emits_on_one_path_are_too_many_and_each_is_labelled() {
     let d = found(&b, "follow_up.too_many");
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!(d[0].related.len(), 17);
-    assert!(d[0].related[16].message.starts_with("follow-up 17:"), "{}", d[0].related[16].message);
+    assert!(
+        d[0].related[16].message.starts_with("follow-up 17:"),
+        "{}",
+        d[0].related[16].message
+    );
     assert!(d[0].summary.contains("17 follow-ups"), "{}", d[0].summary);
 }
 
@@ -91,7 +102,11 @@ fn sixteen_emits_are_allowed() {
     let ev = small(&mut b);
     let body = emits(&mut b, ev, 16);
     b.action("remind_all", body);
-    assert!(b.check().diagnostics.is_empty(), "{:#?}", b.check().diagnostics);
+    assert!(
+        b.check().diagnostics.is_empty(),
+        "{:#?}",
+        b.check().diagnostics
+    );
 }
 
 #[test]
@@ -128,8 +143,16 @@ fn emits_of_called_actions_count_on_the_callers_path() {
     b.action("twice", body);
     let d = found(&b, "follow_up.too_many");
     assert_eq!(d.len(), 1, "{d:#?}");
-    assert!(d[0].summary.contains("`twice` stages 18"), "{}", d[0].summary);
-    assert!(d[0].related[0].message.contains("in `helper`"), "{}", d[0].related[0].message);
+    assert!(
+        d[0].summary.contains("`twice` stages 18"),
+        "{}",
+        d[0].summary
+    );
+    assert!(
+        d[0].related[0].message.contains("in `helper`"),
+        "{}",
+        d[0].related[0].message
+    );
 }
 
 #[test]
@@ -168,7 +191,11 @@ fn an_emit_in_a_loop_without_max_is_in_loop_and_nothing_else() {
     let lp = b.for_loop(None, inner);
     b.action("fan_out", vec![lp]);
     let codes = b.codes();
-    assert_eq!(codes.iter().filter(|c| **c == "follow_up.in_loop").count(), 1, "{codes:?}");
+    assert_eq!(
+        codes.iter().filter(|c| **c == "follow_up.in_loop").count(),
+        1,
+        "{codes:?}"
+    );
     assert!(!codes.contains(&"follow_up.too_many"));
 }
 
@@ -180,7 +207,9 @@ fn a_loop_calling_an_emitting_action_without_max_is_in_loop_at_the_call() {
     let inner = emits(&mut b, ev, 1);
     let helper = b.action("helper", inner);
     let call = b.run(helper);
-    let Node::Effect(e) = &call else { panic!("a call") };
+    let Node::Effect(e) = &call else {
+        panic!("a call")
+    };
     let call_span = e.span;
     let lp = b.for_loop(None, vec![call]);
     b.action("each", vec![lp]);
@@ -202,7 +231,10 @@ fn a_max_that_takes_the_path_past_sixteen_is_in_loop_not_too_many() {
     assert_eq!(codes, vec!["follow_up.in_loop"], "{codes:?}");
     let d = found(&b, "follow_up.in_loop");
     assert!(d[0].summary.contains("20 follow-ups"), "{}", d[0].summary);
-    assert!(d[0].related.iter().any(|l| l.message == "runs at most 20 times"));
+    assert!(d[0]
+        .related
+        .iter()
+        .any(|l| l.message == "runs at most 20 times"));
 }
 
 #[test]
@@ -213,7 +245,11 @@ fn a_max_within_the_limit_is_allowed() {
     let inner = emits(&mut b, ev, 4);
     let lp = b.for_loop(Some(4), inner);
     b.action("fan_out", vec![lp]);
-    assert!(b.check().diagnostics.is_empty(), "{:#?}", b.check().diagnostics);
+    assert!(
+        b.check().diagnostics.is_empty(),
+        "{:#?}",
+        b.check().diagnostics
+    );
 }
 
 #[test]
@@ -243,7 +279,11 @@ fn one_emit_over_64_kib_is_too_large_with_the_sum_shown() {
     assert_eq!(d.len(), 1, "{d:#?}");
     // 46 envelope + 5 kind + 9 queue + 2 + 7 ("body":) + 70000 + 2 + 2
     assert!(d[0].summary.contains("70,073 bytes"), "{}", d[0].summary);
-    assert!(d[0].related[0].message.contains("(total 70,073)"), "{}", d[0].related[0].message);
+    assert!(
+        d[0].related[0].message.contains("(total 70,073)"),
+        "{}",
+        d[0].related[0].message
+    );
 }
 
 #[test]
@@ -275,7 +315,11 @@ fn a_loop_max_within_sixteen_multiplies_the_size() {
     let codes = b.codes();
     assert_eq!(codes, vec!["follow_up.too_large"], "{codes:?}");
     let d = found(&b, "follow_up.too_large");
-    assert!(d[0].related[0].message.contains("10 × "), "{}", d[0].related[0].message);
+    assert!(
+        d[0].related[0].message.contains("10 × "),
+        "{}",
+        d[0].related[0].message
+    );
 }
 
 #[test]
@@ -300,7 +344,11 @@ fn unbounded_is_one_finding_per_emit_listing_every_field() {
     b.action("note", body);
     let d = found(&b, "follow_up.unbounded");
     assert_eq!(d.len(), 2, "{d:#?}");
-    assert!(d[0].summary.contains("`text` and `tags`"), "{}", d[0].summary);
+    assert!(
+        d[0].summary.contains("`text` and `tags`"),
+        "{}",
+        d[0].summary
+    );
 }
 
 #[test]
@@ -311,7 +359,11 @@ fn unbounded_can_be_declined() {
     let body = emits(&mut b, ev, 1);
     let a = b.action("note", body);
     b.decline(a, "follow_up.unbounded");
-    assert!(b.check().diagnostics.is_empty(), "{:#?}", b.check().diagnostics);
+    assert!(
+        b.check().diagnostics.is_empty(),
+        "{:#?}",
+        b.check().diagnostics
+    );
 }
 
 // ------------------------------------------------------------ invalid
@@ -356,7 +408,9 @@ fn options_in_range_and_computed_options_are_accepted() {
 #[test]
 fn long_queue_names_many_tags_and_nul_are_invalid() {
     let d = invalid_with(|b| {
-        let tags = (0..21).map(|i| (OptionValue::Str(format!("t{i}")), b.span())).collect();
+        let tags = (0..21)
+            .map(|i| (OptionValue::Str(format!("t{i}")), b.span()))
+            .collect();
         let member = b.span();
         vec![
             opt(b, "queue", OptionValue::Str("q".repeat(201))),
@@ -364,7 +418,11 @@ fn long_queue_names_many_tags_and_nul_are_invalid() {
             opt(
                 b,
                 "metadata",
-                OptionValue::Record(vec![(Name::new("from"), OptionValue::Str("a\0b".into()), member)]),
+                OptionValue::Record(vec![(
+                    Name::new("from"),
+                    OptionValue::Str("a\0b".into()),
+                    member,
+                )]),
             ),
         ]
     });
@@ -467,7 +525,10 @@ fn store_required_is_an_app_rule() {
     let body = emits(&mut b, ev, 1);
     b.pkg_action("remind", body);
     let d = b.check_package().diagnostics;
-    assert!(d.iter().all(|d| d.code != "follow_up.store_required"), "{d:#?}");
+    assert!(
+        d.iter().all(|d| d.code != "follow_up.store_required"),
+        "{d:#?}"
+    );
 }
 
 // ------------------------------------------------------------ self_collision
@@ -482,7 +543,10 @@ fn a_subscriber_staging_its_trigger_with_unique_options_collides() {
     b.subscriber(a);
     let d = found(&b, "follow_up.self_collision");
     assert_eq!(d.len(), 1, "{d:#?}");
-    assert!(d[0].related.iter().any(|l| l.message.contains("subscriber on_done")));
+    assert!(d[0]
+        .related
+        .iter()
+        .any(|l| l.message.contains("subscriber on_done")));
 }
 
 #[test]
@@ -498,7 +562,13 @@ fn other_emit_sites_with_the_same_unique_options_are_labelled() {
     b.action("start", body);
     let d = found(&b, "follow_up.self_collision");
     assert_eq!(d.len(), 1, "{d:#?}");
-    assert!(d[0].related.iter().any(|l| l.message.contains("also staged here")), "{:#?}", d[0].related);
+    assert!(
+        d[0].related
+            .iter()
+            .any(|l| l.message.contains("also staged here")),
+        "{:#?}",
+        d[0].related
+    );
 }
 
 #[test]
@@ -523,7 +593,9 @@ fn self_collision_through_a_called_action_points_at_the_call() {
     let inner = vec![emit(&mut b, EventId(0), vec![u])];
     let helper = b.action("helper", inner);
     let call = b.run(helper);
-    let Node::Effect(e) = &call else { panic!("a call") };
+    let Node::Effect(e) = &call else {
+        panic!("a call")
+    };
     let call_span = e.span;
     let a = b.action("again", vec![call]);
     b.subscriber(a);
@@ -554,7 +626,11 @@ fn opposite_orders_in_two_actions_are_reported_once() {
     b.action("refund_again", body);
     let d = found(&b, "follow_up.lock_order");
     assert_eq!(d.len(), 1, "{d:#?}");
-    assert!(d[0].summary.contains("`close`") && d[0].summary.contains("`refund`"), "{}", d[0].summary);
+    assert!(
+        d[0].summary.contains("`close`") && d[0].summary.contains("`refund`"),
+        "{}",
+        d[0].summary
+    );
     assert_eq!(d[0].related.len(), 3);
 }
 
@@ -579,8 +655,14 @@ fn opposite_queue_orders_are_reported() {
     b.configured();
     let x = small(&mut b);
     let staged = |b: &mut B, q1: &str, q2: &str| {
-        let o1 = vec![unique(b, None), opt(b, "queue", OptionValue::Str(q1.into()))];
-        let o2 = vec![unique(b, None), opt(b, "queue", OptionValue::Str(q2.into()))];
+        let o1 = vec![
+            unique(b, None),
+            opt(b, "queue", OptionValue::Str(q1.into())),
+        ];
+        let o2 = vec![
+            unique(b, None),
+            opt(b, "queue", OptionValue::Str(q2.into())),
+        ];
         vec![emit(b, x, o1), emit(b, x, o2)]
     };
     let body = staged(&mut b, "billing", "mail");
@@ -635,5 +717,35 @@ fn the_envelope_constant_matches_its_json() {
     let empty = serde_json::json!({"kind": 0, "queue": 0, "args": 0, "metadata": 0, "tags": 0});
     let text = serde_json::to_string(&empty).unwrap_or_default();
     // Each of the five values above is one byte.
-    assert_eq!(text.len() as u64 - 5, jadpo_checker::follow_up::size::ENVELOPE_BYTES);
+    assert_eq!(
+        text.len() as u64 - 5,
+        jadpo_checker::follow_up::size::ENVELOPE_BYTES
+    );
+}
+
+// ------------------------------------------------------------ scale
+
+#[test]
+fn doubling_call_chains_are_judged_without_listing_paths() {
+    let mut b = B::new();
+    b.configured();
+    let ev = small(&mut b);
+    let body = emits(&mut b, ev, 1);
+    let mut prev = b.action("level_0", body);
+    for level in 1..=60 {
+        let body = vec![b.run(prev), b.run(prev)];
+        prev = b.action(&format!("level_{level}"), body);
+    }
+    let d = found(&b, "follow_up.too_many");
+    // level_5 stages 32; every level above is over only because of it.
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert!(d[0].summary.contains("`level_5` stages 32"), "{}", d[0].summary);
+    assert_eq!(d[0].related.len(), 2);
+    assert!(d[0].related[1].message.starts_with("follow-ups 17 to 32"), "{}", d[0].related[1].message);
+    let plan = b.check().plan;
+    let top = plan["actions"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["name"] == "level_60"))
+        .map(|x| x["follow_ups"].clone());
+    assert_eq!(top.map(|f| f.as_array().map_or(0, Vec::len)), Some(2));
 }

@@ -2,10 +2,13 @@
 //! line and column here and nowhere else.
 //!
 //! [`human`] draws source frames (the only user of ariadne); [`json`] writes
-//! one machine-readable document.
+//! one machine-readable document; [`sarif`] writes SARIF 2.1.0 for code
+//! scanning; [`github`] writes GitHub Actions workflow-command annotations.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod sarif;
 
 use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::source::Files;
@@ -92,6 +95,52 @@ pub fn position(text: &str, offset: usize) -> Position {
     }
 }
 
+/// The 1-based start and exclusive end positions of a span (clamped).
+pub fn span_positions(files: &Files, span: Span) -> (Position, Position) {
+    let range = clamp(files, span);
+    let text = file_text(files, span);
+    (position(text, range.start), position(text, range.end))
+}
+
+/// The text of a span's file, or `""` for a bad id.
+pub fn file_text(files: &Files, span: Span) -> &str {
+    if (span.file.0 as usize) < files.len() {
+        &files.get(span.file).text
+    } else {
+        ""
+    }
+}
+
+/// A file's path as CI tools want it: relative to the repository, with `/`.
+/// Paths are relative to the checked folder, so the folder given on the
+/// command line (`examples/billing`) is put in front when it is relative.
+/// Paths of bundled files (`<bundled>/...`) and absolute folders are left
+/// as they are.
+pub fn repo_path(root: &str, path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let root = root.replace('\\', "/");
+    let root = root.trim_start_matches("./").trim_end_matches('/');
+    if path.starts_with('<') || root.is_empty() || root == "." || root.starts_with('/') {
+        return path;
+    }
+    normalize(&format!("{root}/{path}"))
+}
+
+/// Folds `.` and `a/..` segments; leading `..` segments stay.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
 /// The path shown for a span's file, or `<unknown file>` for a bad id.
 pub fn file_path(files: &Files, span: Span) -> &str {
     if (span.file.0 as usize) < files.len() {
@@ -127,5 +176,14 @@ mod tests {
         // Inside the two-byte `ç`: moved back to its start.
         assert_eq!(position(text, 4), Position { line: 2, column: 1 });
         assert_eq!(position(text, 99), Position { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn repo_path_puts_a_relative_root_in_front() {
+        assert_eq!(repo_path("examples/billing/", "src/a.jadpo"), "examples/billing/src/a.jadpo");
+        assert_eq!(repo_path(".", "src/a.jadpo"), "src/a.jadpo");
+        assert_eq!(repo_path("./app", "../registry/x/package.yaml"), "registry/x/package.yaml");
+        assert_eq!(repo_path("/abs/app", "src/a.jadpo"), "src/a.jadpo");
+        assert_eq!(repo_path("app", "<bundled>/stripe/package.yaml"), "<bundled>/stripe/package.yaml");
     }
 }

@@ -69,7 +69,9 @@ impl PathVal for Locks {
         for (x, px) in &self.may {
             for (y, py) in &next.may {
                 if x != y && x.same_sort(y) && !self.must.contains(y) {
-                    out.pairs.entry((x.clone(), y.clone())).or_insert((*px, *py));
+                    out.pairs
+                        .entry((x.clone(), y.clone()))
+                        .or_insert((*px, *py));
                 }
             }
         }
@@ -97,7 +99,11 @@ impl Locks {
             via: Some(action),
         };
         Locks {
-            may: self.may.iter().map(|(r, p)| (r.clone(), moved(p))).collect(),
+            may: self
+                .may
+                .iter()
+                .map(|(r, p)| (r.clone(), moved(p)))
+                .collect(),
             must: self.must.clone(),
             pairs: self
                 .pairs

@@ -86,7 +86,9 @@ pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
     let mut list: Vec<Option<ActionFollowUps>> = vec![None; n];
     let rest = (0..n as u32).map(ActionId);
     for id in order.iter().copied().chain(rest) {
-        let Some(action) = program.actions.get(id.0 as usize) else { continue };
+        let Some(action) = program.actions.get(id.0 as usize) else {
+            continue;
+        };
         if list.get(id.0 as usize).is_some_and(Option::is_some) {
             continue;
         }
@@ -165,7 +167,11 @@ impl ReachWalker<'_> {
         }
         let mut sites = Vec::new();
         let done = self.done;
-        let stages = |a: ActionId| done.get(a.0 as usize).and_then(Option::as_ref).is_some_and(|s| s.emits);
+        let stages = |a: ActionId| {
+            done.get(a.0 as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|s| s.emits)
+        };
         staging_sites(&stages, body, &mut sites);
         let stages = !sites.is_empty();
         if stages {
@@ -180,12 +186,14 @@ impl ReachWalker<'_> {
     fn emit(&mut self, emit: &Emit) {
         self.emits = true;
         if let Some(unique) = options::unique(emit) {
-            self.unique_reach.entry((emit.event, unique.clone())).or_insert(Reach {
-                place: emit.span,
-                emit: emit.span,
-                via: None,
-                unique,
-            });
+            self.unique_reach
+                .entry((emit.event, unique.clone()))
+                .or_insert(Reach {
+                    place: emit.span,
+                    emit: emit.span,
+                    via: None,
+                    unique,
+                });
         }
     }
 
@@ -195,23 +203,31 @@ impl ReachWalker<'_> {
         };
         self.emits |= s.emits;
         for (key, r) in &s.unique_reach {
-            self.unique_reach.entry(key.clone()).or_insert_with(|| Reach {
-                place: span,
-                emit: r.emit,
-                via: Some(callee),
-                unique: r.unique.clone(),
-            });
+            self.unique_reach
+                .entry(key.clone())
+                .or_insert_with(|| Reach {
+                    place: span,
+                    emit: r.emit,
+                    via: Some(callee),
+                    unique: r.unique.clone(),
+                });
         }
     }
 }
 
 /// The emits, and calls of actions that stage follow-ups (`stages` says
 /// which do), anywhere in a block, in evaluation order.
-pub fn staging_sites(stages: &dyn Fn(ActionId) -> bool, block: &Block, out: &mut Vec<(Span, Stager)>) {
+pub fn staging_sites(
+    stages: &dyn Fn(ActionId) -> bool,
+    block: &Block,
+    out: &mut Vec<(Span, Stager)>,
+) {
     for_each_node(block, &mut |node| match node {
         Node::Emit(emit) => out.push((emit.span, Stager::Emit(emit.event))),
         Node::Effect(effect) => match effect.target {
-            Target::Action(callee) if stages(callee) => out.push((effect.span, Stager::Call(callee))),
+            Target::Action(callee) if stages(callee) => {
+                out.push((effect.span, Stager::Call(callee)))
+            }
             _ => {}
         },
         _ => {}

@@ -8,7 +8,13 @@ use jadpo_compiler::ir::{Emit, EmitOption, OptionValue};
 /// The queue an emit without `queue:` goes to.
 pub const DEFAULT_QUEUE: &str = "default";
 /// Unique states when `unique` gives no `states:`.
-pub const DEFAULT_STATES: [&str; 5] = ["scheduled", "available", "running", "retryable", "completed"];
+pub const DEFAULT_STATES: [&str; 5] = [
+    "scheduled",
+    "available",
+    "running",
+    "retryable",
+    "completed",
+];
 /// Every state a `states:` list may name.
 pub const KNOWN_STATES: [&str; 8] = [
     "scheduled",
@@ -94,7 +100,9 @@ fn bool_of(v: &OptionValue) -> Option<bool> {
 }
 
 fn texts_of(v: &OptionValue) -> Option<Vec<String>> {
-    let OptionValue::List(items) = v else { return None };
+    let OptionValue::List(items) = v else {
+        return None;
+    };
     items
         .iter()
         .map(|(item, _)| match item {

@@ -44,9 +44,15 @@ pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Value {
         .collect();
     for_each_node(&action.body, &mut |node| {
         let Node::Effect(effect) = node else { return };
-        let Target::Action(callee) = effect.target else { return };
+        let Target::Action(callee) = effect.target else {
+            return;
+        };
         if cx.analysed.follow_ups.get(callee).is_some_and(|f| f.emits) {
-            let name = cx.program.actions.get(callee.0 as usize).map(|a| a.qualified.as_str());
+            let name = cx
+                .program
+                .actions
+                .get(callee.0 as usize)
+                .map(|a| a.qualified.as_str());
             let entry = json!({ "through": name, "site": site(cx, effect.span) });
             out.push((effect.span.start, entry));
         }

@@ -1,6 +1,8 @@
 //! Witness paths of staged follow-ups, kept as ropes (O(1) concatenation)
-//! and flattened only when a diagnostic or the plan shows them.
+//! and read only when a diagnostic shows them: place by place inside the
+//! action judged, with each call's follow-ups summed, never listed.
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use jadpo_compiler::ir::{ActionId, EventId};
@@ -9,7 +11,11 @@ use jadpo_compiler::span::Span;
 #[derive(Debug)]
 pub enum Rope {
     /// An `emit` at `span`, with its worst-case size.
-    Emit { span: Span, event: EventId, bytes: u64 },
+    Emit {
+        span: Span,
+        event: EventId,
+        bytes: u64,
+    },
     /// A call of `action` at `span`; `inner` is the path chosen inside it.
     Call {
         span: Span,
@@ -18,7 +24,11 @@ pub enum Rope {
     },
     Cat(Rc<Rope>, Rc<Rope>),
     /// A loop body counted `n` times (`for ... max n`).
-    Times { n: u32, span: Span, inner: Rc<Rope> },
+    Times {
+        n: u32,
+        span: Span,
+        inner: Rc<Rope>,
+    },
 }
 
 /// A possibly empty witness.
@@ -43,67 +53,151 @@ pub fn call(span: Span, action: ActionId, inner: &W) -> W {
 }
 
 pub fn times(n: u32, span: Span, inner: &W) -> W {
-    inner.as_ref().map(|inner| Rc::new(Rope::Times { n, span, inner: inner.clone() }))
+    inner.as_ref().map(|inner| {
+        Rc::new(Rope::Times {
+            n,
+            span,
+            inner: inner.clone(),
+        })
+    })
 }
 
-/// One `emit` on a flattened witness path.
+/// What stands at one place of a witness path in the action judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum What {
+    Emit(EventId),
+    /// A call; its follow-ups are summed, never listed.
+    Call(ActionId),
+}
+
+/// One place of a witness path inside the action judged: an `emit` of the
+/// action, or a call of another action with the follow-ups staged inside it.
 #[derive(Clone, Debug)]
-pub struct Leaf {
+pub struct Item {
+    /// The emit or the call.
     pub span: Span,
-    pub event: EventId,
-    /// Worst-case bytes of one follow-up staged here.
-    pub bytes: u64,
-    /// The action calls leading to it, outermost first.
-    pub via: Vec<(Span, ActionId)>,
-    /// The loops repeating it, outermost first: (loop, max).
+    pub what: What,
+    /// The action's own loops around it, outermost first: (loop, max).
     pub loops: Vec<(Span, u32)>,
+    /// How many times the action's loops repeat it.
+    pub times: u64,
+    /// Follow-ups staged by one pass (1 for an emit).
+    pub count: u64,
+    /// Worst-case bytes of one pass.
+    pub bytes: u64,
+    /// Inside the call, some loop's `max` repeats follow-ups.
+    pub looped_inside: bool,
 }
 
-impl Leaf {
-    /// How many follow-ups this emit stages on the path.
-    pub fn times(&self) -> u64 {
-        self.loops.iter().fold(1u64, |t, (_, n)| t.saturating_mul(u64::from(*n)))
+impl Item {
+    pub fn total_count(&self) -> u64 {
+        self.count.saturating_mul(self.times)
     }
 
-    /// Where the path reaches it inside the action judged: the outermost call
-    /// leading to it, or the emit itself.
-    pub fn place(&self) -> Span {
-        self.via.first().map_or(self.span, |(span, _)| *span)
+    pub fn total_bytes(&self) -> u64 {
+        self.bytes.saturating_mul(self.times)
+    }
+
+    /// Some loop's `max` repeats this item's follow-ups.
+    pub fn looped(&self) -> bool {
+        self.times > 1 || self.looped_inside
+    }
+
+    pub fn callee(&self) -> Option<ActionId> {
+        match self.what {
+            What::Call(a) => Some(a),
+            What::Emit(_) => None,
+        }
     }
 }
 
-type Frame = (Rc<Rope>, Rc<Vec<(Span, ActionId)>>, Rc<Vec<(Span, u32)>>);
+/// Totals of a sub-rope: (follow-ups, bytes, some `max` above 1 inside).
+type Totals = (u64, u64, bool);
 
-/// The emits of a witness in path order. Iterative, so deep ropes cannot
-/// overflow the stack.
-pub fn flatten(w: &W) -> Vec<Leaf> {
+/// The witness path's places inside the action judged, in path order.
+/// Calls are not entered: their totals are computed once per shared
+/// sub-rope, so a path through calls that repeat each other costs time
+/// linear in the rope, never in the number of follow-ups.
+pub fn items(w: &W) -> Vec<Item> {
     let mut out = Vec::new();
     let Some(root) = w else { return out };
-    let mut stack: Vec<Frame> = vec![(root.clone(), Rc::new(Vec::new()), Rc::new(Vec::new()))];
-    while let Some((rope, via, loops)) = stack.pop() {
+    let mut memo: HashMap<*const Rope, Totals> = HashMap::new();
+    let mut stack: Vec<(Rc<Rope>, Rc<Vec<(Span, u32)>>)> = vec![(root.clone(), Rc::new(Vec::new()))];
+    while let Some((rope, loops)) = stack.pop() {
+        let times = loops.iter().fold(1u64, |t, (_, n)| t.saturating_mul(u64::from(*n)));
         match &*rope {
-            Rope::Emit { span, event, bytes } => out.push(Leaf {
+            Rope::Emit { span, event, bytes } => out.push(Item {
                 span: *span,
-                event: *event,
-                bytes: *bytes,
-                via: via.as_ref().clone(),
+                what: What::Emit(*event),
                 loops: loops.as_ref().clone(),
+                times,
+                count: 1,
+                bytes: *bytes,
+                looped_inside: false,
             }),
             Rope::Call { span, action, inner } => {
-                let mut deeper = via.as_ref().clone();
-                deeper.push((*span, *action));
-                stack.push((inner.clone(), Rc::new(deeper), loops));
+                let (count, bytes, looped_inside) = totals(inner, &mut memo);
+                out.push(Item {
+                    span: *span,
+                    what: What::Call(*action),
+                    loops: loops.as_ref().clone(),
+                    times,
+                    count,
+                    bytes,
+                    looped_inside,
+                });
             }
             Rope::Cat(a, b) => {
-                stack.push((b.clone(), via.clone(), loops.clone()));
-                stack.push((a.clone(), via, loops));
+                stack.push((b.clone(), loops.clone()));
+                stack.push((a.clone(), loops));
             }
             Rope::Times { n, span, inner } => {
                 let mut deeper = loops.as_ref().clone();
                 deeper.push((*span, *n));
-                stack.push((inner.clone(), via, Rc::new(deeper)));
+                stack.push((inner.clone(), Rc::new(deeper)));
             }
         }
     }
     out
+}
+
+/// Sums a sub-rope, each shared node once (iterative post-order).
+fn totals(root: &Rc<Rope>, memo: &mut HashMap<*const Rope, Totals>) -> Totals {
+    let mut stack: Vec<(Rc<Rope>, bool)> = vec![(root.clone(), false)];
+    while let Some((rope, children_done)) = stack.pop() {
+        let key = Rc::as_ptr(&rope);
+        if memo.contains_key(&key) {
+            continue;
+        }
+        let children: Vec<&Rc<Rope>> = match &*rope {
+            Rope::Emit { .. } => Vec::new(),
+            Rope::Call { inner, .. } | Rope::Times { inner, .. } => vec![inner],
+            Rope::Cat(a, b) => vec![a, b],
+        };
+        if !children_done {
+            stack.push((rope.clone(), true));
+            for c in children {
+                stack.push((c.clone(), false));
+            }
+            continue;
+        }
+        let get = |r: &Rc<Rope>, memo: &HashMap<*const Rope, Totals>| {
+            memo.get(&Rc::as_ptr(r)).copied().unwrap_or((0, 0, false))
+        };
+        let value = match &*rope {
+            Rope::Emit { bytes, .. } => (1, *bytes, false),
+            Rope::Call { inner, .. } => get(inner, memo),
+            Rope::Cat(a, b) => {
+                let (x, y) = (get(a, memo), get(b, memo));
+                (x.0.saturating_add(y.0), x.1.saturating_add(y.1), x.2 || y.2)
+            }
+            Rope::Times { n, inner, .. } => {
+                let (c, b, l) = get(inner, memo);
+                let n = u64::from(*n);
+                (c.saturating_mul(n), b.saturating_mul(n), l || n > 1)
+            }
+        };
+        memo.insert(key, value);
+    }
+    memo.get(&Rc::as_ptr(root)).copied().unwrap_or((0, 0, false))
 }

@@ -98,7 +98,13 @@ fn literal_bytes(v: &OptionValue, computed: u64) -> u64 {
         OptionValue::Computed => computed,
         OptionValue::Int(n) => n.to_string().len() as u64,
         OptionValue::Str(s) => json_text(s),
-        OptionValue::Bool(b) => if *b { 4 } else { 5 },
+        OptionValue::Bool(b) => {
+            if *b {
+                4
+            } else {
+                5
+            }
+        }
         OptionValue::List(items) => {
             let inner: u64 = items.iter().map(|(v, _)| literal_bytes(v, 4)).sum();
             2 + inner + (items.len() as u64).saturating_sub(1)

@@ -27,7 +27,11 @@ impl B {
     pub fn new() -> B {
         let mut files = Files::new();
         let app = files.add("app.jadpo", blank(4000), Unit::App);
-        let pkg = files.add("<bundled>/stripe/stripe.jadpo", blank(400), Unit::Package("stripe".into()));
+        let pkg = files.add(
+            "<bundled>/stripe/stripe.jadpo",
+            blank(400),
+            Unit::Package("stripe".into()),
+        );
         let mut b = B {
             p: Program::default(),
             files,
@@ -59,15 +63,114 @@ impl B {
         let declined = b.failure("stripe.CardDeclined");
         let missing = b.failure("stripe.ResourceMissing");
         let price = b.failure("stripe.PriceMissing");
-        b.operation(0, "customers.create", true, true, true, vec![declined], vec![], false, 5000, 2);
-        b.operation(0, "payment_methods.attach", true, true, true, vec![declined, missing], vec![], false, 5000, 2);
-        b.operation(0, "subscriptions.create", true, true, true, vec![declined, price], vec![], false, 5000, 2);
-        b.operation(0, "charges.create", true, true, true, vec![declined], vec![], false, 5000, 2);
-        b.operation(0, "customers.delete", true, true, false, vec![missing], vec![missing], false, 5000, 2);
-        b.operation(0, "prices.retrieve", false, false, false, vec![price], vec![], false, 5000, 2);
-        b.operation(0, "invoices.list", false, false, false, vec![], vec![], true, 30000, 1);
-        b.operation(1, "issues.create", true, false, false, vec![], vec![], false, 10000, 1);
-        b.operation(2, "generate", false, false, false, vec![], vec![], false, 60000, 2);
+        b.operation(
+            0,
+            "customers.create",
+            true,
+            true,
+            true,
+            vec![declined],
+            vec![],
+            false,
+            5000,
+            2,
+        );
+        b.operation(
+            0,
+            "payment_methods.attach",
+            true,
+            true,
+            true,
+            vec![declined, missing],
+            vec![],
+            false,
+            5000,
+            2,
+        );
+        b.operation(
+            0,
+            "subscriptions.create",
+            true,
+            true,
+            true,
+            vec![declined, price],
+            vec![],
+            false,
+            5000,
+            2,
+        );
+        b.operation(
+            0,
+            "charges.create",
+            true,
+            true,
+            true,
+            vec![declined],
+            vec![],
+            false,
+            5000,
+            2,
+        );
+        b.operation(
+            0,
+            "customers.delete",
+            true,
+            true,
+            false,
+            vec![missing],
+            vec![missing],
+            false,
+            5000,
+            2,
+        );
+        b.operation(
+            0,
+            "prices.retrieve",
+            false,
+            false,
+            false,
+            vec![price],
+            vec![],
+            false,
+            5000,
+            2,
+        );
+        b.operation(
+            0,
+            "invoices.list",
+            false,
+            false,
+            false,
+            vec![],
+            vec![],
+            true,
+            30000,
+            1,
+        );
+        b.operation(
+            1,
+            "issues.create",
+            true,
+            false,
+            false,
+            vec![],
+            vec![],
+            false,
+            10000,
+            1,
+        );
+        b.operation(
+            2,
+            "generate",
+            false,
+            false,
+            false,
+            vec![],
+            vec![],
+            false,
+            60000,
+            2,
+        );
         b.p.entities.push(Entity {
             owner: Owner::App,
             qualified: "Invoice".into(),
@@ -140,12 +243,22 @@ impl B {
     }
 
     pub fn failure(&self, name: &str) -> FailureId {
-        let i = self.p.failures.iter().position(|f| f.qualified == name).expect("failure");
+        let i = self
+            .p
+            .failures
+            .iter()
+            .position(|f| f.qualified == name)
+            .expect("failure");
         FailureId(i as u32)
     }
 
     pub fn op_id(&self, name: &str) -> OpId {
-        let i = self.p.operations.iter().position(|o| o.qualified == name).expect("op");
+        let i = self
+            .p
+            .operations
+            .iter()
+            .position(|o| o.qualified == name)
+            .expect("op");
         OpId(i as u32)
     }
 
@@ -198,7 +311,11 @@ impl B {
         self.matched(target, arms)
     }
 
-    pub fn action_match(&mut self, a: ActionId, arms: Vec<(Option<&str>, Vec<Node>, &str)>) -> Node {
+    pub fn action_match(
+        &mut self,
+        a: ActionId,
+        arms: Vec<(Option<&str>, Vec<Node>, &str)>,
+    ) -> Node {
         self.matched(Target::Action(a), arms)
     }
 
@@ -249,7 +366,12 @@ impl B {
 
     /// `attempt create Invoice { }` (store `primary`), naming `failures`.
     pub fn write(&mut self, entity: &str, failures: &[&str]) -> Node {
-        let e = self.p.entities.iter().position(|e| e.qualified == entity).expect("entity");
+        let e = self
+            .p
+            .entities
+            .iter()
+            .position(|e| e.qualified == entity)
+            .expect("entity");
         let s = self.span();
         let failures = failures.iter().map(|f| (self.failure(f), s)).collect();
         Node::Effect(Effect {
@@ -312,7 +434,11 @@ impl B {
         let in_pkg = owner != Owner::App;
         let span = self.fresh(in_pkg);
         let id = ActionId(self.p.actions.len() as u32);
-        let qualified = if in_pkg { format!("stripe.{name}") } else { name.to_string() };
+        let qualified = if in_pkg {
+            format!("stripe.{name}")
+        } else {
+            name.to_string()
+        };
         self.p.actions.push(Action {
             owner,
             name: Name::new(name),
@@ -339,7 +465,9 @@ impl B {
     pub fn subscriber(&mut self, a: ActionId) {
         let span = self.span();
         self.p.entries.push(Entry {
-            kind: EntryKind::Subscriber { event: Some(EventId(0)) },
+            kind: EntryKind::Subscriber {
+                event: Some(EventId(0)),
+            },
             label: "subscriber on_done".into(),
             span,
             run_span: span,
@@ -395,12 +523,17 @@ impl B {
     }
 
     pub fn check_package(&self) -> jadpo_checker::Analysis {
-        jadpo_checker::check(&self.p, &self.files, jadpo_checker::Scope::Package("stripe".into()))
+        jadpo_checker::check(
+            &self.p,
+            &self.files,
+            jadpo_checker::Scope::Package("stripe".into()),
+        )
     }
 
     /// The codes reported, sorted.
     pub fn codes(&self) -> Vec<&'static str> {
-        let mut codes: Vec<&'static str> = self.check().diagnostics.iter().map(|d| d.code).collect();
+        let mut codes: Vec<&'static str> =
+            self.check().diagnostics.iter().map(|d| d.code).collect();
         codes.sort();
         codes
     }

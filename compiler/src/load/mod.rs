@@ -7,10 +7,13 @@ pub mod discover;
 pub mod fields;
 pub mod loaders;
 pub mod package_manifest;
+pub mod package_unit;
 pub mod packages;
+pub mod registry;
 pub mod yaml;
 
 pub use loaders::{DirLoader, FsLoader, MemLoader};
+pub use package_unit::load_package_unit;
 
 use crate::diag::Diagnostic;
 use crate::manifest::{AppManifest, PackageManifest};

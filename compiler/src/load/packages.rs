@@ -5,7 +5,7 @@
 //! package per name, and no cycles.
 
 use super::fields::Reader;
-use super::{yaml, Ctx, Folder, LoadedPackage, ReadError};
+use super::{registry, yaml, Ctx, Folder, LoadedPackage, ReadError};
 use crate::diag::{nearest, Diagnostic, Edit};
 use crate::manifest::{AppManifest, Requirement, RequirementSource};
 use crate::source::Unit;
@@ -22,12 +22,42 @@ pub fn resolve_packages<'a>(
     app_root: &Folder<'a>,
     bundled: &Folder<'a>,
 ) -> Vec<LoadedPackage> {
-    let registry = app.registry.as_ref().map(|r| app_root.child(&r.node));
+    let registry = app.registry.as_ref().map(|r| registry_folder(app_root, &r.node));
+    let registry_span = app.registry.as_ref().map(|r| r.span);
+    resolve_requirements(cx, app, app_root, bundled, registry, registry_span)
+}
+
+/// The registry folder named by `registry:`: relative to the app's folder,
+/// or absolute.
+pub fn registry_folder<'a>(app_root: &Folder<'a>, path: &str) -> Folder<'a> {
+    if path.starts_with('/') {
+        Folder {
+            loader: app_root.loader,
+            path: path.to_string(),
+            display: path.to_string(),
+        }
+    } else {
+        app_root.child(path)
+    }
+}
+
+/// Resolves `app.packages` with an explicit registry folder (`jadpo publish`
+/// passes the registry being published to). `registry_span` is where the
+/// registry is named, for messages.
+pub fn resolve_requirements<'a>(
+    cx: &mut Ctx,
+    app: &AppManifest,
+    app_root: &Folder<'a>,
+    bundled: &Folder<'a>,
+    registry: Option<Folder<'a>>,
+    registry_span: Option<Span>,
+) -> Vec<LoadedPackage> {
     let mut res = Resolution {
         cx,
         vendored: app_root.child("packages"),
         bundled: bundled.clone(),
         registry,
+        registry_span,
         chosen: BTreeMap::new(),
         order: Vec::new(),
         loaded: Vec::new(),
@@ -125,6 +155,7 @@ struct Resolution<'a, 'c> {
     vendored: Folder<'a>,
     bundled: Folder<'a>,
     registry: Option<Folder<'a>>,
+    registry_span: Option<Span>,
     chosen: BTreeMap<String, Choice>,
     /// Names in the order they were resolved: nearest to the app first.
     order: Vec<String>,
@@ -226,16 +257,18 @@ impl<'a> Resolution<'a, '_> {
             return self.pick_vendored(p, req, vendored);
         }
         let mut found: Vec<(semver::Version, Folder<'a>)> = self.registry_versions(name);
+        // The registry comes before the bundled packages: a matching
+        // published version wins over any bundled one.
+        if let Some(folder) = best_match(&found, req) {
+            self.verify_checksum(p, &folder);
+            let loaded = load_package(self.cx, &folder, name);
+            return Some((folder, loaded));
+        }
         let bundled = self.bundled.child(name);
         if let Some(v) = peek_version(&bundled) {
             found.push((v, bundled));
         }
-        let best = found
-            .iter()
-            .filter(|(v, _)| req.matches(v))
-            .max_by(|a, b| a.0.cmp(&b.0))
-            .map(|(_, f)| f.clone());
-        match best {
+        match best_match(&found, req) {
             Some(folder) => {
                 let loaded = load_package(self.cx, &folder, name);
                 Some((folder, loaded))
@@ -279,6 +312,47 @@ impl<'a> Resolution<'a, '_> {
             .loader
             .list(&folder.path)
             .is_ok_and(|e| e.iter().any(|(n, d)| n == "package.yaml" && !d))
+    }
+
+    /// A registry version folder must match its `checksum` file; a
+    /// mismatch is reported at the requirement, naming the registry folder.
+    fn verify_checksum(&mut self, p: &Pending, folder: &Folder) {
+        let name = &p.req.name.node;
+        let shown = if folder.display.is_empty() { "." } else { &folder.display };
+        let (code, summary, label) = match registry::verify(folder.loader, &folder.path) {
+            registry::Verdict::Intact => return,
+            registry::Verdict::NoChecksum => (
+                "package.checksum_missing",
+                format!("package `{name}` in the registry at {shown} has no checksum file"),
+                "resolved from the registry without a checksum",
+            ),
+            registry::Verdict::Unreadable(e) => (
+                "package.checksum_mismatch",
+                format!("package `{name}` in the registry at {shown} cannot be verified: {e}"),
+                "resolved from the registry",
+            ),
+            registry::Verdict::Mismatch { differing } => (
+                "package.checksum_mismatch",
+                format!(
+                    "package `{name}` in the registry at {shown} does not match its checksum{}",
+                    differing_words(&differing)
+                ),
+                "the registry's copy was changed after it was published",
+            ),
+        };
+        let mut d = Diagnostic::error(code, p.req.name.span, summary)
+            .with_label(label)
+            .with_reason(
+                "a published package is checked once and stored with a checksum of its files, \
+                 so an app can trust that it uses exactly what was published",
+            )
+            .with_fix(format!(
+                "publish `{name}` again from its source with a new version, or restore the registry's copy"
+            ));
+        if let Some(span) = self.registry_span {
+            d = d.with_related(span, "the registry is named here");
+        }
+        self.cx.diags.push(d);
     }
 
     /// `<registry>/<name>/<version>/` folders.
@@ -584,6 +658,27 @@ fn cycle_diagnostic(cycle: &[&Edge]) -> Diagnostic {
         d = d.with_related(e.span, format!("`{}` requires `{}`", e.from, e.to));
     }
     d
+}
+
+/// The folder of the highest version in `found` that `req` accepts.
+fn best_match<'a>(
+    found: &[(semver::Version, Folder<'a>)],
+    req: &semver::VersionReq,
+) -> Option<Folder<'a>> {
+    found
+        .iter()
+        .filter(|(v, _)| req.matches(v))
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, f)| f.clone())
+}
+
+/// `: src/x.jadpo was changed` style words for the files that differ.
+fn differing_words(files: &[String]) -> String {
+    match files {
+        [] => String::new(),
+        [one] => format!(" (`{one}` differs)"),
+        [first, rest @ ..] => format!(" (`{first}` and {} more differ)", rest.len()),
+    }
 }
 
 /// The version a folder's `package.yaml` declares, read without diagnostics.

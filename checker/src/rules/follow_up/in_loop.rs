@@ -84,11 +84,16 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use super::{callee_over, head, runs, stager, Run};
-use crate::follow_up::rope::flatten;
+use crate::follow_up::rope::items;
 use crate::follow_up::{ActionFollowUps, UnboundedLoop, MAX_COUNT};
 use crate::rules::{rule_info, Cx, Finding};
 
-rule_info!("follow_up", "in_loop", Error, "follow-ups staged in a loop with no bound under 16");
+rule_info!(
+    "follow_up",
+    "in_loop",
+    Error,
+    "follow-ups staged in a loop with no bound under 16"
+);
 
 /// The path is within the limit with loop bodies counted once, and over it
 /// with each body counted `max N` times.
@@ -98,7 +103,9 @@ pub fn max_past_limit(fu: &ActionFollowUps) -> bool {
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
-        let Some(fu) = cx.analysed.follow_ups.get(id) else { continue };
+        let Some(fu) = cx.analysed.follow_ups.get(id) else {
+            continue;
+        };
         for l in &fu.unbounded_loops {
             if let Some(d) = unbounded_loop(cx, l) {
                 out.push(Finding::of(id, d));
@@ -125,7 +132,10 @@ fn unbounded_loop(cx: &Cx, l: &UnboundedLoop) -> Option<Diagnostic> {
     .with_label("staged once per item, with no bound")
     .with_related(head(cx, l.loop_span), "this `for` has no `max`");
     for (span, s) in rest {
-        d = d.with_related(head(cx, *span), format!("{} stages per item too", stager(cx.program, *s)));
+        d = d.with_related(
+            head(cx, *span),
+            format!("{} stages per item too", stager(cx.program, *s)),
+        );
     }
     Some(
         d.with_reason(
@@ -139,18 +149,18 @@ fn unbounded_loop(cx: &Cx, l: &UnboundedLoop) -> Option<Diagnostic> {
 
 fn max_too_high(cx: &Cx, id: ActionId, fu: &ActionFollowUps) -> Option<Diagnostic> {
     let fus = &cx.analysed.follow_ups;
-    let leaves = flatten(&fu.all.count.w);
-    if callee_over(&leaves, |a| fus.get(a).is_some_and(|f| f.all.count.n > MAX_COUNT)) {
+    let w = &fu.all.count.w;
+    if callee_over(w, |a| fus.get(a).is_some_and(|f| f.all.count.n > MAX_COUNT)) {
         return None;
     }
-    let runs = runs(cx, &leaves);
+    let runs = runs(cx, w);
     let first = runs.iter().position(|r| r.looped)?;
     let label = |r: &Run| {
-        let count = match r.last.saturating_sub(r.first) + 1 {
+        let count = match r.count() {
             1 => "1 follow-up".to_string(),
             n => format!("{n} follow-ups"),
         };
-        format!("{}: {count} (total {})", r.what(), r.last)
+        format!("{}: {count} (total {})", r.what, r.last)
     };
     let action = cx.program.action(id);
     let primary = runs.get(first)?;
@@ -164,10 +174,10 @@ fn max_too_high(cx: &Cx, id: ActionId, fu: &ActionFollowUps) -> Option<Diagnosti
     )
     .with_label(label(primary));
     let mut shown = BTreeSet::new();
-    for leaf in &leaves {
-        for (span, n) in &leaf.loops {
-            if cx.reportable(*span) && shown.insert(*span) {
-                d = d.with_related(head(cx, *span), format!("runs at most {n} times"));
+    for item in items(w) {
+        for (span, n) in item.loops {
+            if shown.insert(span) {
+                d = d.with_related(head(cx, span), format!("runs at most {n} times"));
             }
         }
     }

@@ -88,7 +88,12 @@ use crate::follow_up::options::KNOWN_STATES;
 use crate::follow_up::own_emits;
 use crate::rules::{rule_info, Cx, Finding};
 
-rule_info!("follow_up", "invalid", Error, "a literal follow-up option is out of range");
+rule_info!(
+    "follow_up",
+    "invalid",
+    Error,
+    "a literal follow-up option is out of range"
+);
 
 const MAX_NAME_CHARS: usize = 200;
 const MAX_TAGS: usize = 20;
@@ -104,10 +109,16 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         }
     }
     for (event, (id, first)) in emitted {
-        let Some(ev) = cx.program.events.get(event.0 as usize) else { continue };
+        let Some(ev) = cx.program.events.get(event.0 as usize) else {
+            continue;
+        };
         let chars = ev.qualified.chars().count();
         if chars > MAX_NAME_CHARS {
-            let at = if cx.reportable(ev.span) { ev.span } else { first };
+            let at = if cx.reportable(ev.span) {
+                ev.span
+            } else {
+                first
+            };
             let d = problem(
                 at,
                 format!("event name `{}` is {chars} characters; at most {MAX_NAME_CHARS} are allowed", ev.qualified),
@@ -134,7 +145,10 @@ fn problem(span: Span, summary: String, label: &str, reason: &str, fix: &str) ->
 fn emit_problems(cx: &Cx, emit: &Emit, out: &mut Vec<Diagnostic>) {
     for field in &emit.fields {
         if field.literal.as_deref().is_some_and(|s| s.contains('\0')) {
-            out.push(nul(value_span(cx, field.span), &format!("payload field `{}`", field.name)));
+            out.push(nul(
+                value_span(cx, field.span),
+                &format!("payload field `{}`", field.name),
+            ));
         }
     }
     for o in &emit.options {
@@ -148,7 +162,7 @@ fn option_problems(cx: &Cx, o: &EmitOption, out: &mut Vec<Diagnostic>) {
         ("priority", OptionValue::Int(n)) => range(out, at, "priority", *n, 1, 4),
         ("max_attempts", OptionValue::Int(n)) => range(out, at, "max_attempts", *n, 1, 1000),
         ("queue", OptionValue::Str(s)) => queue(out, at, s),
-        ("tags", OptionValue::List(items)) => tags(out, at, items),
+        ("tags", OptionValue::List(items)) => tags(out, items),
         ("metadata", v) => metadata(cx, out, at, v),
         ("unique", OptionValue::Record(items)) => {
             for (name, value, _) in items {
@@ -200,19 +214,18 @@ fn queue(out: &mut Vec<Diagnostic>, at: Span, s: &str) {
     }
 }
 
-fn tags(out: &mut Vec<Diagnostic>, at: Span, items: &[(OptionValue, Span)]) {
-    if items.len() > MAX_TAGS {
-        let mut d = problem(
-            at,
-            format!("{} tags are given; at most {MAX_TAGS} are allowed", items.len()),
-            "too many tags",
+fn tags(out: &mut Vec<Diagnostic>, items: &[(OptionValue, Span)]) {
+    if let Some((_, extra)) = items.get(MAX_TAGS) {
+        out.push(problem(
+            *extra,
+            format!(
+                "{} tags are given; at most {MAX_TAGS} are allowed",
+                items.len()
+            ),
+            "the 21st tag",
             "the runtime accepts at most 20 tags on a follow-up",
             "keep at most 20 tags; put other details in `metadata`",
-        );
-        if let Some((_, first_extra)) = items.get(MAX_TAGS) {
-            d = d.with_related(*first_extra, "the 21st tag");
-        }
-        out.push(d);
+        ));
     }
     for (item, span) in items {
         if matches!(item, OptionValue::Str(s) if s.contains('\0')) {

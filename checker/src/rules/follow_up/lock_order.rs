@@ -112,7 +112,9 @@ type Orders<'a> = BTreeMap<(&'a Res, &'a Res), Vec<(ActionId, (Place, Place))>>;
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let mut orders: Orders = BTreeMap::new();
     for id in cx.actions() {
-        let Some(fu) = cx.analysed.follow_ups.get(id) else { continue };
+        let Some(fu) = cx.analysed.follow_ups.get(id) else {
+            continue;
+        };
         for ((x, y), places) in &fu.locks_all.pairs {
             orders.entry((x, y)).or_default().push((id, *places));
         }
@@ -121,7 +123,9 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         if x >= y {
             continue;
         }
-        let Some(back) = orders.get(&(*y, *x)) else { continue };
+        let Some(back) = orders.get(&(*y, *x)) else {
+            continue;
+        };
         let found = list
             .iter()
             .find_map(|a| back.iter().find(|b| b.0 != a.0).map(|b| (a, b)));

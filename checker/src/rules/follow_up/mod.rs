@@ -14,7 +14,7 @@ use jadpo_compiler::ir::{ActionId, EventId, Program};
 use jadpo_compiler::span::Span;
 
 use super::{text, Cx};
-use crate::follow_up::rope::Leaf;
+use crate::follow_up::rope::{items, Item, What, W};
 use crate::follow_up::Stager;
 
 pub fn event(p: &Program, id: EventId) -> String {
@@ -31,79 +31,24 @@ pub fn stager(p: &Program, s: Stager) -> String {
     }
 }
 
-/// Where an emit on a witness path is labelled in the action judged: the
-/// emit itself, or the outermost call leading to it with " in `x`" naming
-/// the action that holds the emit.
-pub fn leaf_place(cx: &Cx, leaf: &Leaf) -> (Span, String) {
-    let inside = leaf
-        .via
-        .last()
-        .map(|(_, a)| format!(" in `{}`", text::action(cx.program, *a)))
-        .unwrap_or_default();
-    (head(cx, leaf.place()), inside)
-}
-
-/// One label per run of consecutive emits at the same place, in path
-/// order: (place, "`emit A`, `emit B` in `x`", first and last follow-up
-/// number counting loop passes, bytes of the run).
-pub fn runs(cx: &Cx, leaves: &[Leaf]) -> Vec<Run> {
-    let mut out: Vec<Run> = Vec::new();
-    let mut k = 0u64;
-    for leaf in leaves {
-        let times = leaf.times();
-        let first = k + 1;
-        k = k.saturating_add(times);
-        let (span, inside) = leaf_place(cx, leaf);
-        let name = format!("`emit {}`", event(cx.program, leaf.event));
-        let bytes = leaf.bytes.saturating_mul(times);
-        match out.last_mut() {
-            Some(r) if r.span == span && r.inside == inside && !leaf.via.is_empty() => {
-                if !r.names.contains(&name) {
-                    r.names.push(name);
-                }
-                r.last = k;
-                r.bytes = r.bytes.saturating_add(bytes);
-                r.looped |= times > 1;
-            }
-            _ => out.push(Run {
-                span,
-                inside,
-                names: vec![name],
-                first,
-                last: k,
-                times,
-                each: leaf.bytes,
-                bytes,
-                looped: times > 1,
-            }),
-        }
-    }
-    out
-}
-
-/// Consecutive emits on a witness path reached at one place.
+/// One place of a witness path, as labelled: numbered follow-ups and
+/// bytes along the path.
 #[derive(Clone, Debug)]
 pub struct Run {
     pub span: Span,
-    pub inside: String,
-    pub names: Vec<String>,
+    /// "`emit E`" or "the call of `a`".
+    pub what: String,
     pub first: u64,
     pub last: u64,
-    /// Loop passes of a single emit (1 for a run through a call).
+    /// Passes of the action's own loops.
     pub times: u64,
-    /// Bytes of one follow-up of a single emit.
+    /// Bytes of one pass.
     pub each: u64,
     pub bytes: u64,
-    /// Some emit of the run is repeated by a loop's `max`.
     pub looped: bool,
 }
 
 impl Run {
-    /// "`emit A` in `x`"
-    pub fn what(&self) -> String {
-        format!("{}{}", self.names.join(", "), self.inside)
-    }
-
     /// "follow-up 3" or "follow-ups 3 to 7"
     pub fn numbers(&self) -> String {
         if self.first == self.last {
@@ -112,12 +57,44 @@ impl Run {
             format!("follow-ups {} to {}", self.first, self.last)
         }
     }
+
+    pub fn count(&self) -> u64 {
+        (self.last + 1).saturating_sub(self.first)
+    }
 }
 
-/// The first called action on a witness path whose own value is over its
-/// limit: that action's finding covers the path.
-pub fn callee_over(leaves: &[Leaf], over: impl Fn(ActionId) -> bool) -> bool {
-    leaves.iter().any(|l| l.via.first().is_some_and(|(_, a)| over(*a)))
+/// The places of a witness path inside the action judged, numbered.
+pub fn runs(cx: &Cx, w: &W) -> Vec<Run> {
+    let mut k = 0u64;
+    let mut out = Vec::new();
+    for item in items(w) {
+        let n = item.total_count();
+        if n == 0 {
+            continue;
+        }
+        let what = match item.what {
+            What::Emit(e) => format!("`emit {}`", event(cx.program, e)),
+            What::Call(a) => format!("the call of `{}`", text::action(cx.program, a)),
+        };
+        out.push(Run {
+            span: head(cx, item.span),
+            what,
+            first: k + 1,
+            last: k.saturating_add(n),
+            times: item.times,
+            each: item.bytes,
+            bytes: item.total_bytes(),
+            looped: item.looped(),
+        });
+        k = k.saturating_add(n);
+    }
+    out
+}
+
+/// A called action on the witness path is over its limit on its own: that
+/// action's finding covers the path.
+pub fn callee_over(w: &W, over: impl Fn(ActionId) -> bool) -> bool {
+    items(w).iter().filter_map(Item::callee).any(over)
 }
 
 /// The value part of a `name: value` span: after the first `:`, without
@@ -127,7 +104,9 @@ pub fn value_span(cx: &Cx, span: Span) -> Span {
         return span;
     }
     let text = cx.files.slice(span);
-    let Some(colon) = text.find(':') else { return span };
+    let Some(colon) = text.find(':') else {
+        return span;
+    };
     let rest = text.get(colon + 1..).unwrap_or("");
     let blanks = rest.len() - rest.trim_start().len();
     let start = span.start + (colon + 1 + blanks) as u32;

@@ -98,7 +98,12 @@ use crate::follow_up::options::{self, UniqueKey};
 use crate::follow_up::{own_emits, Reach};
 use crate::rules::{rule_info, text, Cx, Finding};
 
-rule_info!("follow_up", "self_collision", Warning, "a subscriber stages its own trigger again");
+rule_info!(
+    "follow_up",
+    "self_collision",
+    Warning,
+    "a subscriber stages its own trigger again"
+);
 
 /// Other emit sites labelled at most.
 const SHOWN: usize = 3;
@@ -106,7 +111,8 @@ const SHOWN: usize = 3;
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let mut groups: BTreeMap<(ActionId, EventId), Vec<&Entry>> = BTreeMap::new();
     for entry in &cx.program.entries {
-        let (EntryKind::Subscriber { event: Some(ev) }, Some(a)) = (&entry.kind, entry.action) else {
+        let (EntryKind::Subscriber { event: Some(ev) }, Some(a)) = (&entry.kind, entry.action)
+        else {
             continue;
         };
         if cx.in_scope(a) {
@@ -114,7 +120,9 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         }
     }
     for ((a, ev), entries) in groups {
-        let Some(fu) = cx.analysed.follow_ups.get(a) else { continue };
+        let Some(fu) = cx.analysed.follow_ups.get(a) else {
+            continue;
+        };
         let reach = fu
             .unique_reach
             .iter()
@@ -139,14 +147,23 @@ fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entr
     .with_label("collides with the follow-up that triggered this run");
     if let Some(callee) = reach.via {
         if cx.reportable(reach.emit) {
-            d = d.with_related(head(cx, reach.emit), format!("staged here, in `{}`", text::action(cx.program, callee)));
+            d = d.with_related(
+                head(cx, reach.emit),
+                format!("staged here, in `{}`", text::action(cx.program, callee)),
+            );
         }
     }
     for entry in entries {
-        d = d.with_related(head(cx, entry.span), format!("`{}` runs it for each `{name}`", entry.label));
+        d = d.with_related(
+            head(cx, entry.span),
+            format!("`{}` runs it for each `{name}`", entry.label),
+        );
     }
     for span in same_options_elsewhere(cx, ev, &reach.unique, reach.emit) {
-        d = d.with_related(head(cx, span), format!("`{name}` is also staged here with the same unique options"));
+        d = d.with_related(
+            head(cx, span),
+            format!("`{name}` is also staged here with the same unique options"),
+        );
     }
     d.with_reason(
         "a unique follow-up is skipped while one with the same key exists in its `states`; the \

@@ -55,11 +55,11 @@
 //!
 //! `step.store_required`.
 
-use jadpo_compiler::diag::Diagnostic;
 use super::{head, stager};
 use crate::follow_up::staging_sites;
 use crate::rules::step::store_required::record_holders;
 use crate::rules::{rule_info, Cx, Finding};
+use jadpo_compiler::diag::Diagnostic;
 
 rule_info!(
     "follow_up",
@@ -93,9 +93,16 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         .with_label("stages follow-ups, writes no store");
         let fus = &cx.analysed.follow_ups;
         let mut places = Vec::new();
-        staging_sites(&|a| fus.get(a).is_some_and(|f| f.emits), &action.body, &mut places);
+        staging_sites(
+            &|a| fus.get(a).is_some_and(|f| f.emits),
+            &action.body,
+            &mut places,
+        );
         for (span, s) in places.into_iter().take(SHOWN) {
-            d = d.with_related(head(cx, span), format!("{} stages follow-ups here", stager(cx.program, s)));
+            d = d.with_related(
+                head(cx, span),
+                format!("{} stages follow-ups here", stager(cx.program, s)),
+            );
         }
         if let Some(app) = cx.program.app.span {
             d = d.with_related(app, "no `events: { store: }` here");

@@ -78,11 +78,15 @@
 use jadpo_compiler::diag::Diagnostic;
 
 use super::{bytes, callee_over, in_loop, runs};
-use crate::follow_up::rope::flatten;
 use crate::follow_up::MAX_BYTES;
 use crate::rules::{rule_info, Cx, Finding};
 
-rule_info!("follow_up", "too_large", Error, "one path's follow-ups can exceed 64 KiB");
+rule_info!(
+    "follow_up",
+    "too_large",
+    Error,
+    "one path's follow-ups can exceed 64 KiB"
+);
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let fus = &cx.analysed.follow_ups;
@@ -95,8 +99,9 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         if in_loop::max_past_limit(fu) && fu.all.bytes_once.n <= MAX_BYTES {
             continue; // the loop's `max` is the mistake: `follow_up.in_loop`
         }
-        let leaves = flatten(&size.w);
-        if callee_over(&leaves, |a| fus.get(a).is_some_and(|f| f.all.bytes.n > MAX_BYTES)) {
+        if callee_over(&size.w, |a| {
+            fus.get(a).is_some_and(|f| f.all.bytes.n > MAX_BYTES)
+        }) {
             continue;
         }
         let action = cx.program.action(id);
@@ -112,14 +117,22 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         )
         .with_label(format!("up to {} bytes of follow-ups", bytes(size.n)));
         let mut total = 0u64;
-        for run in runs(cx, &leaves) {
+        for run in runs(cx, &size.w) {
             total = total.saturating_add(run.bytes);
             let each = if run.times > 1 {
-                format!("{} × {} = {} bytes", run.times, bytes(run.each), bytes(run.bytes))
+                format!(
+                    "{} × {} = {} bytes",
+                    run.times,
+                    bytes(run.each),
+                    bytes(run.bytes)
+                )
             } else {
                 format!("{} bytes", bytes(run.bytes))
             };
-            d = d.with_related(run.span, format!("{}: {each} (total {})", run.what(), bytes(total)));
+            d = d.with_related(
+                run.span,
+                format!("{}: {each} (total {})", run.what, bytes(total)),
+            );
         }
         d = d
             .with_reason(

@@ -84,11 +84,15 @@
 use jadpo_compiler::diag::Diagnostic;
 
 use super::{callee_over, runs};
-use crate::follow_up::rope::flatten;
 use crate::follow_up::MAX_COUNT;
 use crate::rules::{rule_info, Cx, Finding};
 
-rule_info!("follow_up", "too_many", Error, "more than 16 follow-ups staged on one path");
+rule_info!(
+    "follow_up",
+    "too_many",
+    Error,
+    "more than 16 follow-ups staged on one path"
+);
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let fus = &cx.analysed.follow_ups;
@@ -98,8 +102,9 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         if once.n <= MAX_COUNT {
             continue;
         }
-        let leaves = flatten(&once.w);
-        if callee_over(&leaves, |a| fus.get(a).is_some_and(|f| f.all.once.n > MAX_COUNT)) {
+        if callee_over(&once.w, |a| {
+            fus.get(a).is_some_and(|f| f.all.once.n > MAX_COUNT)
+        }) {
             continue;
         }
         let action = cx.program.action(id);
@@ -112,8 +117,8 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             ),
         )
         .with_label(format!("{} emits on one path", once.n));
-        for run in runs(cx, &leaves) {
-            d = d.with_related(run.span, format!("{}: {}", run.numbers(), run.what()));
+        for run in runs(cx, &once.w) {
+            d = d.with_related(run.span, format!("{}: {}", run.numbers(), run.what));
         }
         d = d
             .with_reason(

@@ -72,7 +72,12 @@ use super::{event, head};
 use crate::follow_up::{own_emits, size};
 use crate::rules::{rule_info, Cx, Finding};
 
-rule_info!("follow_up", "unbounded", Warning, "an emitted field has no declared maximum size");
+rule_info!(
+    "follow_up",
+    "unbounded",
+    Warning,
+    "an emitted field has no declared maximum size"
+);
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
@@ -97,7 +102,9 @@ fn diagnostic(cx: &Cx, emit: &Emit, unbounded: &[Name]) -> Diagnostic {
         .iter()
         .filter(|f| unbounded.contains(&f.name))
         .collect();
-    let primary = written.first().map_or_else(|| head(cx, emit.span), |f| f.span);
+    let primary = written
+        .first()
+        .map_or_else(|| head(cx, emit.span), |f| f.span);
     let (fields, whose) = if unbounded.len() == 1 {
         ("field", "whose type has")
     } else {
@@ -117,13 +124,20 @@ fn diagnostic(cx: &Cx, emit: &Emit, unbounded: &[Name]) -> Diagnostic {
     }
     if let Some(ev) = cx.program.events.get(emit.event.0 as usize) {
         for f in ev.fields.iter().filter(|f| unbounded.contains(&f.name)) {
-            d = d.with_related(f.span, format!("`{}` is declared without a maximum size", f.name));
+            d = d.with_related(
+                f.span,
+                format!("`{}` is declared without a maximum size", f.name),
+            );
         }
     }
     d.with_reason(
         "the worst-case size of an action's follow-ups is checked against 64 KiB from declared \
          bounds; an unbounded field is left out, so a large value fails only at run time",
     )
-    .with_fix("give the field a type with `max_length`, such as `type Note = Text { max_length: 2000 }`")
-    .with_help("if the values are known to be small, decline the warning before the action with a reason")
+    .with_fix(
+        "give the field a type with `max_length`, such as `type Note = Text { max_length: 2000 }`",
+    )
+    .with_help(
+        "if the values are known to be small, decline the warning before the action with a reason",
+    )
 }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs every jadpo fuzz target for N seconds each (default 60):
+#   fuzz/run.sh [SECONDS] [TARGET...]
+# Seeds each corpus from tests/fixtures, examples, packages and stdlib on
+# every run (copies are cheap and idempotent). Crashes are saved under
+# fuzz/artifacts/<target>/; the script runs every target, then exits 1 if any
+# of them found a crash. Uses RUSTC_BOOTSTRAP=1 so the stable toolchain
+# accepts cargo-fuzz's nightly flags. JADPO_FUZZ_SANITIZER=none turns the
+# address sanitizer off (faster, or where it does not work).
+set -uo pipefail
+
+secs="${1:-60}"
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    targets=(parse manifest check)
+fi
+sanitizer="${JADPO_FUZZ_SANITIZER:-address}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root" || exit 2
+export RUSTC_BOOTSTRAP=1
+
+# seed TARGET PREFIX-BYTES FILES...: copies each file into the target's
+# corpus, after the given prefix (printf escapes), under a stable name.
+seed() {
+    local target="$1" prefix="$2"
+    shift 2
+    local dir="fuzz/corpus/$target"
+    mkdir -p "$dir"
+    local f
+    for f in "$@"; do
+        local name
+        name="seed-$(printf '%s' "$prefix$f" | cksum | cut -d' ' -f1)"
+        { printf "$prefix"; cat "$f"; } > "$dir/$name"
+    done
+}
+
+mapfile -t sources < <(find tests/fixtures examples packages stdlib/lib -name '*.jadpo' | sort)
+mapfile -t packages < <(find tests/fixtures packages stdlib/lib -name 'package.yaml' | sort)
+mapfile -t apps < <(find tests/fixtures examples -name 'jadpo.yaml' | sort)
+
+seed parse '' "${sources[@]}"
+# manifest: first byte 0 = package.yaml found by path, 1 = jadpo.yaml.
+seed manifest '\000' "${packages[@]}"
+seed manifest '\001' "${apps[@]}"
+# check: the `Splice` variant (first u32 >= 2^31), billing file 0..4, at 0,
+# cut 0, then a fixture's text inserted at the top of that file.
+i=0
+for f in "${sources[@]}"; do
+    seed check "\\377\\377\\377\\377\\00$((i % 5))\\000\\000\\000" "$f"
+    i=$((i + 1))
+done
+
+failed=()
+for t in "${targets[@]}"; do
+    echo "== fuzzing $t for ${secs}s (sanitizer: $sanitizer)"
+    if ! cargo fuzz run --sanitizer "$sanitizer" -O -a "$t" -- \
+        -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=65536 \
+        -print_final_stats=1; then
+        failed+=("$t")
+    fi
+done
+
+if [ ${#failed[@]} -ne 0 ]; then
+    echo "crashes found by: ${failed[*]} (inputs in fuzz/artifacts/)"
+    exit 1
+fi
+echo "no crash in ${targets[*]}"

@@ -1,0 +1,242 @@
+//! Hover: on an outside call, its step numbers in the action and the
+//! operation's facts; on an action's name or a call of it, the action's
+//! changing calls, deadline budget, step-shape digest and the entry points
+//! that reach it. Step facts come from the plan `jadpo build` writes.
+
+use super::find;
+use super::project::Snapshot;
+use jadpo_compiler::ir::{ActionId, Effect, OpId, Program, Target};
+use jadpo_compiler::span::{FileId, Span};
+use serde_json::Value;
+
+/// The hover text (markdown) at a position.
+pub fn hover(snap: &Snapshot, file: FileId, offset: usize) -> Option<String> {
+    let program = snap.program.as_ref()?;
+    if let Some(id) = find::action_named_at(program, file, offset) {
+        return Some(action_facts(snap, program, id));
+    }
+    if let Some((holder, effect)) = find::effect_at(program, file, offset) {
+        return Some(call_facts(snap, program, holder, effect));
+    }
+    let id = find::entry_run_at(program, file, offset)?;
+    Some(action_facts(snap, program, id))
+}
+
+fn call_facts(snap: &Snapshot, program: &Program, holder: ActionId, effect: &Effect) -> String {
+    let holder_name = &program.action(holder).qualified;
+    let steps = plan_steps(snap, holder_name);
+    let here = site(snap, effect.span);
+    match &effect.target {
+        Target::Op(op) => {
+            let mine: Vec<&Value> = steps
+                .iter()
+                .filter(|s| s["site"] == here && s["via"].as_array().is_some_and(Vec::is_empty))
+                .copied()
+                .collect();
+            let position = step_text(&mine, &steps, holder_name);
+            format!(
+                "**`{}`**: {position}\n\n{}",
+                program.op(*op).qualified,
+                op_facts(program, *op)
+            )
+        }
+        Target::Action(callee) => {
+            let through: Vec<&Value> = steps
+                .iter()
+                .filter(|s| s["via"].get(0).is_some_and(|v| v["site"] == here))
+                .copied()
+                .collect();
+            let position = step_text(&through, &steps, holder_name);
+            format!(
+                "call of {}\n\nits calls: {position}",
+                action_facts(snap, program, *callee)
+            )
+        }
+        Target::Write(write) => format!(
+            "**write** to `{}`: not an outside call, never a step",
+            program.entity(write.entity).qualified
+        ),
+    }
+}
+
+/// "step 2 of at most 4 in `subscribe`", from the plan's possible
+/// positions of the matching steps.
+fn step_text(mine: &[&Value], all: &[&Value], holder: &str) -> String {
+    let first = mine
+        .iter()
+        .filter_map(|s| s["positions"]["first"].as_u64())
+        .min();
+    let last = mine
+        .iter()
+        .filter_map(|s| s["positions"]["last"].as_u64())
+        .max();
+    let most = all
+        .iter()
+        .filter_map(|s| s["positions"]["last"].as_u64())
+        .max()
+        .unwrap_or(0);
+    match (first, last) {
+        (Some(a), Some(b)) if a == b => format!("step {a} of at most {most} in `{holder}`"),
+        (Some(a), Some(b)) => format!("step {a} to {b} of at most {most} in `{holder}`"),
+        _ if all.is_empty() && mine.is_empty() => {
+            format!("not a step: `{holder}` has no plan (only the app's actions are planned) or no steps")
+        }
+        _ => {
+            format!("not a step of `{holder}` (a read before every changing call is not recorded)")
+        }
+    }
+}
+
+fn op_facts(program: &Program, id: OpId) -> String {
+    let op = program.op(id);
+    let idem = program
+        .packages
+        .get(op.package.0 as usize)
+        .and_then(|p| p.idempotency.as_ref());
+    let keyed = match idem.filter(|_| op.keyed) {
+        Some(i) => format!(
+            "yes (`{}`, provider window {})",
+            i.header,
+            duration(i.window_ms)
+        ),
+        None => "no".to_string(),
+    };
+    let mut failures: Vec<&str> = op
+        .failures
+        .iter()
+        .map(|f| program.failure(*f).qualified.as_str())
+        .collect();
+    failures.sort();
+    let mut lines = vec![
+        format!("- changes: {}", yes_no(op.changes)),
+        format!("- idempotent: {}", yes_no(op.idempotent)),
+        format!("- keyed: {keyed}"),
+        format!(
+            "- timeout {} x {} attempt{}",
+            duration(op.timeout_ms),
+            op.attempts,
+            if op.attempts == 1 { "" } else { "s" }
+        ),
+    ];
+    if !failures.is_empty() {
+        lines.push(format!("- fails: {}", failures.join(", ")));
+    }
+    if op.large_output {
+        lines.push("- large output (over 1 MB): cannot be a recorded step".to_string());
+    }
+    lines.join("\n")
+}
+
+fn action_facts(snap: &Snapshot, program: &Program, id: ActionId) -> String {
+    let action = program.action(id);
+    let Some(plan) = plan_action(snap, &action.qualified) else {
+        return format!(
+            "**action `{}`** (a package's action: not planned in this app)",
+            action.qualified
+        );
+    };
+    let changing = plan["changing_calls"].as_u64().unwrap_or(0);
+    let mut lines = vec![
+        format!("**action `{}`**", action.qualified),
+        String::new(),
+        format!(
+            "- changing calls: {changing}{}",
+            if changing >= 2 {
+                " (multi-step: its steps are recorded)"
+            } else {
+                ""
+            }
+        ),
+        format!(
+            "- deadline budget: {}",
+            duration(plan["deadline_budget_ms"].as_u64().unwrap_or(0))
+        ),
+        format!(
+            "- step shape digest: `{}`",
+            plan["step_shape_digest"].as_str().unwrap_or("?")
+        ),
+    ];
+    let entries = reaching_entries(snap, &action.qualified);
+    lines.push(if entries.is_empty() {
+        "- reached from: no entry point".to_string()
+    } else {
+        format!("- reached from: {}", entries.join(", "))
+    });
+    lines.join("\n")
+}
+
+/// Entry points that run the action, directly or through app callers.
+fn reaching_entries(snap: &Snapshot, name: &str) -> Vec<String> {
+    let mut seen = vec![name.to_string()];
+    let mut queue = vec![name.to_string()];
+    let mut labels = Vec::new();
+    while let Some(current) = queue.pop() {
+        let Some(plan) = plan_action(snap, &current) else {
+            continue;
+        };
+        for e in plan["entries"].as_array().into_iter().flatten() {
+            if let Some(label) = e["label"].as_str() {
+                let via = if current == name {
+                    String::new()
+                } else {
+                    format!(" (through `{current}`)")
+                };
+                labels.push(format!("`{label}`{via}"));
+            }
+        }
+        for caller in plan["called_by"].as_array().into_iter().flatten() {
+            if let Some(c) = caller.as_str().filter(|c| !seen.iter().any(|s| s == c)) {
+                seen.push(c.to_string());
+                queue.push(c.to_string());
+            }
+        }
+    }
+    labels.sort();
+    labels.dedup();
+    labels
+}
+
+fn plan_action<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a Value> {
+    snap.plan.as_ref()?["actions"]
+        .as_array()?
+        .iter()
+        .find(|a| a["name"] == name)
+}
+
+fn plan_steps<'a>(snap: &'a Snapshot, name: &str) -> Vec<&'a Value> {
+    plan_action(snap, name)
+        .and_then(|a| a["steps"].as_array())
+        .map(|s| s.iter().collect())
+        .unwrap_or_default()
+}
+
+/// `file:line:col` as the plan writes sites (1-based, columns in characters).
+fn site(snap: &Snapshot, span: Span) -> String {
+    if span.file.0 as usize >= snap.files.len() {
+        return String::from("?");
+    }
+    let file = snap.files.get(span.file);
+    let before = file.text.get(..span.start as usize).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("{}:{line}:{col}", file.path)
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// `24h`, `5s`, `1500ms`: the largest whole unit.
+pub fn duration(ms: u64) -> String {
+    match ms {
+        0 => "0s".to_string(),
+        _ if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        _ if ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+        _ if ms % 1_000 == 0 => format!("{}s", ms / 1_000),
+        _ => format!("{ms}ms"),
+    }
+}

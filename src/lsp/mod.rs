@@ -1,0 +1,431 @@
+//! `jadpo lsp`: the checker in the editor, a language server over stdio.
+//!
+//! One loop reads messages; edits only mark the app they belong to as
+//! changed, and once no message is waiting the changed apps are checked
+//! again and their diagnostics published, so a burst of keystrokes costs
+//! one check. Requests are answered from a fresh check.
+
+mod actions;
+mod convert;
+mod find;
+mod hover;
+mod navigate;
+mod overlay;
+mod project;
+pub mod text;
+pub mod uri;
+
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Notification as _, PublishDiagnostics,
+};
+use lsp_types::request::{
+    CodeActionRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, References,
+    Request as _,
+};
+use lsp_types::{
+    CodeActionProviderCapability, DocumentSymbolResponse, GotoDefinitionResponse, Hover,
+    HoverContents, HoverProviderCapability, MarkupContent, MarkupKind, OneOf,
+    PublishDiagnosticsParams, ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+};
+use overlay::{clean, Overlay};
+use project::{find_root, Project};
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use text::LineIndex;
+
+/// Runs the server on stdin/stdout until the client says `exit`.
+pub fn run() -> ExitCode {
+    let (connection, io_threads) = Connection::stdio();
+    let capabilities = match serde_json::to_value(capabilities()) {
+        Ok(value) => value,
+        Err(_) => return ExitCode::from(2),
+    };
+    if let Err(e) = connection.initialize(capabilities) {
+        eprintln!("error: jadpo lsp: the client did not initialize: {e}");
+        return ExitCode::from(2);
+    }
+    let mut server = Server::new(connection);
+    let clean_exit = server.main_loop();
+    drop(server);
+    let _ = io_threads.join();
+    if clean_exit {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
+                save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                ..TextDocumentSyncOptions::default()
+            },
+        )),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+        ..ServerCapabilities::default()
+    }
+}
+
+struct Server {
+    connection: Connection,
+    overlay: Overlay,
+    projects: Vec<Project>,
+    /// What was last published per file, to send only what changed.
+    published: HashMap<Uri, Vec<lsp_types::Diagnostic>>,
+    /// Files edited since the last publish: always republished, so the
+    /// client sees an answer to each edit.
+    touched: BTreeSet<String>,
+}
+
+impl Server {
+    fn new(connection: Connection) -> Self {
+        Server {
+            connection,
+            overlay: Overlay::default(),
+            projects: Vec::new(),
+            published: HashMap::new(),
+            touched: BTreeSet::new(),
+        }
+    }
+
+    /// Returns whether the client shut down before exiting.
+    fn main_loop(&mut self) -> bool {
+        let mut shut_down = false;
+        while let Ok(message) = self.connection.receiver.recv() {
+            let mut next = Some(message);
+            while let Some(message) = next.take() {
+                match message {
+                    Message::Request(req) => {
+                        if self.connection.handle_shutdown(&req).unwrap_or(true) {
+                            shut_down = true;
+                            return shut_down;
+                        }
+                        self.refresh();
+                        self.request(req);
+                    }
+                    Message::Notification(n) if n.method == "exit" => return shut_down,
+                    Message::Notification(n) => self.notification(n),
+                    Message::Response(_) => {}
+                }
+                next = self.connection.receiver.try_recv().ok();
+            }
+            self.refresh();
+        }
+        shut_down
+    }
+
+    fn send(&self, message: Message) {
+        let _ = self.connection.sender.send(message);
+    }
+
+    fn notification(&mut self, n: Notification) {
+        match n.method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                if let Ok(p) =
+                    serde_json::from_value::<lsp_types::DidOpenTextDocumentParams>(n.params)
+                {
+                    self.opened(&p.text_document.uri, p.text_document.text);
+                }
+            }
+            DidChangeTextDocument::METHOD => {
+                if let Ok(p) =
+                    serde_json::from_value::<lsp_types::DidChangeTextDocumentParams>(n.params)
+                {
+                    self.changed(&p);
+                }
+            }
+            DidSaveTextDocument::METHOD => {
+                if let Ok(p) =
+                    serde_json::from_value::<lsp_types::DidSaveTextDocumentParams>(n.params)
+                {
+                    if let Some(text) = p.text {
+                        self.opened(&p.text_document.uri, text);
+                    } else {
+                        self.touch(&p.text_document.uri);
+                    }
+                }
+            }
+            DidCloseTextDocument::METHOD => {
+                if let Ok(p) =
+                    serde_json::from_value::<lsp_types::DidCloseTextDocumentParams>(n.params)
+                {
+                    if let Some(path) = uri::to_path(&p.text_document.uri) {
+                        self.overlay.remove(&path.to_string_lossy());
+                        self.touch(&p.text_document.uri);
+                    }
+                }
+            }
+            DidChangeWatchedFiles::METHOD => {
+                for p in &mut self.projects {
+                    p.dirty = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn opened(&mut self, doc: &Uri, text: String) {
+        let Some(path) = uri::to_path(doc) else {
+            return;
+        };
+        self.overlay.set(&path.to_string_lossy(), text);
+        self.touch(doc);
+    }
+
+    fn changed(&mut self, p: &lsp_types::DidChangeTextDocumentParams) {
+        let Some(path) = uri::to_path(&p.text_document.uri) else {
+            return;
+        };
+        let key = path.to_string_lossy();
+        if self.overlay.get(&key).is_none() {
+            // A change to a document never opened: start from the disk.
+            let disk = std::fs::read_to_string(&path).unwrap_or_default();
+            self.overlay.set(&key, disk);
+        }
+        if let Some(text) = self.overlay.get_mut(&key) {
+            for change in &p.content_changes {
+                text::apply_change(text, change.range, &change.text);
+            }
+        }
+        self.touch(&p.text_document.uri);
+    }
+
+    /// Marks the app holding a document as changed (finding the app the
+    /// first time one of its files is seen).
+    fn touch(&mut self, doc: &Uri) {
+        let Some(path) = uri::to_path(doc) else {
+            return;
+        };
+        self.touched.insert(clean(&path.to_string_lossy()));
+        if let Some(i) = self.project_index(&path) {
+            if let Some(p) = self.projects.get_mut(i) {
+                p.dirty = true;
+            }
+        }
+    }
+
+    fn project_index(&mut self, path: &Path) -> Option<usize> {
+        let known = self
+            .projects
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| path.starts_with(&p.root))
+            .max_by_key(|(_, p)| p.root.components().count())
+            .map(|(i, _)| i);
+        let root = find_root(path)?;
+        match known {
+            Some(i) if self.projects.get(i).is_some_and(|p| p.root == root) => Some(i),
+            _ => {
+                self.projects.push(Project::new(root));
+                Some(self.projects.len() - 1)
+            }
+        }
+    }
+
+    /// Checks every changed app again and publishes what changed.
+    fn refresh(&mut self) {
+        let mut fresh: Vec<(Uri, Vec<lsp_types::Diagnostic>)> = Vec::new();
+        let mut owned: BTreeSet<Uri> = BTreeSet::new();
+        let mut any = false;
+        for project in self.projects.iter_mut().filter(|p| p.dirty) {
+            any = true;
+            project.analyse(&self.overlay);
+            if let Some(snap) = &project.snapshot {
+                fresh.extend(convert::by_file(project, snap));
+                let root = project.root.clone();
+                owned.extend(self.published.keys().filter(|u| under(u, &root)).cloned());
+            }
+        }
+        if !any {
+            self.touched.clear();
+            return;
+        }
+        let mut seen: BTreeSet<Uri> = BTreeSet::new();
+        for (doc, list) in fresh {
+            seen.insert(doc.clone());
+            self.publish(doc, list);
+        }
+        // Files that had findings and have none now, and edited files.
+        let touched: Vec<Uri> = std::mem::take(&mut self.touched)
+            .iter()
+            .filter_map(|p| uri::from_path(Path::new(p)))
+            .collect();
+        for doc in owned.into_iter().chain(touched) {
+            if !seen.contains(&doc) {
+                seen.insert(doc.clone());
+                self.publish(doc, Vec::new());
+            }
+        }
+    }
+
+    fn publish(&mut self, doc: Uri, list: Vec<lsp_types::Diagnostic>) {
+        let path = uri::to_path(&doc).map(|p| clean(&p.to_string_lossy()));
+        let edited = path.is_some_and(|p| self.touched.contains(&p));
+        if !edited && self.published.get(&doc) == Some(&list) {
+            return;
+        }
+        let params = PublishDiagnosticsParams::new(doc.clone(), list.clone(), None);
+        self.send(Message::Notification(Notification::new(
+            PublishDiagnostics::METHOD.to_string(),
+            params,
+        )));
+        if list.is_empty() {
+            self.published.remove(&doc);
+        } else {
+            self.published.insert(doc, list);
+        }
+    }
+
+    fn request(&mut self, req: Request) {
+        let id = req.id.clone();
+        let result = match req.method.as_str() {
+            HoverRequest::METHOD => self.hover(req.params),
+            GotoDefinition::METHOD => self.definition(req.params),
+            References::METHOD => self.references(req.params),
+            DocumentSymbolRequest::METHOD => self.symbols(req.params),
+            CodeActionRequest::METHOD => self.code_actions(req.params),
+            _ => {
+                let message = format!("jadpo lsp does not handle `{}`", req.method);
+                self.send(Message::Response(Response::new_err(
+                    id,
+                    ErrorCode::MethodNotFound as i32,
+                    message,
+                )));
+                return;
+            }
+        };
+        self.answer(id, result);
+    }
+
+    fn answer(&self, id: RequestId, result: Result<serde_json::Value, String>) {
+        let response = match result {
+            Ok(value) => Response::new_ok(id, value),
+            Err(message) => Response::new_err(id, ErrorCode::InvalidParams as i32, message),
+        };
+        self.send(Message::Response(response));
+    }
+
+    /// The app, file and byte offset of a document position.
+    fn locate(
+        &mut self,
+        doc: &Uri,
+        pos: Option<lsp_types::Position>,
+    ) -> Option<(usize, jadpo_compiler::span::FileId, usize)> {
+        let path = uri::to_path(doc)?;
+        let i = self.project_index(&path)?;
+        let project = self.projects.get_mut(i)?;
+        if project.snapshot.is_none() {
+            project.analyse(&self.overlay);
+        }
+        let snap = project.snapshot.as_ref()?;
+        let file = *snap.by_path.get(&clean(&path.to_string_lossy()))?;
+        let text = &snap.files.get(file).text;
+        let offset = pos.map_or(0, |p| LineIndex::new(text).offset(p));
+        Some((i, file, offset))
+    }
+
+    fn hover(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
+        let p: lsp_types::HoverParams = parse(params)?;
+        let at = &p.text_document_position_params;
+        let found = self
+            .locate(&at.text_document.uri, Some(at.position))
+            .and_then(|(i, file, offset)| {
+                let snap = self.projects.get(i)?.snapshot.as_ref()?;
+                hover::hover(snap, file, offset)
+            });
+        let hover = found.map(|value| Hover {
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value,
+            }),
+            range: None,
+        });
+        to_json(hover)
+    }
+
+    fn definition(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
+        let p: lsp_types::GotoDefinitionParams = parse(params)?;
+        let at = &p.text_document_position_params;
+        let found = self
+            .locate(&at.text_document.uri, Some(at.position))
+            .and_then(|(i, file, offset)| {
+                let project = self.projects.get(i)?;
+                navigate::definition(project, project.snapshot.as_ref()?, file, offset)
+            });
+        to_json(found.map(GotoDefinitionResponse::Scalar))
+    }
+
+    fn references(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
+        let p: lsp_types::ReferenceParams = parse(params)?;
+        let at = &p.text_document_position;
+        let found = self
+            .locate(&at.text_document.uri, Some(at.position))
+            .and_then(|(i, file, offset)| {
+                let project = self.projects.get(i)?;
+                let snap = project.snapshot.as_ref()?;
+                Some(navigate::references(
+                    project,
+                    snap,
+                    file,
+                    offset,
+                    p.context.include_declaration,
+                ))
+            });
+        to_json(found)
+    }
+
+    fn symbols(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
+        let p: lsp_types::DocumentSymbolParams = parse(params)?;
+        let found = self
+            .locate(&p.text_document.uri, None)
+            .and_then(|(i, file, _)| {
+                let snap = self.projects.get(i)?.snapshot.as_ref()?;
+                Some(DocumentSymbolResponse::Nested(navigate::symbols(
+                    snap, file,
+                )))
+            });
+        to_json(found)
+    }
+
+    fn code_actions(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
+        let p: lsp_types::CodeActionParams = parse(params)?;
+        let found = self
+            .locate(&p.text_document.uri, Some(p.range.start))
+            .and_then(|(i, file, start)| {
+                let project = self.projects.get(i)?;
+                let snap = project.snapshot.as_ref()?;
+                let end = LineIndex::new(&snap.files.get(file).text).offset(p.range.end);
+                Some(actions::code_actions(project, snap, file, start, end))
+            });
+        to_json(found.unwrap_or_default())
+    }
+}
+
+fn under(doc: &Uri, root: &Path) -> bool {
+    uri::to_path(doc).is_some_and(|p| p.starts_with(root))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(params: serde_json::Value) -> Result<T, String> {
+    serde_json::from_value(params).map_err(|e| format!("invalid parameters: {e}"))
+}
+
+fn to_json<T: serde::Serialize>(value: T) -> Result<serde_json::Value, String> {
+    serde_json::to_value(value).map_err(|e| e.to_string())
+}
+
+/// Exposed for the latency benchmark: the path of the app folder above a file.
+pub fn app_root(path: &Path) -> Option<PathBuf> {
+    find_root(path)
+}

@@ -1,0 +1,208 @@
+//! One app in the editor: its root, and the latest analysis of it. The
+//! analysis runs the same phases as `jadpo check` (load, parse, resolve,
+//! check, the app view) but keeps each file's parse by content hash, so an
+//! edit re-parses only the files whose text changed.
+
+use super::overlay::{clean, Overlay};
+use crate::check::app_view;
+use jadpo_checker::Scope;
+use jadpo_compiler::ast::SourceFileAst;
+use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
+use jadpo_compiler::ir::Program;
+use jadpo_compiler::load::{self, LoadedProject};
+use jadpo_compiler::source::{Files, Unit};
+use jadpo_compiler::span::FileId;
+use jadpo_compiler::{parser, resolve};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// What is kept of a file's parse while its text is unchanged; the AST
+/// itself stays in the snapshot's `asts` at `index`.
+struct Parsed {
+    hash: blake3::Hash,
+    file: FileId,
+    index: usize,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Everything the editor features read, from one run of the pipeline.
+pub struct Snapshot {
+    pub files: Files,
+    /// What `jadpo check` shows, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Findings in the files of packages inside the app folder, which the
+    /// app view folds into one `package.has_errors`; shown in those files.
+    pub package_diagnostics: Vec<Diagnostic>,
+    pub program: Option<Program>,
+    pub plan: Option<serde_json::Value>,
+    /// Parsed sources, by file.
+    pub asts: Vec<SourceFileAst>,
+    /// Files by absolute path (embedded ones are not on disk).
+    pub by_path: HashMap<String, FileId>,
+}
+
+pub struct Project {
+    pub root: PathBuf,
+    cache: HashMap<String, Parsed>,
+    pub snapshot: Option<Snapshot>,
+    pub dirty: bool,
+}
+
+impl Project {
+    pub fn new(root: PathBuf) -> Self {
+        Project {
+            root,
+            cache: HashMap::new(),
+            snapshot: None,
+            dirty: true,
+        }
+    }
+
+    /// Absolute path of a file as the pipeline names it; `None` for the
+    /// embedded standard library and bundled packages.
+    pub fn disk_path(&self, shown: &str) -> Option<PathBuf> {
+        if shown.starts_with('<') {
+            return None;
+        }
+        Some(self.root.join(shown))
+    }
+
+    /// Runs the pipeline over the disk with `overlay` on top.
+    pub fn analyse(&mut self, overlay: &Overlay) {
+        let root = self.root.to_string_lossy().into_owned();
+        let snapshot = match load::load_project(overlay, &root) {
+            Ok(loaded) => self.analyse_loaded(loaded),
+            Err(fatal) => Snapshot {
+                diagnostics: sorted(app_view(&fatal.files, None, fatal.diagnostics)),
+                by_path: paths(self, &fatal.files),
+                files: fatal.files,
+                package_diagnostics: Vec::new(),
+                program: None,
+                plan: None,
+                asts: Vec::new(),
+            },
+        };
+        self.snapshot = Some(snapshot);
+        self.dirty = false;
+    }
+
+    fn analyse_loaded(&mut self, loaded: LoadedProject) -> Snapshot {
+        let mut diagnostics = loaded.diagnostics.clone();
+        let asts = self.parse(&loaded, &mut diagnostics);
+        let program = resolve::resolve(&loaded, &asts, &mut diagnostics);
+        let analysis = jadpo_checker::check(&program, &loaded.files, Scope::App);
+        let package_diagnostics = local_package_findings(&loaded.files, &diagnostics);
+        diagnostics.extend(analysis.diagnostics);
+        let shown = app_view(&loaded.files, Some(&program), diagnostics);
+        Snapshot {
+            diagnostics: sorted(shown),
+            package_diagnostics,
+            by_path: paths(self, &loaded.files),
+            files: loaded.files,
+            program: Some(program),
+            plan: Some(analysis.plan),
+            asts,
+        }
+    }
+
+    /// Parses the sources, reusing the previous parse of every file whose
+    /// path, id and text are unchanged. Diagnostics come in source order,
+    /// as `jadpo_compiler::compile` gives them.
+    fn parse(&mut self, loaded: &LoadedProject, out: &mut Vec<Diagnostic>) -> Vec<SourceFileAst> {
+        let mut previous: Vec<Option<SourceFileAst>> = match self.snapshot.as_mut() {
+            Some(s) => std::mem::take(&mut s.asts).into_iter().map(Some).collect(),
+            None => Vec::new(),
+        };
+        let mut cache = std::mem::take(&mut self.cache);
+        let mut slots: Vec<Option<(SourceFileAst, Vec<Diagnostic>)>> = Vec::new();
+        let mut stale = Vec::new();
+        let mut hashes = Vec::new();
+        for id in loaded.all_sources() {
+            let file = loaded.files.get(id);
+            let hash = blake3::hash(file.text.as_bytes());
+            let reused = cache
+                .remove(&file.path)
+                .filter(|p| p.hash == hash && p.file == id)
+                .and_then(|p| Some((previous.get_mut(p.index)?.take()?, p.diagnostics)));
+            if reused.is_none() {
+                stale.push((slots.len(), id));
+            }
+            slots.push(reused);
+            hashes.push(hash);
+        }
+        let ids: Vec<FileId> = stale.iter().map(|(_, id)| *id).collect();
+        for ((slot, _), parsed) in stale.iter().zip(parse_many(loaded, &ids)) {
+            if let Some(s) = slots.get_mut(*slot) {
+                *s = Some(parsed);
+            }
+        }
+        let mut asts = Vec::with_capacity(slots.len());
+        for ((ast, diagnostics), hash) in slots
+            .into_iter()
+            .zip(hashes)
+            .filter_map(|(s, h)| Some((s?, h)))
+        {
+            let file = ast.file;
+            out.extend(diagnostics.iter().cloned());
+            let parsed = Parsed {
+                hash,
+                file,
+                index: asts.len(),
+                diagnostics,
+            };
+            self.cache
+                .insert(loaded.files.get(file).path.clone(), parsed);
+            asts.push(ast);
+        }
+        asts
+    }
+}
+
+/// Parses files in parallel (the first analysis parses everything).
+fn parse_many(loaded: &LoadedProject, ids: &[FileId]) -> Vec<(SourceFileAst, Vec<Diagnostic>)> {
+    use rayon::prelude::*;
+    ids.par_iter()
+        .map(|&id| parser::parse_file(id, &loaded.files.get(id).text))
+        .collect()
+}
+
+fn sorted(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    sort_diagnostics(&mut diagnostics);
+    diagnostics
+}
+
+fn paths(project: &Project, files: &Files) -> HashMap<String, FileId> {
+    files
+        .iter()
+        .filter_map(|(id, f)| {
+            let path = project.disk_path(&f.path)?;
+            Some((clean(&path.to_string_lossy()), id))
+        })
+        .collect()
+}
+
+/// Findings in the files of packages kept inside the app folder (not the
+/// bundled ones), for showing in those files while they are edited.
+fn local_package_findings(files: &Files, diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {
+    let mut found: Vec<Diagnostic> = diagnostics
+        .iter()
+        .filter(|d| {
+            (d.span.file.0 as usize) < files.len() && {
+                let f = files.get(d.span.file);
+                matches!(f.unit, Unit::Package(_)) && !f.path.starts_with('<')
+            }
+        })
+        .cloned()
+        .collect();
+    sort_diagnostics(&mut found);
+    found
+}
+
+/// The app folder holding `path`: the nearest folder upward with a
+/// `jadpo.yaml`.
+pub fn find_root(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|dir| dir.join("jadpo.yaml").is_file())
+        .map(Path::to_path_buf)
+}

@@ -1,0 +1,139 @@
+//! Text positions for the editor: LSP speaks lines and UTF-16 code units,
+//! the compiler speaks byte offsets. Also applies incremental edits.
+
+use lsp_types::{Position, Range};
+
+/// Byte offsets of line starts in one text, for converting positions.
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    /// The byte offset of an LSP position; positions past the end of a line
+    /// or of the text are clamped to it, as the protocol asks.
+    pub fn offset(&self, pos: Position) -> usize {
+        let Some(&start) = self.starts.get(pos.line as usize) else {
+            return self.text.len();
+        };
+        let end = self.line_end(pos.line as usize);
+        let line = self.text.get(start..end).unwrap_or("");
+        let mut units = 0u32;
+        for (i, c) in line.char_indices() {
+            if units >= pos.character {
+                return start + i;
+            }
+            units += c.len_utf16() as u32;
+        }
+        end
+    }
+
+    /// The LSP position of a byte offset (clamped to the text, and moved
+    /// back to a character boundary).
+    pub fn position(&self, offset: usize) -> Position {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self
+            .starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
+        let start = self.starts.get(line).copied().unwrap_or(0);
+        let character = self
+            .text
+            .get(start..offset)
+            .unwrap_or("")
+            .chars()
+            .map(|c| c.len_utf16() as u32)
+            .sum();
+        Position::new(line as u32, character)
+    }
+
+    pub fn range(&self, start: usize, end: usize) -> Range {
+        Range::new(self.position(start), self.position(end))
+    }
+
+    /// End of line `line`, before its `\n` (and a `\r` before that).
+    fn line_end(&self, line: usize) -> usize {
+        let end = match self.starts.get(line + 1) {
+            Some(next) => next - 1,
+            None => self.text.len(),
+        };
+        let start = self.starts.get(line).copied().unwrap_or(0);
+        if end > start && self.text.as_bytes().get(end - 1) == Some(&b'\r') {
+            end - 1
+        } else {
+            end
+        }
+    }
+
+    /// The byte offset where line `line` starts (the text's end past it).
+    pub fn line_start(&self, line: usize) -> usize {
+        self.starts.get(line).copied().unwrap_or(self.text.len())
+    }
+}
+
+/// Applies one `didChange` content change: a range edit, or the whole text
+/// when `range` is absent.
+pub fn apply_change(text: &mut String, range: Option<Range>, new_text: &str) {
+    let Some(range) = range else {
+        *text = new_text.to_string();
+        return;
+    };
+    let index = LineIndex::new(text);
+    let start = index.offset(range.start);
+    let end = index.offset(range.end).max(start);
+    text.replace_range(start..end, new_text);
+}
+
+/// The indentation (spaces and tabs) at the start of the line holding `offset`.
+pub fn indent_at(text: &str, offset: usize) -> &str {
+    let start = line_start_of(text, offset);
+    let line = text.get(start..).unwrap_or("");
+    let width = line.len() - line.trim_start_matches([' ', '\t']).len();
+    line.get(..width).unwrap_or("")
+}
+
+/// The byte offset of the start of the line holding `offset`.
+pub fn line_start_of(text: &str, offset: usize) -> usize {
+    text.get(..offset.min(text.len()))
+        .and_then(|before| before.rfind('\n'))
+        .map_or(0, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_round_trip() {
+        // `é` is 2 bytes and 1 unit; `😀` is 4 bytes and 2 units.
+        let text = "ab\né😀x\r\nlast";
+        let index = LineIndex::new(text);
+        assert_eq!(index.offset(Position::new(1, 0)), 3);
+        assert_eq!(index.offset(Position::new(1, 1)), 5);
+        assert_eq!(index.offset(Position::new(1, 3)), 9);
+        assert_eq!(index.offset(Position::new(1, 99)), 10);
+        assert_eq!(index.offset(Position::new(9, 0)), text.len());
+        assert_eq!(index.position(9), Position::new(1, 3));
+        assert_eq!(index.position(12), Position::new(2, 0));
+        assert_eq!(index.position(6), Position::new(1, 1));
+    }
+
+    #[test]
+    fn applies_range_edits() {
+        let mut text = String::from("héllo\nworld");
+        let range = Range::new(Position::new(0, 1), Position::new(1, 0));
+        apply_change(&mut text, Some(range), "i ");
+        assert_eq!(text, "hi world");
+        apply_change(&mut text, None, "new");
+        assert_eq!(text, "new");
+    }
+}

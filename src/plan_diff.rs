@@ -1,0 +1,419 @@
+//! `jadpo plan diff OLD NEW`: what deploying a new plan does to the records
+//! of actions still in flight under the old one, action by action. The
+//! rules are in `spec/plan-diff.md`.
+//!
+//! A record holds the operations of the steps made so far, in order: a walk
+//! from a start of the old step shape. The runtime resumes it when that
+//! sequence is also a walk of the new shape and stops it as diverged
+//! otherwise. So the question per action is language inclusion between two
+//! graphs whose walks are all "accepted": found breadth first over pairs
+//! (old step, set of new steps reached by the same operations), which also
+//! gives the shortest sequence that tells them apart.
+
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Bumped whenever a field of the JSON output changes meaning.
+pub const DIFF_FORMAT: u32 = 1;
+/// The plan format this reads (`plan_format` in plan.json).
+pub const PLAN_FORMAT: u64 = 1;
+/// Pairs explored before giving up on one action (counted as changed).
+const MAX_STATES: usize = 100_000;
+/// Stands for "no step made yet" in a set of steps.
+const START: usize = usize::MAX;
+
+/// One action's step shape, read from a plan.
+#[derive(Clone, Debug, Default)]
+pub struct Shape {
+    pub operations: Vec<String>,
+    pub starts: Vec<usize>,
+    pub next: Vec<Vec<usize>>,
+    pub truncated: bool,
+}
+
+impl Shape {
+    fn after(&self, step: usize) -> &[usize] {
+        if step == START {
+            &self.starts
+        } else {
+            self.next.get(step).map_or(&[], Vec::as_slice)
+        }
+    }
+
+    fn op(&self, step: usize) -> &str {
+        self.operations.get(step).map_or("", String::as_str)
+    }
+}
+
+/// Reads a plan's actions by name. The error says what is wrong, in words.
+pub fn read_plan(text: &str) -> Result<BTreeMap<String, Shape>, String> {
+    let plan: Value =
+        serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
+    let format = plan.get("plan_format").and_then(Value::as_u64);
+    if format != Some(PLAN_FORMAT) {
+        return Err(match format {
+            Some(f) => format!("its plan_format is {f}; this jadpo reads plan_format {PLAN_FORMAT}"),
+            None => "it has no `plan_format`: it is not a plan written by `jadpo build`".into(),
+        });
+    }
+    let actions = plan
+        .get("actions")
+        .and_then(Value::as_array)
+        .ok_or("it has no `actions` list")?;
+    let mut out = BTreeMap::new();
+    for (i, action) in actions.iter().enumerate() {
+        let name = action
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("action {i} has no `name`"))?;
+        let shape = action
+            .get("step_shape")
+            .ok_or_else(|| format!("action `{name}` has no `step_shape`"))
+            .and_then(|s| read_shape(s).map_err(|e| format!("action `{name}`: {e}")))?;
+        if out.insert(name.to_string(), shape).is_some() {
+            return Err(format!("action `{name}` appears twice"));
+        }
+    }
+    Ok(out)
+}
+
+fn read_shape(value: &Value) -> Result<Shape, String> {
+    let nodes = value
+        .get("nodes")
+        .and_then(Value::as_array)
+        .ok_or("`step_shape` has no `nodes` list")?;
+    let mut operations = vec![String::new(); nodes.len()];
+    for node in nodes {
+        let id = node.get("id").and_then(Value::as_u64).map(|i| i as usize);
+        let op = node.get("operation").and_then(Value::as_str);
+        match (id.and_then(|i| operations.get_mut(i)), op) {
+            (Some(slot), Some(op)) if slot.is_empty() => *slot = op.to_string(),
+            _ => return Err("a step of `step_shape.nodes` lacks a valid `id` or `operation`".into()),
+        }
+    }
+    let index = |v: &Value| {
+        v.as_u64()
+            .map(|i| i as usize)
+            .filter(|i| *i < nodes.len())
+            .ok_or("`step_shape` refers to a step that is not in `nodes`")
+    };
+    let list = |key: &str| {
+        value
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or(format!("`step_shape` has no `{key}` list"))
+    };
+    let mut starts = Vec::new();
+    for s in list("starts")? {
+        starts.push(index(s)?);
+    }
+    let mut next = vec![Vec::new(); nodes.len()];
+    for edge in list("edges")? {
+        let pair = edge.as_array().filter(|p| p.len() == 2).ok_or("an edge is not `[from, to]`")?;
+        let (from, to) = (index(&pair[0])?, index(&pair[1])?);
+        if let Some(list) = next.get_mut(from) {
+            list.push(to);
+        }
+    }
+    for list in &mut next {
+        list.sort_unstable();
+        list.dedup();
+    }
+    starts.sort_unstable();
+    starts.dedup();
+    let truncated = value.get("truncated").and_then(Value::as_bool).unwrap_or(false);
+    Ok(Shape {
+        operations,
+        starts,
+        next,
+        truncated,
+    })
+}
+
+/// The shortest sequence of operations that one shape can make and the
+/// other cannot: the steps both make (`after`), then the step only one
+/// makes, and what the other could make there instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    pub after: Vec<String>,
+    pub only: String,
+    pub instead: Vec<String>,
+}
+
+impl Witness {
+    /// 1-based step number of the differing step.
+    pub fn step(&self) -> usize {
+        self.after.len() + 1
+    }
+}
+
+/// Why two shapes could not be compared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Incomparable {
+    Truncated,
+    TooComplex,
+}
+
+/// A walk of `a` that is not a walk of `b`, shortest first; `None` when
+/// every walk of `a` is a walk of `b`.
+pub fn missing_walk(a: &Shape, b: &Shape) -> Result<Option<Witness>, Incomparable> {
+    if a.truncated || b.truncated {
+        return Err(Incomparable::Truncated);
+    }
+    let start = (START, BTreeSet::from([START]));
+    let mut seen = BTreeSet::from([start.clone()]);
+    let mut queue = VecDeque::from([(start, Vec::<String>::new())]);
+    while let Some(((step, set), after)) = queue.pop_front() {
+        for &next in a.after(step) {
+            let op = a.op(next);
+            let reached: BTreeSet<usize> = set
+                .iter()
+                .flat_map(|s| b.after(*s))
+                .copied()
+                .filter(|s| b.op(*s) == op)
+                .collect();
+            if reached.is_empty() {
+                let instead: BTreeSet<String> = set
+                    .iter()
+                    .flat_map(|s| b.after(*s))
+                    .map(|s| b.op(*s).to_string())
+                    .collect();
+                return Ok(Some(Witness {
+                    after,
+                    only: op.to_string(),
+                    instead: instead.into_iter().collect(),
+                }));
+            }
+            let state = (next, reached);
+            if seen.insert(state.clone()) {
+                if seen.len() > MAX_STATES {
+                    return Err(Incomparable::TooComplex);
+                }
+                let mut longer = after.clone();
+                longer.push(op.to_string());
+                queue.push_back((state, longer));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// What the new plan does to one action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The same walks: every record resumes as before.
+    Unchanged,
+    /// Every old walk is still a walk; the witness is a new step.
+    Appended(Witness),
+    /// Some old walk is not a walk any more: the witness is the record that
+    /// would stop as diverged.
+    Changed(Witness),
+    /// The shapes could not be compared; treated as changed.
+    Unknown(Incomparable),
+    Added,
+    /// The action is gone; `steps` is how many steps its old shape had.
+    Removed { steps: usize },
+}
+
+impl Status {
+    pub fn word(&self) -> &'static str {
+        match self {
+            Status::Unchanged => "unchanged",
+            Status::Appended(_) => "appended",
+            Status::Changed(_) | Status::Unknown(_) => "changed",
+            Status::Added => "added",
+            Status::Removed { .. } => "removed",
+        }
+    }
+
+    /// Whether a record in flight under the old plan could be left unable
+    /// to resume.
+    pub fn strands(&self) -> bool {
+        match self {
+            Status::Changed(_) | Status::Unknown(_) => true,
+            Status::Removed { steps } => *steps > 0,
+            Status::Unchanged | Status::Appended(_) | Status::Added => false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionDiff {
+    pub name: String,
+    pub status: Status,
+}
+
+/// Every action of either plan, sorted by name.
+pub fn diff(old: &BTreeMap<String, Shape>, new: &BTreeMap<String, Shape>) -> Vec<ActionDiff> {
+    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    names
+        .into_iter()
+        .map(|name| ActionDiff {
+            name: name.clone(),
+            status: match (old.get(name), new.get(name)) {
+                (Some(o), Some(n)) => compare(o, n),
+                (Some(o), None) => Status::Removed {
+                    steps: o.operations.len(),
+                },
+                _ => Status::Added,
+            },
+        })
+        .collect()
+}
+
+fn compare(old: &Shape, new: &Shape) -> Status {
+    match missing_walk(old, new) {
+        Err(why) => Status::Unknown(why),
+        Ok(Some(w)) => Status::Changed(w),
+        Ok(None) => match missing_walk(new, old) {
+            Err(why) => Status::Unknown(why),
+            Ok(Some(w)) => Status::Appended(w),
+            Ok(None) => Status::Unchanged,
+        },
+    }
+}
+
+/// Whether any action would strand an in-flight record.
+pub fn strands(diffs: &[ActionDiff]) -> bool {
+    diffs.iter().any(|d| d.status.strands())
+}
+
+/// One line per action, then a closing line.
+pub fn render_human(diffs: &[ActionDiff]) -> String {
+    let mut out = String::new();
+    for d in diffs {
+        out.push_str(&format!("{:<10} {}{}\n", d.status.word(), d.name, detail(&d.status)));
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in diffs {
+        *counts.entry(d.status.word()).or_default() += 1;
+    }
+    let parts: Vec<String> = ["unchanged", "appended", "changed", "added", "removed"]
+        .iter()
+        .map(|w| format!("{} {w}", counts.get(w).copied().unwrap_or(0)))
+        .collect();
+    let verdict = if strands(diffs) {
+        "in-flight records would be stranded"
+    } else {
+        "no in-flight record is stranded"
+    };
+    out.push_str(&format!("plan diff: {}: {verdict}\n", parts.join(", ")));
+    out
+}
+
+fn quoted(ops: &[String]) -> String {
+    ops.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(" or ")
+}
+
+fn after_words(w: &Witness) -> String {
+    match w.after.last() {
+        Some(last) => format!(" after `{last}`"),
+        None => " as the first step".to_string(),
+    }
+}
+
+fn detail(status: &Status) -> String {
+    match status {
+        Status::Unchanged | Status::Added => String::new(),
+        Status::Appended(w) => format!(
+            ": step {} `{}` is new{}; in-flight records still replay",
+            w.step(),
+            w.only,
+            after_words(w)
+        ),
+        Status::Changed(w) => {
+            let now = if w.instead.is_empty() {
+                format!("the new plan has no step {} there", w.step())
+            } else {
+                format!("now {}", quoted(&w.instead))
+            };
+            format!(
+                ": step {} was `{}`{}, {now}; in-flight records that made it will stop as diverged",
+                w.step(),
+                w.only,
+                after_words(w)
+            )
+        }
+        Status::Unknown(Incomparable::Truncated) => {
+            ": a step shape was cut short (too large), so the plans cannot be compared".into()
+        }
+        Status::Unknown(Incomparable::TooComplex) => {
+            ": the step shapes are too complex to compare".into()
+        }
+        Status::Removed { steps: 0 } => ": it made no steps, so no record is in flight".into(),
+        Status::Removed { steps } => format!(
+            ": its shape had {steps} step{}; in-flight records of it cannot resume",
+            if *steps == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// The JSON document of `--format json` (`spec/plan-diff.md`).
+pub fn render_json(diffs: &[ActionDiff]) -> String {
+    let actions: Vec<Value> = diffs.iter().map(action_json).collect();
+    let doc = json!({
+        "diff_format": DIFF_FORMAT,
+        "strands_in_flight": strands(diffs),
+        "actions": actions,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn action_json(d: &ActionDiff) -> Value {
+    let difference = match &d.status {
+        Status::Changed(w) => json!({
+            "step": w.step(), "after": w.after,
+            "old_operations": [w.only], "new_operations": w.instead,
+        }),
+        Status::Appended(w) => json!({
+            "step": w.step(), "after": w.after,
+            "old_operations": w.instead, "new_operations": [w.only],
+        }),
+        _ => Value::Null,
+    };
+    json!({
+        "name": d.name,
+        "status": d.status.word(),
+        "strands_in_flight": d.status.strands(),
+        "difference": difference,
+        "message": format!("{}{}", d.name, detail(&d.status)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(ops: &[&str]) -> Shape {
+        let n = ops.len();
+        Shape {
+            operations: ops.iter().map(|s| s.to_string()).collect(),
+            starts: if n > 0 { vec![0] } else { vec![] },
+            next: (0..n).map(|i| if i + 1 < n { vec![i + 1] } else { vec![] }).collect(),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn a_prefix_is_appended_not_changed() {
+        let old = chain(&["a", "b"]);
+        let new = chain(&["a", "b", "c"]);
+        assert_eq!(missing_walk(&old, &new), Ok(None));
+        assert_eq!(compare(&old, &new).word(), "appended");
+    }
+
+    #[test]
+    fn a_swap_names_the_first_differing_step() {
+        let w = missing_walk(&chain(&["a", "b", "c"]), &chain(&["a", "c", "b"]));
+        assert_eq!(
+            w,
+            Ok(Some(Witness {
+                after: vec!["a".into()],
+                only: "b".into(),
+                instead: vec!["c".into()],
+            }))
+        );
+    }
+}

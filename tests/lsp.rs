@@ -1,0 +1,358 @@
+//! `jadpo lsp` end to end: drives the built binary over stdio with
+//! JSON-RPC framing as an editor does, on a temporary copy of the billing
+//! example. Every wait is bounded, so a silent server fails the test
+//! instead of hanging it.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Value>,
+    /// Notifications read while waiting for something else.
+    pending: Vec<Value>,
+    next_id: i64,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Client {
+    fn start(cwd: &Path) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+            .arg("lsp")
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start jadpo lsp: {e}"));
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, incoming) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(message) = read_message(&mut reader) {
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            child,
+            stdin,
+            incoming,
+            pending: Vec::new(),
+            next_id: 0,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let body = message.to_string();
+        let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.stdin
+            .write_all(framed.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .expect("the server reads its stdin");
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let message = self.next(deadline, method);
+            if message["id"] == json!(id) && message.get("method").is_none() {
+                assert!(message.get("error").is_none(), "{method} failed: {message}");
+                return message["result"].clone();
+            }
+            self.pending.push(message);
+        }
+    }
+
+    fn next(&mut self, deadline: Instant, waiting_for: &str) -> Value {
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.incoming
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no answer from jadpo lsp while waiting for {waiting_for}"))
+    }
+
+    /// The next diagnostics published for a file ending with `suffix`.
+    fn diagnostics(&mut self, suffix: &str) -> Vec<Value> {
+        let matches = |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"].as_str().is_some_and(|u| u.ends_with(suffix))
+        };
+        if let Some(i) = self.pending.iter().position(matches) {
+            let found = self.pending.remove(i);
+            return list(&found["params"]["diagnostics"]);
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let message = self.next(deadline, suffix);
+            if matches(&message) {
+                return list(&message["params"]["diagnostics"]);
+            }
+        }
+    }
+}
+
+fn list(value: &Value) -> Vec<Value> {
+    value.as_array().cloned().unwrap_or_default()
+}
+
+fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length: ") {
+            length = n.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// A fresh copy of `examples/billing` in the temporary folder.
+fn billing_copy(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("jadpo-lsp-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/billing"), &dir);
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("temp folder");
+    for entry in std::fs::read_dir(from).expect("example folder").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+fn uri(path: &Path) -> String {
+    let text = path.to_str().expect("UTF-8 temp path");
+    let mut out = String::from("file://");
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The 0-based line and UTF-16 column of the first `needle` in `text`.
+fn position_of(text: &str, needle: &str) -> Value {
+    let at = text.find(needle).unwrap_or_else(|| panic!("`{needle}` is in the text"));
+    let before = &text[..at];
+    let line = before.matches('\n').count();
+    let column: usize = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .map(char::len_utf16)
+        .sum();
+    json!({ "line": line, "character": column })
+}
+
+fn doc(path: &Path) -> Value {
+    json!({ "uri": uri(path) })
+}
+
+fn at(path: &Path, text: &str, needle: &str) -> Value {
+    json!({ "textDocument": doc(path), "position": position_of(text, needle) })
+}
+
+fn code_of(d: &Value) -> &str {
+    d["code"].as_str().unwrap_or("")
+}
+
+#[test]
+fn an_editor_session() {
+    let app = billing_copy("session");
+    let model = app.join("src/model.jadpo");
+    let good_model = std::fs::read_to_string(&model)
+        .expect("model.jadpo")
+        .replace(
+            "failure ChargeUnknown {\n    kind: NotFound\n    code: \"charge_unknown\"\n}",
+            "failure ChargeUnknown { code: \"😀☕\" kind: NotFound }",
+        );
+    std::fs::write(&model, &good_model).expect("write model");
+    let mut client = Client::start(&app);
+
+    let init = client.request(
+        "initialize",
+        json!({ "processId": null, "rootUri": uri(&app), "capabilities": {} }),
+    );
+    let caps = &init["capabilities"];
+    assert_eq!(caps["textDocumentSync"]["change"], 2, "incremental sync: {caps}");
+    for cap in [
+        "hoverProvider",
+        "definitionProvider",
+        "referencesProvider",
+        "documentSymbolProvider",
+        "codeActionProvider",
+    ] {
+        assert_eq!(caps[cap], true, "{cap} in {caps}");
+    }
+    client.notify("initialized", json!({}));
+
+    // Unsaved text with a mistake after non-ASCII characters on its line.
+    let broken = good_model.replace("kind: NotFound }", "kind: NotFund }");
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri(&model), "languageId": "jadpo", "version": 1, "text": broken } }),
+    );
+    let found = client.diagnostics("src/model.jadpo");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!(code_of(d), "failure.unknown_kind");
+    assert_eq!(d["severity"], 1);
+    let message = d["message"].as_str().unwrap_or("");
+    assert!(message.starts_with("`NotFund` is not a standard failure kind"), "{message}");
+    // UTF-16 columns: 😀 counts 2, ☕ counts 1.
+    let start = position_of(&broken, "NotFund");
+    assert_eq!(d["range"]["start"], start);
+
+    // Fix it with a range edit in UTF-16 columns.
+    let mut end = start.clone();
+    end["character"] = json!(start["character"].as_u64().unwrap_or(0) + "NotFund".len() as u64);
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": { "uri": uri(&model), "version": 2 },
+            "contentChanges": [ { "range": { "start": start, "end": end }, "text": "NotFound" } ]
+        }),
+    );
+    assert_eq!(client.diagnostics("src/model.jadpo"), Vec::<Value>::new());
+
+    // A missing failure in `fails`: the resolver's fix is a quick fix.
+    let payments = app.join("src/payments.jadpo");
+    let payments_text = std::fs::read_to_string(&payments).expect("payments.jadpo");
+    let missing = payments_text.replace(
+        "(request: CancelRequest) fails stripe.ResourceMissing -> Unit",
+        "(request: CancelRequest) -> Unit",
+    );
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri(&payments), "languageId": "jadpo", "version": 1, "text": missing } }),
+    );
+    let found = client.diagnostics("src/payments.jadpo");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(code_of(&found[0]), "failure.missing_in_fails");
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({
+            "textDocument": doc(&payments),
+            "range": found[0]["range"],
+            "context": { "diagnostics": found }
+        }),
+    );
+    let fix = list(&actions)
+        .into_iter()
+        .find(|a| a["title"] == "add `stripe.ResourceMissing` to `fails`")
+        .unwrap_or_else(|| panic!("a quick fix adding the failure: {actions}"));
+    assert_eq!(fix["kind"], "quickfix");
+    let edits = list(&fix["edit"]["changes"][uri(&payments)]);
+    assert_eq!(edits.len(), 1, "{fix}");
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": { "uri": uri(&payments), "version": 2 },
+            "contentChanges": [ { "range": edits[0]["range"], "text": edits[0]["newText"] } ]
+        }),
+    );
+    assert_eq!(client.diagnostics("src/payments.jadpo"), Vec::<Value>::new());
+
+    // Hover on an outside call: its step number and the operation's facts.
+    let subscribe = app.join("src/subscribe.jadpo");
+    let text = std::fs::read_to_string(&subscribe).expect("subscribe.jadpo");
+    let hover = client.request("textDocument/hover", at(&subscribe, &text, "customers.create"));
+    let shown = hover["contents"]["value"].as_str().unwrap_or("");
+    assert!(shown.contains("step 1 of at most 3 in `subscribe`"), "{shown}");
+    assert!(shown.contains("keyed: yes (`Idempotency-Key`, provider window 24h)"), "{shown}");
+    assert!(shown.contains("timeout 5s x 2 attempts"), "{shown}");
+    let hover = client.request("textDocument/hover", at(&subscribe, &text, "prices.retrieve"));
+    let shown = hover["contents"]["value"].as_str().unwrap_or("");
+    assert!(shown.contains("not a step of `subscribe`"), "{shown}");
+
+    // Hover on an action's name: its changing calls and who reaches it.
+    let hover = client.request("textDocument/hover", at(&subscribe, &text, "subscribe(request"));
+    let shown = hover["contents"]["value"].as_str().unwrap_or("");
+    assert!(shown.contains("changing calls: 3"), "{shown}");
+    assert!(shown.contains("`route POST /subscriptions`"), "{shown}");
+    assert!(shown.contains("step shape digest"), "{shown}");
+
+    // Go to definition: an entry's action, and an operation's manifest entry.
+    let entries = app.join("src/entries.jadpo");
+    let entries_text = std::fs::read_to_string(&entries).expect("entries.jadpo");
+    let target = client.request("textDocument/definition", at(&entries, &entries_text, "subscribe(input)"));
+    assert_eq!(target["uri"], uri(&subscribe), "{target}");
+    assert_eq!(target["range"]["start"], position_of(&text, "subscribe(request"));
+    let target = client.request("textDocument/definition", at(&subscribe, &text, "customers.create"));
+    let manifest = target["uri"].as_str().unwrap_or("");
+    assert!(manifest.ends_with("stripe/package.yaml"), "{target}");
+
+    // Find references of an action: the route that runs it.
+    let refs = client.request(
+        "textDocument/references",
+        json!({
+            "textDocument": doc(&subscribe),
+            "position": position_of(&text, "subscribe(request"),
+            "context": { "includeDeclaration": false }
+        }),
+    );
+    let refs = list(&refs);
+    assert_eq!(refs.len(), 1, "{refs:?}");
+    assert_eq!(refs[0]["uri"], uri(&entries));
+
+    // The outline of a file.
+    let symbols = client.request("textDocument/documentSymbol", json!({ "textDocument": doc(&subscribe) }));
+    let names: Vec<&str> = list(&symbols).iter().filter_map(|s| s["name"].as_str()).map(|s| Box::leak(s.to_string().into_boxed_str()) as &str).collect();
+    assert_eq!(names, ["subscribe", "subscribe_requested", "request_subscription"]);
+
+    // Shut down and exit cleanly, within the bound.
+    let answer = client.request("shutdown", Value::Null);
+    assert_eq!(answer, Value::Null);
+    client.notify("exit", Value::Null);
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Ok(Some(status)) = client.child.try_wait() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "jadpo lsp did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit status {status}");
+    let _ = std::fs::remove_dir_all(&app);
+}
