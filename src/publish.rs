@@ -1,8 +1,232 @@
-//! `jadpo publish`: checks a package on its own and stores it in a registry.
+//! `jadpo publish`: checks one package on its own (its own findings shown,
+//! package-scope rules only), then stores it in a file-based registry as
+//! `REGISTRY/NAME/VERSION/` with its files, `surface.json` and `checksum`
+//! (defined in `jadpo_compiler::load::registry` and `spec/registry.md`).
+//! Refuses a package with any error and a version already published.
 
 use crate::cli::PublishArgs;
+use crate::render::{self, Summary};
+use jadpo_checker::Scope;
+use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
+use jadpo_compiler::load::{registry, FsLoader, Loader, LoadedProject};
+use jadpo_compiler::manifest::Requirement;
+use jadpo_compiler::source::{Files, Unit};
+use std::path::Path;
 
-/// Runs the command; returns the exit status.
-pub fn run(_args: &PublishArgs) -> u8 {
-    2
+/// A package checked on its own.
+pub struct PackageCheck {
+    pub name: String,
+    pub version: String,
+    pub files: Files,
+    /// What the package's author sees, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The surface of the package's public actions; `None` when the package
+    /// could not be loaded.
+    pub surface: Option<serde_json::Value>,
+}
+
+impl PackageCheck {
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The files to publish: the package's own manifest and sources, with
+    /// paths relative to its folder.
+    pub fn package_files(&self) -> Vec<registry::Entry> {
+        self.files
+            .iter()
+            .filter(|(_, f)| f.unit == Unit::Package(self.name.clone()))
+            .filter(|(_, f)| !f.path.starts_with("..") && !f.path.starts_with('/'))
+            .map(|(_, f)| (f.path.clone(), f.text.clone().into_bytes()))
+            .collect()
+    }
+}
+
+/// Loads, compiles and checks the package at `root`, resolving the packages
+/// it requires from `registry` (then the bundled ones).
+pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) -> PackageCheck {
+    let loaded = match jadpo_compiler::load::load_package_unit(loader, root, registry) {
+        Ok(loaded) => loaded,
+        Err(fatal) => {
+            let mut diagnostics = fatal.diagnostics;
+            sort_diagnostics(&mut diagnostics);
+            return PackageCheck {
+                name: String::new(),
+                version: String::new(),
+                files: fatal.files,
+                diagnostics,
+                surface: None,
+            };
+        }
+    };
+    let name = loaded.app.app.node.clone();
+    let version = loaded
+        .packages
+        .iter()
+        .find(|p| p.manifest.name.node == name)
+        .map_or(String::new(), |p| p.manifest.version.node.to_string());
+    let mut diagnostics = loaded.diagnostics.clone();
+    let asts = jadpo_compiler::parser::parse_files(
+        &loaded.files,
+        &loaded.all_sources(),
+        &mut diagnostics,
+    );
+    let program = jadpo_compiler::resolve::resolve(&loaded, &asts, &mut diagnostics);
+    let analysis = jadpo_checker::check(&program, &loaded.files, Scope::Package(name.clone()));
+    diagnostics.extend(analysis.diagnostics);
+    let broken: Vec<String> = program
+        .packages
+        .iter()
+        .filter(|p| p.has_errors && p.name.as_str() != name)
+        .map(|p| p.name.as_str().to_string())
+        .collect();
+    let mut diagnostics = package_view(&loaded, &name, diagnostics, &broken);
+    sort_diagnostics(&mut diagnostics);
+    PackageCheck {
+        name,
+        version,
+        files: loaded.files,
+        diagnostics,
+        surface: Some(analysis.plan),
+    }
+}
+
+/// What the package's author sees: findings in the package's own files (and
+/// the standard library's), while each required package with errors becomes
+/// one `package.has_errors` at its requirement in `package.yaml`.
+fn package_view(
+    loaded: &LoadedProject,
+    name: &str,
+    diagnostics: Vec<Diagnostic>,
+    broken: &[String],
+) -> Vec<Diagnostic> {
+    let mut shown = Vec::new();
+    let mut failing: Vec<String> = broken.to_vec();
+    for d in diagnostics {
+        let unit = (d.span.file.0 as usize)
+            .lt(&loaded.files.len())
+            .then(|| loaded.files.get(d.span.file).unit.clone());
+        match unit {
+            Some(Unit::Package(p)) if p != name => {
+                if d.is_error() {
+                    failing.push(p);
+                }
+            }
+            _ => shown.push(d),
+        }
+    }
+    failing.sort();
+    failing.dedup();
+    for p in failing {
+        shown.push(dependency_has_errors(loaded, &p));
+    }
+    shown
+}
+
+fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
+    let direct: Option<&Requirement> = loaded.app.packages.iter().find(|r| r.name.node == name);
+    let (span, label) = match direct {
+        Some(r) => (r.name.span, format!("`{name}` is required here")),
+        None => (
+            loaded.app.app.span,
+            format!("`{name}` is required by a package this one requires"),
+        ),
+    };
+    Diagnostic::error("package.has_errors", span, format!("package `{name}` has errors"))
+        .with_label(label)
+        .with_reason("a package is published only when every package it requires checks")
+        .with_fix(format!("fix `{name}`, or require a version of it that checks"))
+}
+
+/// Runs `jadpo publish`; returns the exit status (0 published, 1 refused,
+/// 2 could not check or write).
+pub fn run(args: &PublishArgs) -> u8 {
+    let checked = check_package(&FsLoader, &args.path, Some(&args.registry));
+    let color = args.color.color.enabled();
+    print!("{}", render::human::render_all(&checked.files, &checked.diagnostics, color));
+    let Some(surface) = &checked.surface else {
+        println!("could not check this package");
+        return 2;
+    };
+    let summary = Summary::new(0, 0, &checked.diagnostics);
+    println!(
+        "checked package {} {}: {}",
+        checked.name,
+        checked.version,
+        summary.closing_line().split(": ").last().unwrap_or_default()
+    );
+    if checked.errors() > 0 {
+        eprintln!(
+            "error: not publishing `{}` {}: the package has errors",
+            checked.name, checked.version
+        );
+        return 1;
+    }
+    let target = Path::new(&args.registry)
+        .join(&checked.name)
+        .join(&checked.version);
+    if target.exists() {
+        eprintln!(
+            "error: `{}` {} is already published at {}; a published version never changes: raise `version:` in package.yaml",
+            checked.name,
+            checked.version,
+            target.display()
+        );
+        return 1;
+    }
+    let mut files = checked.package_files();
+    let mut surface_text = serde_json::to_string_pretty(surface).unwrap_or_default();
+    surface_text.push('\n');
+    files.push(("surface.json".to_string(), surface_text.into_bytes()));
+    let sum = registry::checksum(&files);
+    if args.dry_run {
+        println!("would publish {} files to {} ({sum})", files.len(), target.display());
+        for (path, _) in &files {
+            println!("  {path}");
+        }
+        return 0;
+    }
+    match write_version(&target, &files) {
+        Ok(()) => {
+            println!("published {} {} to {} ({sum})", checked.name, checked.version, target.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", target.display());
+            2
+        }
+    }
+}
+
+/// Writes the version folder beside its final place, then renames it, so a
+/// half-written version is never seen by an app.
+fn write_version(target: &Path, files: &[registry::Entry]) -> std::io::Result<()> {
+    let parent = target
+        .parent()
+        .ok_or_else(|| std::io::Error::other("the registry path has no parent folder"))?;
+    std::fs::create_dir_all(parent)?;
+    let leaf = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let staging = parent.join(format!(".{leaf}.partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let written = (|| {
+        for (path, bytes) in files {
+            let file = staging.join(path);
+            if let Some(dir) = file.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&file, bytes)?;
+        }
+        std::fs::write(
+            staging.join(registry::CHECKSUM_FILE),
+            registry::checksum_file(files),
+        )?;
+        std::fs::rename(&staging, target)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    written
 }

@@ -14,9 +14,11 @@ fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut dir: Option<String> = None;
     let mut runs = 5usize;
+    let mut only: Option<String> = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(runs),
+            "--only" => only = args.next(),
             _ if dir.is_none() => dir = Some(arg),
             _ => return usage(),
         }
@@ -29,12 +31,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    report(&dir, &project, runs.max(1));
-    ExitCode::SUCCESS
+    match only {
+        Some(phase) => repeat_phase(&project, &phase, runs.max(1)),
+        None => {
+            report(&dir, &project, runs.max(1));
+            ExitCode::SUCCESS
+        }
+    }
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: bench DIR [--runs N]");
+    eprintln!("usage: bench DIR [--runs N] [--only lex|parse|resolve|check]");
     ExitCode::from(2)
 }
 
@@ -155,4 +162,44 @@ fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
         best = best.min(start.elapsed());
     }
     best
+}
+
+/// Runs one phase `runs` times and nothing else, for a profiler.
+fn repeat_phase(project: &LoadedProject, phase: &str, runs: usize) -> ExitCode {
+    let ids = project.all_sources();
+    let files = &project.files;
+    let mut diags = Vec::new();
+    let start = Instant::now();
+    match phase {
+        "lex" => {
+            for _ in 0..runs {
+                for &id in &ids {
+                    std::hint::black_box(lexer::lex(id, &files.get(id).text));
+                }
+            }
+        }
+        "parse" => {
+            for _ in 0..runs {
+                std::hint::black_box(parser::parse_files(files, &ids, &mut Vec::new()));
+            }
+        }
+        "resolve" | "check" => {
+            let asts = parser::parse_files(files, &ids, &mut diags);
+            let program = resolve::resolve(project, &asts, &mut diags.clone());
+            let start = Instant::now();
+            for _ in 0..runs {
+                if phase == "resolve" {
+                    std::hint::black_box(resolve::resolve(project, &asts, &mut diags.clone()));
+                } else {
+                    let scope = jadpo_checker::Scope::App;
+                    std::hint::black_box(jadpo_checker::check(&program, files, scope));
+                }
+            }
+            println!("{phase}: {:.1} ms per run", start.elapsed().as_secs_f64() * 1e3 / runs as f64);
+            return ExitCode::SUCCESS;
+        }
+        _ => return usage(),
+    }
+    println!("{phase}: {:.1} ms per run", start.elapsed().as_secs_f64() * 1e3 / runs as f64);
+    ExitCode::SUCCESS
 }
