@@ -143,18 +143,18 @@ fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
 pub fn run(args: &PublishArgs) -> u8 {
     let checked = check_package(&FsLoader, &args.path, Some(&args.registry));
     let color = args.color.color.enabled();
-    print!("{}", render::human::render_all(&checked.files, &checked.diagnostics, color));
+    say(&render::human::render_all(&checked.files, &checked.diagnostics, color));
     let Some(surface) = &checked.surface else {
-        println!("could not check this package");
+        say("could not check this package\n");
         return 2;
     };
     let summary = Summary::new(0, 0, &checked.diagnostics);
-    println!(
-        "checked package {} {}: {}",
+    say(&format!(
+        "checked package {} {}: {}\n",
         checked.name,
         checked.version,
-        summary.closing_line().split(": ").last().unwrap_or_default()
-    );
+        summary.closing_line().rsplit(": ").next().unwrap_or_default()
+    ));
     if checked.errors() > 0 {
         eprintln!(
             "error: not publishing `{}` {}: the package has errors",
@@ -180,15 +180,20 @@ pub fn run(args: &PublishArgs) -> u8 {
     files.push(("surface.json".to_string(), surface_text.into_bytes()));
     let sum = registry::checksum(&files);
     if args.dry_run {
-        println!("would publish {} files to {} ({sum})", files.len(), target.display());
+        say(&format!("would publish {} files to {} ({sum})\n", files.len(), target.display()));
         for (path, _) in &files {
-            println!("  {path}");
+            say(&format!("  {path}\n"));
         }
         return 0;
     }
     match write_version(&target, &files) {
         Ok(()) => {
-            println!("published {} {} to {} ({sum})", checked.name, checked.version, target.display());
+            say(&format!(
+                "published {} {} to {} ({sum})\n",
+                checked.name,
+                checked.version,
+                target.display()
+            ));
             0
         }
         Err(e) => {
@@ -196,6 +201,13 @@ pub fn run(args: &PublishArgs) -> u8 {
             2
         }
     }
+}
+
+/// Writes to stdout; a closed pipe is not an error (see `main.rs`).
+fn say(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
 }
 
 /// Writes the version folder beside its final place, then renames it, so a

@@ -4,7 +4,7 @@
 //! instead of hanging it.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
@@ -97,7 +97,9 @@ impl Client {
     fn diagnostics(&mut self, suffix: &str) -> Vec<Value> {
         let matches = |m: &Value| {
             m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"].as_str().is_some_and(|u| u.ends_with(suffix))
+                && m["params"]["uri"]
+                    .as_str()
+                    .is_some_and(|u| u.ends_with(suffix))
         };
         if let Some(i) = self.pending.iter().position(matches) {
             let found = self.pending.remove(i);
@@ -141,7 +143,10 @@ fn read_message(reader: &mut impl BufRead) -> Option<Value> {
 fn billing_copy(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("jadpo-lsp-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/billing"), &dir);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/billing"),
+        &dir,
+    );
     dir
 }
 
@@ -172,7 +177,9 @@ fn uri(path: &Path) -> String {
 
 /// The 0-based line and UTF-16 column of the first `needle` in `text`.
 fn position_of(text: &str, needle: &str) -> Value {
-    let at = text.find(needle).unwrap_or_else(|| panic!("`{needle}` is in the text"));
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("`{needle}` is in the text"));
     let before = &text[..at];
     let line = before.matches('\n').count();
     let column: usize = before
@@ -215,7 +222,10 @@ fn an_editor_session() {
         json!({ "processId": null, "rootUri": uri(&app), "capabilities": {} }),
     );
     let caps = &init["capabilities"];
-    assert_eq!(caps["textDocumentSync"]["change"], 2, "incremental sync: {caps}");
+    assert_eq!(
+        caps["textDocumentSync"]["change"], 2,
+        "incremental sync: {caps}"
+    );
     for cap in [
         "hoverProvider",
         "definitionProvider",
@@ -239,7 +249,10 @@ fn an_editor_session() {
     assert_eq!(code_of(d), "failure.unknown_kind");
     assert_eq!(d["severity"], 1);
     let message = d["message"].as_str().unwrap_or("");
-    assert!(message.starts_with("`NotFund` is not a standard failure kind"), "{message}");
+    assert!(
+        message.starts_with("`NotFund` is not a standard failure kind"),
+        "{message}"
+    );
     // UTF-16 columns: 😀 counts 2, ☕ counts 1.
     let start = position_of(&broken, "NotFund");
     assert_eq!(d["range"]["start"], start);
@@ -292,22 +305,40 @@ fn an_editor_session() {
             "contentChanges": [ { "range": edits[0]["range"], "text": edits[0]["newText"] } ]
         }),
     );
-    assert_eq!(client.diagnostics("src/payments.jadpo"), Vec::<Value>::new());
+    assert_eq!(
+        client.diagnostics("src/payments.jadpo"),
+        Vec::<Value>::new()
+    );
 
     // Hover on an outside call: its step number and the operation's facts.
     let subscribe = app.join("src/subscribe.jadpo");
     let text = std::fs::read_to_string(&subscribe).expect("subscribe.jadpo");
-    let hover = client.request("textDocument/hover", at(&subscribe, &text, "customers.create"));
+    let hover = client.request(
+        "textDocument/hover",
+        at(&subscribe, &text, "customers.create"),
+    );
     let shown = hover["contents"]["value"].as_str().unwrap_or("");
-    assert!(shown.contains("step 1 of at most 3 in `subscribe`"), "{shown}");
-    assert!(shown.contains("keyed: yes (`Idempotency-Key`, provider window 24h)"), "{shown}");
+    assert!(
+        shown.contains("step 1 of at most 3 in `subscribe`"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("keyed: yes (`Idempotency-Key`, provider window 24h)"),
+        "{shown}"
+    );
     assert!(shown.contains("timeout 5s x 2 attempts"), "{shown}");
-    let hover = client.request("textDocument/hover", at(&subscribe, &text, "prices.retrieve"));
+    let hover = client.request(
+        "textDocument/hover",
+        at(&subscribe, &text, "prices.retrieve"),
+    );
     let shown = hover["contents"]["value"].as_str().unwrap_or("");
     assert!(shown.contains("not a step of `subscribe`"), "{shown}");
 
     // Hover on an action's name: its changing calls and who reaches it.
-    let hover = client.request("textDocument/hover", at(&subscribe, &text, "subscribe(request"));
+    let hover = client.request(
+        "textDocument/hover",
+        at(&subscribe, &text, "subscribe(request"),
+    );
     let shown = hover["contents"]["value"].as_str().unwrap_or("");
     assert!(shown.contains("changing calls: 3"), "{shown}");
     assert!(shown.contains("`route POST /subscriptions`"), "{shown}");
@@ -316,10 +347,19 @@ fn an_editor_session() {
     // Go to definition: an entry's action, and an operation's manifest entry.
     let entries = app.join("src/entries.jadpo");
     let entries_text = std::fs::read_to_string(&entries).expect("entries.jadpo");
-    let target = client.request("textDocument/definition", at(&entries, &entries_text, "subscribe(input)"));
+    let target = client.request(
+        "textDocument/definition",
+        at(&entries, &entries_text, "subscribe(input)"),
+    );
     assert_eq!(target["uri"], uri(&subscribe), "{target}");
-    assert_eq!(target["range"]["start"], position_of(&text, "subscribe(request"));
-    let target = client.request("textDocument/definition", at(&subscribe, &text, "customers.create"));
+    assert_eq!(
+        target["range"]["start"],
+        position_of(&text, "subscribe(request")
+    );
+    let target = client.request(
+        "textDocument/definition",
+        at(&subscribe, &text, "customers.create"),
+    );
     let manifest = target["uri"].as_str().unwrap_or("");
     assert!(manifest.ends_with("stripe/package.yaml"), "{target}");
 
@@ -337,9 +377,19 @@ fn an_editor_session() {
     assert_eq!(refs[0]["uri"], uri(&entries));
 
     // The outline of a file.
-    let symbols = client.request("textDocument/documentSymbol", json!({ "textDocument": doc(&subscribe) }));
-    let names: Vec<&str> = list(&symbols).iter().filter_map(|s| s["name"].as_str()).map(|s| Box::leak(s.to_string().into_boxed_str()) as &str).collect();
-    assert_eq!(names, ["subscribe", "subscribe_requested", "request_subscription"]);
+    let symbols = client.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": doc(&subscribe) }),
+    );
+    let names: Vec<&str> = list(&symbols)
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .map(|s| Box::leak(s.to_string().into_boxed_str()) as &str)
+        .collect();
+    assert_eq!(
+        names,
+        ["subscribe", "subscribe_requested", "request_subscription"]
+    );
 
     // Shut down and exit cleanly, within the bound.
     let answer = client.request("shutdown", Value::Null);
@@ -354,5 +404,174 @@ fn an_editor_session() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "exit status {status}");
+    let _ = std::fs::remove_dir_all(&app);
+}
+
+/// Sends a code action's edits for one file back as a `didChange`, as an
+/// editor applying the fix does.
+fn apply(client: &mut Client, path: &Path, action: &Value, version: u32) {
+    let edits = list(&action["edit"]["changes"][uri(path)]);
+    assert!(!edits.is_empty(), "edits for {}: {action}", path.display());
+    // Later edits first, so earlier positions stay valid.
+    let mut changes: Vec<Value> = edits
+        .iter()
+        .map(|e| json!({ "range": e["range"], "text": e["newText"] }))
+        .collect();
+    changes.reverse();
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(path), "version": version }, "contentChanges": changes }),
+    );
+}
+
+fn open(client: &mut Client, path: &Path, text: &str) {
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri(path), "languageId": "jadpo", "version": 1, "text": text } }),
+    );
+}
+
+fn action_titled(client: &mut Client, path: &Path, d: &Value, title: &str) -> Value {
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": doc(path), "range": d["range"], "context": { "diagnostics": [d] } }),
+    );
+    list(&actions)
+        .into_iter()
+        .find(|a| a["title"].as_str().is_some_and(|t| t.starts_with(title)))
+        .unwrap_or_else(|| panic!("a code action `{title}`: {actions}"))
+}
+
+#[test]
+fn constructed_fixes_and_manifests() {
+    let app = billing_copy("fixes");
+    let mut client = Client::start(&app);
+    client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": {} }),
+    );
+    client.notify("initialized", json!({}));
+
+    // A route running a multi-step action without the key: the quick fix
+    // adds `idempotency_key: required`.
+    let entries = app.join("src/entries.jadpo");
+    let text = std::fs::read_to_string(&entries).expect("entries.jadpo");
+    let unkeyed = text.replacen(
+        "    idempotency_key: required        // the route's API requires Idempotency-Key\n",
+        "",
+        1,
+    );
+    assert_ne!(unkeyed, text);
+    open(&mut client, &entries, &unkeyed);
+    let found = client.diagnostics("src/entries.jadpo");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(code_of(&found[0]), "step.context");
+    let fix = action_titled(&mut client, &entries, &found[0], "require Idempotency-Key");
+    apply(&mut client, &entries, &fix, 2);
+    assert_eq!(client.diagnostics("src/entries.jadpo"), Vec::<Value>::new());
+
+    // A warning declined for its action, with a reason placeholder.
+    let subscribe = app.join("src/subscribe.jadpo");
+    let text = std::fs::read_to_string(&subscribe).expect("subscribe.jadpo");
+    let first_decline = text
+        .lines()
+        .find(|l| l.starts_with("decline step.late_failure"))
+        .expect("a decline line");
+    let undeclined = text.replacen(&format!("{first_decline}\n"), "", 1);
+    open(&mut client, &subscribe, &undeclined);
+    let found = client.diagnostics("src/subscribe.jadpo");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(code_of(&found[0]), "step.late_failure");
+    assert_eq!(found[0]["severity"], 2);
+    let fix = action_titled(
+        &mut client,
+        &subscribe,
+        &found[0],
+        "decline `step.late_failure`",
+    );
+    let edits = list(&fix["edit"]["changes"][uri(&subscribe)]);
+    assert_eq!(
+        edits[0]["newText"],
+        "decline step.late_failure \"reason\"\n"
+    );
+    assert_eq!(
+        edits[0]["range"]["start"],
+        position_of(&undeclined, "action subscribe(")
+    );
+    apply(&mut client, &subscribe, &fix, 2);
+    assert_eq!(
+        client.diagnostics("src/subscribe.jadpo"),
+        Vec::<Value>::new()
+    );
+
+    // `jadpo.yaml`: a requirement that cannot be found, then unreadable YAML
+    // (nothing can be checked), then fixed.
+    let manifest = app.join("jadpo.yaml");
+    let good = std::fs::read_to_string(&manifest).expect("jadpo.yaml");
+    open(
+        &mut client,
+        &manifest,
+        &format!("{good}  nosuchpkg: \"1\"\n"),
+    );
+    let found = client.diagnostics("jadpo.yaml");
+    assert!(!found.is_empty());
+    assert!(code_of(&found[0]).starts_with("package."), "{found:?}");
+    let all =
+        json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 99, "character": 0 } });
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(&manifest), "version": 2 }, "contentChanges": [ { "range": all, "text": "app: [\n" } ] }),
+    );
+    let found = client.diagnostics("jadpo.yaml");
+    assert_eq!(found.len(), 1, "{found:?}");
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(&manifest), "version": 3 }, "contentChanges": [ { "text": good } ] }),
+    );
+    assert_eq!(client.diagnostics("jadpo.yaml"), Vec::<Value>::new());
+
+    client.request("shutdown", Value::Null);
+    client.notify("exit", Value::Null);
+    let _ = std::fs::remove_dir_all(&app);
+}
+
+#[test]
+fn local_package_manifest_findings_show_in_package_yaml() {
+    let app = billing_copy("package");
+    let pkg = app.join("packages/shop");
+    std::fs::create_dir_all(&pkg).expect("package folder");
+    let manifest =
+        "package: shop\nversion: 1.0.0\nprovider:\n  timeout: 5s\n  attempts: 2\noperations: {}\n";
+    std::fs::write(pkg.join("package.yaml"), manifest).expect("package.yaml");
+    let jadpo_yaml = app.join("jadpo.yaml");
+    let requirement = format!(
+        "{}  shop: \"1\"\n",
+        std::fs::read_to_string(&jadpo_yaml).expect("jadpo.yaml")
+    );
+    std::fs::write(&jadpo_yaml, requirement).expect("jadpo.yaml");
+    let mut client = Client::start(&app);
+    client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": {} }),
+    );
+    client.notify("initialized", json!({}));
+    let yaml = pkg.join("package.yaml");
+    open(
+        &mut client,
+        &yaml,
+        &manifest.replace("timeout: 5s", "timeout: 5 parsecs"),
+    );
+    let found = client.diagnostics("packages/shop/package.yaml");
+    assert!(
+        !found.is_empty(),
+        "the package's own finding shows in its manifest"
+    );
+    let at_app = client.diagnostics("jadpo.yaml");
+    assert!(
+        at_app.iter().any(|d| code_of(d) == "package.has_errors"),
+        "{at_app:?}"
+    );
+    client.request("shutdown", Value::Null);
+    client.notify("exit", Value::Null);
     let _ = std::fs::remove_dir_all(&app);
 }

@@ -70,8 +70,11 @@ impl Project {
     /// Runs the pipeline over the disk with `overlay` on top.
     pub fn analyse(&mut self, overlay: &Overlay) {
         let root = self.root.to_string_lossy().into_owned();
-        let snapshot = match load::load_project(overlay, &root) {
-            Ok(loaded) => self.analyse_loaded(loaded),
+        let mut timer = Timer::start();
+        let loaded = load::load_project(overlay, &root);
+        timer.lap("load");
+        let snapshot = match loaded {
+            Ok(loaded) => self.analyse_loaded(loaded, &mut timer),
             Err(fatal) => Snapshot {
                 diagnostics: sorted(app_view(&fatal.files, None, fatal.diagnostics)),
                 by_path: paths(self, &fatal.files),
@@ -84,16 +87,21 @@ impl Project {
         };
         self.snapshot = Some(snapshot);
         self.dirty = false;
+        timer.report();
     }
 
-    fn analyse_loaded(&mut self, loaded: LoadedProject) -> Snapshot {
+    fn analyse_loaded(&mut self, loaded: LoadedProject, timer: &mut Timer) -> Snapshot {
         let mut diagnostics = loaded.diagnostics.clone();
         let asts = self.parse(&loaded, &mut diagnostics);
+        timer.lap("parse");
         let program = resolve::resolve(&loaded, &asts, &mut diagnostics);
+        timer.lap("resolve");
         let analysis = jadpo_checker::check(&program, &loaded.files, Scope::App);
+        timer.lap("check");
         let package_diagnostics = local_package_findings(&loaded.files, &diagnostics);
         diagnostics.extend(analysis.diagnostics);
         let shown = app_view(&loaded.files, Some(&program), diagnostics);
+        timer.lap("view");
         Snapshot {
             diagnostics: sorted(shown),
             package_diagnostics,
@@ -205,4 +213,40 @@ pub fn find_root(path: &Path) -> Option<PathBuf> {
         .skip(1)
         .find(|dir| dir.join("jadpo.yaml").is_file())
         .map(Path::to_path_buf)
+}
+
+/// Phase times of one analysis, printed to stderr (the client's log) when
+/// `JADPO_LSP_TIMING` is set; for finding where latency goes.
+struct Timer {
+    on: bool,
+    last: std::time::Instant,
+    laps: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl Timer {
+    fn start() -> Self {
+        Timer {
+            on: std::env::var_os("JADPO_LSP_TIMING").is_some(),
+            last: std::time::Instant::now(),
+            laps: Vec::new(),
+        }
+    }
+
+    fn lap(&mut self, phase: &'static str) {
+        let now = std::time::Instant::now();
+        self.laps.push((phase, now - self.last));
+        self.last = now;
+    }
+
+    fn report(&self) {
+        if !self.on {
+            return;
+        }
+        let parts: Vec<String> = self
+            .laps
+            .iter()
+            .map(|(p, d)| format!("{p} {:.1}ms", d.as_secs_f64() * 1000.0))
+            .collect();
+        eprintln!("jadpo lsp: analysed: {}", parts.join(", "));
+    }
 }

@@ -74,8 +74,12 @@ pub struct Leaf {
     pub times: u32,
 }
 
-/// The calls of a witness in path order. Iterative, so deep ropes cannot
-/// overflow the stack.
+/// At most this many calls of a witness are listed: ropes share subpaths, so
+/// a path through nested calls can be exponentially long.
+pub const MAX_LEAVES: usize = 512;
+
+/// The calls of a witness in path order, at most [`MAX_LEAVES`]. Iterative,
+/// so deep ropes cannot overflow the stack.
 pub fn flatten(w: &W) -> Vec<Leaf> {
     let mut out = Vec::new();
     let Some(root) = w else { return out };
@@ -83,6 +87,9 @@ pub fn flatten(w: &W) -> Vec<Leaf> {
     let mut stack: Vec<(Rc<Rope>, Rc<Vec<(Span, ActionId)>>, u32)> =
         vec![(root.clone(), Rc::new(Vec::new()), 1)];
     while let Some((rope, via, mult)) = stack.pop() {
+        if out.len() >= MAX_LEAVES {
+            break;
+        }
         match &*rope {
             Rope::Op { span, op } => out.push(Leaf {
                 op: *op,

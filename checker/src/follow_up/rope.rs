@@ -122,9 +122,12 @@ pub fn items(w: &W) -> Vec<Item> {
     let mut out = Vec::new();
     let Some(root) = w else { return out };
     let mut memo: HashMap<*const Rope, Totals> = HashMap::new();
-    let mut stack: Vec<(Rc<Rope>, Rc<Vec<(Span, u32)>>)> = vec![(root.clone(), Rc::new(Vec::new()))];
+    let mut stack: Vec<(Rc<Rope>, Rc<Vec<(Span, u32)>>)> =
+        vec![(root.clone(), Rc::new(Vec::new()))];
     while let Some((rope, loops)) = stack.pop() {
-        let times = loops.iter().fold(1u64, |t, (_, n)| t.saturating_mul(u64::from(*n)));
+        let times = loops
+            .iter()
+            .fold(1u64, |t, (_, n)| t.saturating_mul(u64::from(*n)));
         match &*rope {
             Rope::Emit { span, event, bytes } => out.push(Item {
                 span: *span,
@@ -135,7 +138,11 @@ pub fn items(w: &W) -> Vec<Item> {
                 bytes: *bytes,
                 looped_inside: false,
             }),
-            Rope::Call { span, action, inner } => {
+            Rope::Call {
+                span,
+                action,
+                inner,
+            } => {
                 let (count, bytes, looped_inside) = totals(inner, &mut memo);
                 out.push(Item {
                     span: *span,
@@ -199,5 +206,7 @@ fn totals(root: &Rc<Rope>, memo: &mut HashMap<*const Rope, Totals>) -> Totals {
         };
         memo.insert(key, value);
     }
-    memo.get(&Rc::as_ptr(root)).copied().unwrap_or((0, 0, false))
+    memo.get(&Rc::as_ptr(root))
+        .copied()
+        .unwrap_or((0, 0, false))
 }

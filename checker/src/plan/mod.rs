@@ -19,7 +19,8 @@ use shape::StepGraph;
 
 pub const FORMAT: u32 = 1;
 
-/// `file:line:col`, 1-based, columns in characters.
+/// `file:line:col`, 1-based, columns in characters, for a few sites; use
+/// [`Lines`] for many.
 pub fn site(cx: &Cx, span: Span) -> String {
     if span.file.0 as usize >= cx.files.len() {
         return String::from("?");
@@ -29,6 +30,46 @@ pub fn site(cx: &Cx, span: Span) -> String {
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     format!("{}:{line}:{col}", file.path)
+}
+
+/// Line starts of every file, so a site costs a binary search.
+pub struct Lines {
+    starts: Vec<Vec<usize>>,
+}
+
+impl Lines {
+    pub fn new(cx: &Cx) -> Lines {
+        let starts = cx
+            .files
+            .iter()
+            .map(|(_, f)| {
+                let mut v = vec![0];
+                v.extend(f.text.match_indices('\n').map(|(i, _)| i + 1));
+                v
+            })
+            .collect();
+        Lines { starts }
+    }
+
+    /// `file:line:col`, 1-based, columns in characters.
+    pub fn site(&self, cx: &Cx, span: Span) -> String {
+        let (Some(starts), true) = (
+            self.starts.get(span.file.0 as usize),
+            (span.file.0 as usize) < cx.files.len(),
+        ) else {
+            return String::from("?");
+        };
+        let file = cx.files.get(span.file);
+        let offset = span.start as usize;
+        let line = starts.partition_point(|&s| s <= offset).max(1);
+        let line_start = starts.get(line - 1).copied().unwrap_or(0);
+        let col = file
+            .text
+            .get(line_start..offset)
+            .map_or(0, |t| t.chars().count())
+            + 1;
+        format!("{}:{line}:{col}", file.path)
+    }
 }
 
 pub fn build(cx: &Cx) -> Value {
@@ -41,9 +82,10 @@ pub fn build(cx: &Cx) -> Value {
 }
 
 fn app_plan(cx: &Cx) -> Value {
+    let lines = Lines::new(cx);
     let mut actions: Vec<(String, Value)> = cx
         .actions()
-        .map(|id| (cx.program.action(id).qualified.clone(), action_plan(cx, id)))
+        .map(|id| (cx.program.action(id).qualified.clone(), action_plan(cx, &lines, id)))
         .collect();
     actions.sort_by(|a, b| a.0.cmp(&b.0));
     json!({
@@ -112,7 +154,7 @@ pub fn surface(cx: &Cx, id: ActionId) -> Value {
     })
 }
 
-fn action_plan(cx: &Cx, id: ActionId) -> Value {
+fn action_plan(cx: &Cx, lines: &Lines, id: ActionId) -> Value {
     let action = cx.program.action(id);
     let summary = cx.summary(id);
     let changing = summary.map_or(0, |s| s.changing_calls());
@@ -136,12 +178,12 @@ fn action_plan(cx: &Cx, id: ActionId) -> Value {
     callers.sort();
     json!({
         "name": action.qualified,
-        "site": site(cx, action.name_span),
-        "entries": entries(cx, id),
+        "site": lines.site(cx, action.name_span),
+        "entries": entries(cx, lines, id),
         "called_by": callers,
         "changing_calls": changing,
         "multi_step": changing >= 2,
-        "steps": steps_json(cx, &graph),
+        "steps": steps_json(cx, lines, &graph),
         "step_shape": shape_json(cx, &graph),
         "step_shape_digest": shape::digest(cx.program, &graph),
         "deadline_budget_ms": summary.map_or(0, |s| s.deadline_budget_ms()),
@@ -156,12 +198,12 @@ fn staged_follow_ups(cx: &Cx, id: ActionId) -> Value {
     crate::follow_up::plan::plan_follow_ups(cx, id)
 }
 
-fn entries(cx: &Cx, id: ActionId) -> Value {
+fn entries(cx: &Cx, lines: &Lines, id: ActionId) -> Value {
     let mut list: Vec<Value> = Vec::new();
     for e in cx.program.entries.iter().filter(|e| e.action == Some(id)) {
         let mut m = Map::new();
         m.insert("label".into(), json!(e.label));
-        m.insert("site".into(), json!(site(cx, e.span)));
+        m.insert("site".into(), json!(lines.site(cx, e.span)));
         match &e.kind {
             EntryKind::Route {
                 method,
@@ -199,7 +241,7 @@ fn record_store(cx: &Cx, id: ActionId) -> Value {
     }
 }
 
-fn steps_json(cx: &Cx, graph: &StepGraph) -> Value {
+fn steps_json(cx: &Cx, lines: &Lines, graph: &StepGraph) -> Value {
     let mut out = Vec::new();
     for (i, step) in graph.steps.iter().enumerate() {
         let op = cx.program.op(step.node.op);
@@ -211,11 +253,11 @@ fn steps_json(cx: &Cx, graph: &StepGraph) -> Value {
             .node
             .via
             .iter()
-            .map(|(span, a)| json!({ "action": cx.program.action(*a).qualified, "site": site(cx, *span) }))
+            .map(|(span, a)| json!({ "action": cx.program.action(*a).qualified, "site": lines.site(cx, *span) }))
             .collect();
         out.push(json!({
             "id": i,
-            "site": site(cx, step.node.span),
+            "site": lines.site(cx, step.node.span),
             "via": via,
             "operation": op.qualified,
             "changing": op.changes,

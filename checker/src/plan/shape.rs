@@ -17,8 +17,10 @@ use jadpo_compiler::ir::{
 };
 use jadpo_compiler::span::Span;
 
-/// Expansion stops here; a program this large is already over every limit.
-const MAX_NODES: usize = 20_000;
+/// Expansion stops after this many effects visited: calls of called
+/// actions are expanded at every call site, which can grow exponentially
+/// with nesting, and a program this large is already over every limit.
+const MAX_WORK: usize = 20_000;
 
 #[derive(Clone, Debug)]
 pub struct CallNode {
@@ -45,6 +47,8 @@ struct Builder {
     starts: BTreeSet<usize>,
     stack: Vec<ActionId>,
     via: Vec<(Span, ActionId)>,
+    /// Effects visited so far, against [`MAX_WORK`].
+    work: usize,
 }
 
 /// A step of the plan: a call node that is a step on some path.
@@ -63,7 +67,7 @@ pub struct StepGraph {
     pub starts: Vec<usize>,
     /// (from, to) in step indexes.
     pub edges: Vec<(usize, usize)>,
-    /// Whether the expansion stopped at [`MAX_NODES`].
+    /// Whether the expansion stopped at [`MAX_WORK`].
     pub truncated: bool,
 }
 
@@ -72,7 +76,7 @@ pub fn build(program: &Program, action: ActionId) -> StepGraph {
     b.stack.push(action);
     let start: Front = [None].into_iter().collect();
     let _ = b.block(program, &program.action(action).body, start);
-    let truncated = b.nodes.len() >= MAX_NODES;
+    let truncated = b.work > MAX_WORK;
     restrict_to_steps(program, &b, truncated)
 }
 
@@ -146,8 +150,10 @@ impl Builder {
     }
 
     fn effect(&mut self, p: &Program, e: &Effect, front: Front) -> Out {
+        self.work += 1;
+        let within = self.work <= MAX_WORK;
         let (ok, fail) = match &e.target {
-            Target::Op(op) if self.nodes.len() < MAX_NODES => {
+            Target::Op(op) if within => {
                 let id = self.nodes.len();
                 self.nodes.push(CallNode {
                     op: *op,
@@ -159,7 +165,7 @@ impl Builder {
                 let only: Front = [Some(id)].into_iter().collect();
                 (only.clone(), only)
             }
-            Target::Action(a) if !self.stack.contains(a) => {
+            Target::Action(a) if within && !self.stack.contains(a) => {
                 self.stack.push(*a);
                 self.via.push((e.span, *a));
                 let out = self.block(p, &p.action(*a).body, front);
