@@ -47,12 +47,13 @@ impl Shape {
 
 /// Reads a plan's actions by name. The error says what is wrong, in words.
 pub fn read_plan(text: &str) -> Result<BTreeMap<String, Shape>, String> {
-    let plan: Value =
-        serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
+    let plan: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
     let format = plan.get("plan_format").and_then(Value::as_u64);
     if format != Some(PLAN_FORMAT) {
         return Err(match format {
-            Some(f) => format!("its plan_format is {f}; this jadpo reads plan_format {PLAN_FORMAT}"),
+            Some(f) => {
+                format!("its plan_format is {f}; this jadpo reads plan_format {PLAN_FORMAT}")
+            }
             None => "it has no `plan_format`: it is not a plan written by `jadpo build`".into(),
         });
     }
@@ -88,7 +89,9 @@ fn read_shape(value: &Value) -> Result<Shape, String> {
         let op = node.get("operation").and_then(Value::as_str);
         match (id.and_then(|i| operations.get_mut(i)), op) {
             (Some(slot), Some(op)) if slot.is_empty() => *slot = op.to_string(),
-            _ => return Err("a step of `step_shape.nodes` lacks a valid `id` or `operation`".into()),
+            _ => {
+                return Err("a step of `step_shape.nodes` lacks a valid `id` or `operation`".into())
+            }
         }
     }
     let index = |v: &Value| {
@@ -109,7 +112,10 @@ fn read_shape(value: &Value) -> Result<Shape, String> {
     }
     let mut next = vec![Vec::new(); nodes.len()];
     for edge in list("edges")? {
-        let pair = edge.as_array().filter(|p| p.len() == 2).ok_or("an edge is not `[from, to]`")?;
+        let pair = edge
+            .as_array()
+            .filter(|p| p.len() == 2)
+            .ok_or("an edge is not `[from, to]`")?;
         let (from, to) = (index(&pair[0])?, index(&pair[1])?);
         if let Some(list) = next.get_mut(from) {
             list.push(to);
@@ -121,7 +127,10 @@ fn read_shape(value: &Value) -> Result<Shape, String> {
     }
     starts.sort_unstable();
     starts.dedup();
-    let truncated = value.get("truncated").and_then(Value::as_bool).unwrap_or(false);
+    let truncated = value
+        .get("truncated")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     Ok(Shape {
         operations,
         starts,
@@ -212,7 +221,9 @@ pub enum Status {
     Unknown(Incomparable),
     Added,
     /// The action is gone; `steps` is how many steps its old shape had.
-    Removed { steps: usize },
+    Removed {
+        steps: usize,
+    },
 }
 
 impl Status {
@@ -282,7 +293,12 @@ pub fn strands(diffs: &[ActionDiff]) -> bool {
 pub fn render_human(diffs: &[ActionDiff]) -> String {
     let mut out = String::new();
     for d in diffs {
-        out.push_str(&format!("{:<10} {}{}\n", d.status.word(), d.name, detail(&d.status)));
+        out.push_str(&format!(
+            "{:<10} {}{}\n",
+            d.status.word(),
+            d.name,
+            detail(&d.status)
+        ));
     }
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for d in diffs {
@@ -302,7 +318,10 @@ pub fn render_human(diffs: &[ActionDiff]) -> String {
 }
 
 fn quoted(ops: &[String]) -> String {
-    ops.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(" or ")
+    ops.iter()
+        .map(|o| format!("`{o}`"))
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 fn after_words(w: &Witness) -> String {
@@ -391,7 +410,9 @@ mod tests {
         Shape {
             operations: ops.iter().map(|s| s.to_string()).collect(),
             starts: if n > 0 { vec![0] } else { vec![] },
-            next: (0..n).map(|i| if i + 1 < n { vec![i + 1] } else { vec![] }).collect(),
+            next: (0..n)
+                .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
+                .collect(),
             truncated: false,
         }
     }

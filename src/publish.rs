@@ -8,7 +8,7 @@ use crate::cli::PublishArgs;
 use crate::render::{self, Summary};
 use jadpo_checker::Scope;
 use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
-use jadpo_compiler::load::{registry, FsLoader, Loader, LoadedProject};
+use jadpo_compiler::load::{registry, FsLoader, LoadedProject, Loader};
 use jadpo_compiler::manifest::Requirement;
 use jadpo_compiler::source::{Files, Unit};
 use std::path::Path;
@@ -66,11 +66,8 @@ pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) ->
         .find(|p| p.manifest.name.node == name)
         .map_or(String::new(), |p| p.manifest.version.node.to_string());
     let mut diagnostics = loaded.diagnostics.clone();
-    let asts = jadpo_compiler::parser::parse_files(
-        &loaded.files,
-        &loaded.all_sources(),
-        &mut diagnostics,
-    );
+    let asts =
+        jadpo_compiler::parser::parse_files(&loaded.files, &loaded.all_sources(), &mut diagnostics);
     let program = jadpo_compiler::resolve::resolve(&loaded, &asts, &mut diagnostics);
     let analysis = jadpo_checker::check(&program, &loaded.files, Scope::Package(name.clone()));
     diagnostics.extend(analysis.diagnostics);
@@ -132,10 +129,16 @@ fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
             format!("`{name}` is required by a package this one requires"),
         ),
     };
-    Diagnostic::error("package.has_errors", span, format!("package `{name}` has errors"))
-        .with_label(label)
-        .with_reason("a package is published only when every package it requires checks")
-        .with_fix(format!("fix `{name}`, or require a version of it that checks"))
+    Diagnostic::error(
+        "package.has_errors",
+        span,
+        format!("package `{name}` has errors"),
+    )
+    .with_label(label)
+    .with_reason("a package is published only when every package it requires checks")
+    .with_fix(format!(
+        "fix `{name}`, or require a version of it that checks"
+    ))
 }
 
 /// Runs `jadpo publish`; returns the exit status (0 published, 1 refused,
@@ -143,7 +146,11 @@ fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
 pub fn run(args: &PublishArgs) -> u8 {
     let checked = check_package(&FsLoader, &args.path, Some(&args.registry));
     let color = args.color.color.enabled();
-    say(&render::human::render_all(&checked.files, &checked.diagnostics, color));
+    say(&render::human::render_all(
+        &checked.files,
+        &checked.diagnostics,
+        color,
+    ));
     let Some(surface) = &checked.surface else {
         say("could not check this package\n");
         return 2;
@@ -153,7 +160,11 @@ pub fn run(args: &PublishArgs) -> u8 {
         "checked package {} {}: {}\n",
         checked.name,
         checked.version,
-        summary.closing_line().rsplit(": ").next().unwrap_or_default()
+        summary
+            .closing_line()
+            .rsplit(": ")
+            .next()
+            .unwrap_or_default()
     ));
     if checked.errors() > 0 {
         eprintln!(
@@ -180,7 +191,11 @@ pub fn run(args: &PublishArgs) -> u8 {
     files.push(("surface.json".to_string(), surface_text.into_bytes()));
     let sum = registry::checksum(&files);
     if args.dry_run {
-        say(&format!("would publish {} files to {} ({sum})\n", files.len(), target.display()));
+        say(&format!(
+            "would publish {} files to {} ({sum})\n",
+            files.len(),
+            target.display()
+        ));
         for (path, _) in &files {
             say(&format!("  {path}\n"));
         }
@@ -207,7 +222,9 @@ pub fn run(args: &PublishArgs) -> u8 {
 fn say(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
 /// Writes the version folder beside its final place, then renames it, so a

@@ -514,30 +514,50 @@ fn packages_requiring_each_other() {
 
 #[test]
 fn actions_calling_each_other_in_a_cycle() {
+    // A cycle that reaches an outside call is `effect.recursion`.
     let app = App::new("action-cycle");
+    app.write("jadpo.yaml", "app: hostile\npackages:\n  stripe: \"3\"\n");
     app.write(
         "src/a.jadpo",
-        "action ping(n: Int) -> Int {\n    return attempt pong(n)\n}\n\n\
-         action pong(n: Int) -> Int {\n    return attempt ping(n)\n}\n\n\
-         action self_call(n: Int) -> Int {\n    return attempt self_call(n)\n}\n",
+        "action ping(id: stripe.PriceId) fails stripe.PriceMissing -> Unit {\n\
+         \x20   attempt stripe.prices.retrieve(stripe.PriceRef { id: id })\n\
+         \x20   attempt pong(id)\n}\n\n\
+         action pong(id: stripe.PriceId) fails stripe.PriceMissing -> Unit {\n\
+         \x20   attempt ping(id)\n}\n",
     );
     let run = app.check();
     assert_diagnosed(&run, "effect.recursion", "actions calling each other");
     assert_eq!(run.status, 1, "{}", run.describe());
 
-    // A long cycle through many actions.
+    // A long cycle through many actions, one of which calls out.
     let n = 500;
-    let text: String = (0..n)
-        .map(|i| {
-            format!(
-                "action c{i}(n: Int) -> Int {{\n    return attempt c{}(n)\n}}\n",
-                (i + 1) % n
-            )
-        })
-        .collect();
+    let mut text = String::new();
+    for i in 0..n {
+        let call = if i == 0 {
+            "    attempt stripe.prices.retrieve(stripe.PriceRef { id: id })\n"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "action c{i}(id: stripe.PriceId) fails stripe.PriceMissing -> Unit {{\n{call}    attempt c{}(id)\n}}\n",
+            (i + 1) % n
+        ));
+    }
     let app = App::new("action-long-cycle");
+    app.write("jadpo.yaml", "app: hostile\npackages:\n  stripe: \"3\"\n");
     app.write("src/a.jadpo", text);
     assert_diagnosed(&app.check(), "effect.recursion", "a cycle through 500 actions");
+
+    // Pure cycles (no outside call) are allowed, and must still terminate.
+    let app = App::new("pure-cycle");
+    app.write(
+        "src/a.jadpo",
+        "action ping(n: Int) -> Int {\n    return attempt pong(n)\n}\n\n\
+         action pong(n: Int) -> Int {\n    return attempt ping(n)\n}\n",
+    );
+    let run = app.check();
+    assert_no_panic(&run, "a cycle without outside calls");
+    assert!(run.status == 0 || run.status == 1, "{}", run.describe());
 }
 
 // ------------------------------------------------------------- symlinks ---

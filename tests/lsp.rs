@@ -111,6 +111,7 @@ impl Client {
             if matches(&message) {
                 return list(&message["params"]["diagnostics"]);
             }
+            self.pending.push(message);
         }
     }
 }
@@ -540,8 +541,7 @@ fn local_package_manifest_findings_show_in_package_yaml() {
     let app = billing_copy("package");
     let pkg = app.join("packages/shop");
     std::fs::create_dir_all(&pkg).expect("package folder");
-    let manifest =
-        "package: shop\nversion: 1.0.0\nprovider:\n  timeout: 5s\n  attempts: 2\noperations: {}\n";
+    let manifest = "package: shop\nversion: 1.0.0\nprovider:\n  timeout: 5s\n  attempts: 2\noperations:\n  items.get:\n    request: Text\n    answer: Text\n    changes: false\n";
     std::fs::write(pkg.join("package.yaml"), manifest).expect("package.yaml");
     let jadpo_yaml = app.join("jadpo.yaml");
     let requirement = format!(

@@ -217,10 +217,14 @@ pub struct Lexed {
 
 /// The raw token classes logos recognises; payloads are read afterwards.
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
-#[logos(skip r"[ \t\r\n\f]+")]
-// A comment runs to the end of its line, never further: greedy is intended.
-#[logos(skip(r"//[^\n]*", allow_greedy = true))]
 enum Raw {
+    /// Whitespace and `//` comments, dropped by [`raw_tokens`]. Not logos
+    /// `skip`s: logos skips by recursing once per skipped run, so a few
+    /// thousand comment lines in a row overflowed the stack. A comment runs
+    /// to the end of its line, never further: greedy is intended.
+    #[regex(r"[ \t\r\n\f]+")]
+    #[regex(r"//[^\n]*", allow_greedy = true)]
+    Trivia,
     #[regex("[A-Za-z_][A-Za-z0-9_]*")]
     Word,
     #[regex("[0-9]+")]
@@ -330,6 +334,9 @@ fn raw_tokens(file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Toke
         let span = Span::new(file, range.start as u32, range.end as u32);
         let slice = lexer.slice();
         match result {
+            // Trivia never ended a run of invalid characters (it used to be
+            // skipped inside logos), so it does not flush one here either.
+            Ok(Raw::Trivia) => {}
             Ok(raw) => {
                 flush_bad_run(&mut bad_run, file, text, diags, &mut out);
                 if let Some(kind) = cook(raw, slice, span, diags) {
@@ -1049,5 +1056,14 @@ mod tests {
     fn escapes_are_decoded() {
         let k = kinds(r#""a\"b\\c\n\t\u{1F600}""#);
         assert_eq!(k, vec![TokenKind::Str("a\"b\\c\n\t\u{1F600}".to_string())]);
+    }
+
+    #[test]
+    fn many_comment_lines_in_a_row_do_not_overflow_the_stack() {
+        // Regression (found by tests/hostile.rs): comments and whitespace
+        // were logos skips, which recurse once per skipped run, and ~8,000
+        // comment lines overflowed the stack of a debug build.
+        let text = format!("{}x // last\n", "// a comment line\n   \t\n".repeat(200_000));
+        assert_eq!(kinds(&text), vec![TokenKind::Ident(Name::new("x"))]);
     }
 }

@@ -7,7 +7,7 @@
 //! Used by `scripts/lsp_latency.sh` on a generated 100k-line app.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc::{channel, Receiver};

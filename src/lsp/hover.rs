@@ -197,7 +197,7 @@ fn reaching_entries(snap: &Snapshot, name: &str) -> Vec<String> {
 }
 
 fn plan_action<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a Value> {
-    snap.plan.as_ref()?["actions"]
+    snap.plan()?["actions"]
         .as_array()?
         .iter()
         .find(|a| a["name"] == name)

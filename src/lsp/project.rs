@@ -5,7 +5,8 @@
 
 use super::overlay::{clean, Overlay};
 use crate::check::app_view;
-use jadpo_checker::Scope;
+use jadpo_checker::analysis::{self, Analysed};
+use jadpo_checker::{plan, rules, Scope};
 use jadpo_compiler::ast::SourceFileAst;
 use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
 use jadpo_compiler::ir::Program;
@@ -34,11 +35,30 @@ pub struct Snapshot {
     /// app view folds into one `package.has_errors`; shown in those files.
     pub package_diagnostics: Vec<Diagnostic>,
     pub program: Option<Program>,
-    pub plan: Option<serde_json::Value>,
+    analysed: Option<Analysed>,
+    /// The plan `jadpo build` writes, built on first use.
+    plan: std::cell::OnceCell<Option<serde_json::Value>>,
     /// Parsed sources, by file.
     pub asts: Vec<SourceFileAst>,
     /// Files by absolute path (embedded ones are not on disk).
     pub by_path: HashMap<String, FileId>,
+}
+
+impl Snapshot {
+    /// The plan, as `jadpo build` writes it (built once per snapshot).
+    pub fn plan(&self) -> Option<&serde_json::Value> {
+        self.plan
+            .get_or_init(|| {
+                let cx = rules::Cx {
+                    program: self.program.as_ref()?,
+                    files: &self.files,
+                    scope: &Scope::App,
+                    analysed: self.analysed.as_ref()?,
+                };
+                Some(plan::build(&cx))
+            })
+            .as_ref()
+    }
 }
 
 pub struct Project {
@@ -81,7 +101,8 @@ impl Project {
                 files: fatal.files,
                 package_diagnostics: Vec::new(),
                 program: None,
-                plan: None,
+                analysed: None,
+                plan: std::cell::OnceCell::new(),
                 asts: Vec::new(),
             },
         };
@@ -96,10 +117,20 @@ impl Project {
         timer.lap("parse");
         let program = resolve::resolve(&loaded, &asts, &mut diagnostics);
         timer.lap("resolve");
-        let analysis = jadpo_checker::check(&program, &loaded.files, Scope::App);
-        timer.lap("check");
+        // `jadpo_checker::check` in two halves: the rules now, the plan
+        // only when a hover asks for it.
+        let analysed = analysis::analyse(&program);
+        timer.lap("analyse");
+        let cx = rules::Cx {
+            program: &program,
+            files: &loaded.files,
+            scope: &Scope::App,
+            analysed: &analysed,
+        };
+        let findings = rules::run(&cx);
+        timer.lap("rules");
         let package_diagnostics = local_package_findings(&loaded.files, &diagnostics);
-        diagnostics.extend(analysis.diagnostics);
+        diagnostics.extend(findings);
         let shown = app_view(&loaded.files, Some(&program), diagnostics);
         timer.lap("view");
         Snapshot {
@@ -108,7 +139,8 @@ impl Project {
             by_path: paths(self, &loaded.files),
             files: loaded.files,
             program: Some(program),
-            plan: Some(analysis.plan),
+            analysed: Some(analysed),
+            plan: std::cell::OnceCell::new(),
             asts,
         }
     }

@@ -39,7 +39,11 @@ fn annotation(files: &Files, d: &Diagnostic, root: &str) -> String {
         props.push(format!("endLine={}", end.line));
     }
     props.push(format!("title={}", escape_property(d.code)));
-    format!("::{command} {}::{}", props.join(","), escape_data(&message(d)))
+    format!(
+        "::{command} {}::{}",
+        props.join(","),
+        escape_data(&message(d))
+    )
 }
 
 /// The summary, then the reason and fixes on their own lines (GitHub shows

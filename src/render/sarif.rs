@@ -26,11 +26,7 @@ pub const FINGERPRINT_KEY: &str = "jadpoFingerprint/v1";
 /// [`repo_path`]). `checked` is false when the project could not be checked.
 pub fn render(files: &Files, diagnostics: &[Diagnostic], root: &str, checked: bool) -> String {
     let rules = rule_list(diagnostics);
-    let index: BTreeMap<&str, usize> = rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.code, i))
-        .collect();
+    let index: BTreeMap<&str, usize> = rules.iter().enumerate().map(|(i, r)| (r.code, i)).collect();
     let fingerprints = fingerprints(files, diagnostics, root);
     let results: Vec<Value> = diagnostics
         .iter()
@@ -78,7 +74,11 @@ fn rule_list(diagnostics: &[Diagnostic]) -> Vec<Rule> {
             others.entry(d.code).or_insert(d.severity);
         }
     }
-    rules.extend(others.into_iter().map(|(code, severity)| other_rule(code, severity)));
+    rules.extend(
+        others
+            .into_iter()
+            .map(|(code, severity)| other_rule(code, severity)),
+    );
     rules
 }
 
@@ -115,7 +115,9 @@ fn family_words(family: &str) -> &'static str {
         "type" => "A type, constraint, literal or return that does not fit",
         "failure" => "A failure not listed in `fails`, not handled, or not passed on",
         "purity" => "A function that does what only actions may",
-        "manifest" | "package" | "load" => "A problem in jadpo.yaml, package.yaml or package loading",
+        "manifest" | "package" | "load" => {
+            "A problem in jadpo.yaml, package.yaml or package loading"
+        }
         _ => "A problem jadpo found",
     }
 }
@@ -280,7 +282,10 @@ fn fingerprints(files: &Files, diagnostics: &[Diagnostic], root: &str) -> Vec<St
 fn span_lines(files: &Files, span: Span) -> String {
     let text = file_text(files, span);
     let range = super::clamp(files, span);
-    let start = text.get(..range.start).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+    let start = text
+        .get(..range.start)
+        .and_then(|t| t.rfind('\n'))
+        .map_or(0, |i| i + 1);
     let end = text
         .get(range.end..)
         .and_then(|t| t.find('\n'))

@@ -111,6 +111,9 @@ impl Item {
     }
 }
 
+/// The loops around a place: (loop, max), outermost first.
+type Loops = Rc<Vec<(Span, u32)>>;
+
 /// Totals of a sub-rope: (follow-ups, bytes, some `max` above 1 inside).
 type Totals = (u64, u64, bool);
 
@@ -122,8 +125,7 @@ pub fn items(w: &W) -> Vec<Item> {
     let mut out = Vec::new();
     let Some(root) = w else { return out };
     let mut memo: HashMap<*const Rope, Totals> = HashMap::new();
-    let mut stack: Vec<(Rc<Rope>, Rc<Vec<(Span, u32)>>)> =
-        vec![(root.clone(), Rc::new(Vec::new()))];
+    let mut stack: Vec<(Rc<Rope>, Loops)> = vec![(root.clone(), Rc::new(Vec::new()))];
     while let Some((rope, loops)) = stack.pop() {
         let times = loops
             .iter()

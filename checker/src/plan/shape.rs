@@ -20,7 +20,7 @@ use jadpo_compiler::span::Span;
 /// Expansion stops after this many effects visited: calls of called
 /// actions are expanded at every call site, which can grow exponentially
 /// with nesting, and a program this large is already over every limit.
-const MAX_WORK: usize = 20_000;
+const MAX_WORK: usize = 2_000;
 
 #[derive(Clone, Debug)]
 pub struct CallNode {

@@ -4,7 +4,7 @@
 //! then the bundled packages) and the standard library. There are no app
 //! sources; the app manifest is made from the package's own requirements.
 
-use super::{loaders, packages, yaml, Bundled, Ctx, Fatal, Folder, Loader, LoadedProject};
+use super::{loaders, packages, yaml, Bundled, Ctx, Fatal, Folder, LoadedProject, Loader};
 use crate::diag::Diagnostic;
 use crate::manifest::AppManifest;
 use crate::source::Unit;

@@ -67,7 +67,9 @@ fn walk(
     out: &mut Vec<Entry>,
 ) -> std::io::Result<()> {
     if depth > MAX_DEPTH || out.len() > MAX_FILES {
-        return Err(std::io::Error::other("the folder is nested too deeply or holds too many files"));
+        return Err(std::io::Error::other(
+            "the folder is nested too deeply or holds too many files",
+        ));
     }
     let mut entries = loader.list(&loaders::join(root, rel))?;
     entries.sort();
@@ -93,7 +95,9 @@ pub enum Verdict {
     Unreadable(String),
     /// The contents differ from the checksum; the files that differ from
     /// the listing (changed, added or removed), sorted.
-    Mismatch { differing: Vec<String> },
+    Mismatch {
+        differing: Vec<String>,
+    },
 }
 
 /// Verifies the version folder at `root` against its `checksum` file.
@@ -106,7 +110,11 @@ pub fn verify(loader: &dyn Loader, root: &str) -> Verdict {
         return Verdict::NoChecksum;
     };
     let mut lines = recorded.lines();
-    let Some(total) = lines.next().map(str::trim).filter(|l| l.starts_with("blake3:")) else {
+    let Some(total) = lines
+        .next()
+        .map(str::trim)
+        .filter(|l| l.starts_with("blake3:"))
+    else {
         return Verdict::NoChecksum;
     };
     let files = match read_version_folder(loader, root) {

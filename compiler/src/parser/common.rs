@@ -9,8 +9,10 @@ use chumsky::error::LabelError;
 use chumsky::input::ValueInput;
 use chumsky::prelude::*;
 use chumsky::util::MaybeRef;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
-pub type Error<'src> = Rich<'src, TokenKind, Span>;
+pub type Error<'src> = super::PError<'src>;
 pub type Extra<'src> = extra::Err<Error<'src>>;
 
 /// The token stream every grammar function is generic over.
@@ -54,7 +56,19 @@ pub fn word<'src, I: Tokens<'src>>(
     text: &'static str,
 ) -> impl Parser<'src, I, Span, Extra<'src>> + Clone {
     let name = Name::new(text);
-    select! { TokenKind::Ident(n) = e if n == name => e.span() }.labelled(format!("`{text}`"))
+    select! { TokenKind::Ident(n) = e if n == name => e.span() }.labelled(quoted(text))
+}
+
+/// `` `text` `` as a `&'static str`: a label that costs no allocation each
+/// time an alternative fails. Each distinct word is leaked once.
+fn quoted(text: &'static str) -> &'static str {
+    static QUOTED: OnceLock<Mutex<HashMap<&'static str, &'static str>>> = OnceLock::new();
+    let mut map = QUOTED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    map.entry(text)
+        .or_insert_with(|| Box::leak(format!("`{text}`").into_boxed_str()))
 }
 
 /// A name usable as a value: never a keyword.

@@ -4,7 +4,7 @@
 //! `update` and `delete`.
 
 use super::common::{
-    any_word, ident, kw, path, punct, skip_line, tag, word, Extra, Src, Tokens, MAX_CHAIN,
+    any_word, ident, kw, path, punct, skip_line, tag, word, Error, Extra, Src, Tokens, MAX_CHAIN,
 };
 use super::types::P;
 use crate::ast::{
@@ -78,7 +78,7 @@ fn fold_binary(
 ) -> Expr {
     if rest.len() > MAX_CHAIN {
         let at = rest.get(MAX_CHAIN).map_or(lhs.span, |(_, span, _)| *span);
-        emitter.emit(Rich::custom(at, tag::TOO_DEEP));
+        emitter.emit(Error::custom(at, tag::TOO_DEEP));
         let end = rest.last().map_or(lhs.span, |(_, _, rhs)| rhs.span);
         return error_expr(lhs.span.to(end));
     }
@@ -96,7 +96,7 @@ fn fold_prefix(
 ) -> Expr {
     if ops.len() > MAX_CHAIN {
         let at = ops.get(MAX_CHAIN).map_or(operand.span, |(span, _)| *span);
-        emitter.emit(Rich::custom(at, tag::TOO_DEEP));
+        emitter.emit(Error::custom(at, tag::TOO_DEEP));
         let start = ops.first().map_or(operand.span, |(span, _)| *span);
         return error_expr(start.to(operand.span));
     }
@@ -241,7 +241,7 @@ fn postfix<'src, I: Tokens<'src>>(
     atom.then(choice((args, field)).repeated().collect::<Vec<_>>())
         .validate(|(atom, ops), _, emitter| {
             if ops.len() > MAX_CHAIN {
-                emitter.emit(Rich::custom(atom.span, tag::TOO_DEEP));
+                emitter.emit(Error::custom(atom.span, tag::TOO_DEEP));
                 return error_expr(atom.span);
             }
             ops.into_iter().fold(atom, |inner, op| match op {

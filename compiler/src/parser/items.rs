@@ -3,7 +3,9 @@
 //! whole file. A broken declaration skips to the next declaration word at the
 //! start of a line and becomes [`Item::Error`].
 
-use super::common::{error_item, ident, path, punct, skip_item, tag, word, Extra, Src, Tokens};
+use super::common::{
+    error_item, ident, path, punct, skip_item, tag, word, Error, Extra, Src, Tokens,
+};
 use super::exprs;
 use super::stmts::{self, Parts};
 use super::types::{fields_block, settings_block, type_expr, P};
@@ -273,7 +275,7 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
             .validate(
                 |((((((declines, public), name), params), fails), returns), body), e, emitter| {
                     let returns = returns_or_missing(returns, &body).unwrap_or_else(|at| {
-                        emitter.emit(Rich::custom(at, tag::MISSING_RETURN));
+                        emitter.emit(Error::custom(at, tag::MISSING_RETURN));
                         error_type(at)
                     });
                     Item::Action(ActionDecl {
@@ -299,7 +301,7 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
             .then(self.block.clone())
             .validate(|(((name, params), returns), body), e, emitter| {
                 let returns = returns_or_missing(returns, &body).unwrap_or_else(|at| {
-                    emitter.emit(Rich::custom(at, tag::MISSING_RETURN_FUNCTION));
+                    emitter.emit(Error::custom(at, tag::MISSING_RETURN_FUNCTION));
                     error_type(at)
                 });
                 Item::Function(FunctionDecl {

@@ -8,6 +8,7 @@
 mod common;
 mod errors;
 mod exprs;
+mod fast;
 mod items;
 mod stmts;
 mod types;
@@ -45,6 +46,10 @@ impl chumsky::span::Span for Span {
     }
 }
 
+/// The error type of the grammar in this module: full errors for diagnostics.
+/// [`fast`] compiles the same grammar with an error type that costs nothing.
+type PError<'src> = chumsky::error::Rich<'src, TokenKind, Span>;
+
 fn split_token(token: &Token) -> (&TokenKind, &Span) {
     (&token.kind, &token.span)
 }
@@ -54,6 +59,10 @@ pub fn parse_file(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) 
     let lexed = lexer::lex(file, text);
     let end = text.len() as u32;
     let eoi = Span::new(file, end, end);
+    if let Some(items) = fast::parse(text, lexed.tokens.as_slice().map(eoi, split_token)) {
+        let ast = SourceFileAst { file, items };
+        return (ast, lexed.diagnostics);
+    }
     let input = lexed.tokens.as_slice().map(eoi, split_token);
     let (items, errs) = items::file(common::Src { text })
         .parse(input)

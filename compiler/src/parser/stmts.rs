@@ -3,8 +3,8 @@
 //! becomes [`StmtKind::Error`].
 
 use super::common::{
-    ident, kw, on_same_line, path, rest_of_line, skip_line, statement_end, tag, word, Extra, Src,
-    Tokens,
+    ident, kw, on_same_line, path, rest_of_line, skip_line, statement_end, tag, word, Error, Extra,
+    Src, Tokens,
 };
 use super::exprs::{field_inits, reject};
 use super::types::P;
@@ -95,7 +95,7 @@ fn statement<'src, I: Tokens<'src>>(src: Src<'src>, parts: &Parts<'src, I>) -> P
         kw(Keyword::Else)
             .then(rest_of_line(src))
             .validate(|(else_span, _), _, emitter| {
-                emitter.emit(Rich::custom(else_span, tag::STRAY_ELSE));
+                emitter.emit(Error::custom(else_span, tag::STRAY_ELSE));
                 StmtKind::Error
             });
     choice((
@@ -141,7 +141,7 @@ fn if_stmt<'src, I: Tokens<'src>>(
             .validate(|(lhs, assign), _, emitter| match assign {
                 None => lhs,
                 Some((eq_span, rhs)) => {
-                    emitter.emit(Rich::custom(eq_span, tag::ASSIGN_IN_CONDITION));
+                    emitter.emit(Error::custom(eq_span, tag::ASSIGN_IN_CONDITION));
                     Expr {
                         span: lhs.span.to(rhs.span),
                         kind: ExprKind::Binary(BinOp::Eq, Box::new(lhs), Box::new(rhs)),

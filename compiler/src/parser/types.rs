@@ -2,7 +2,8 @@
 //! `Object { }`), field declarations and `name: value` settings.
 
 use super::common::{
-    any_word, ident, path, punct, rest_of_line, skip_line, tag, word, Extra, Src, Tokens, MAX_CHAIN,
+    any_word, ident, path, punct, rest_of_line, skip_line, tag, word, Error, Extra, Src, Tokens,
+    MAX_CHAIN,
 };
 use crate::ast::{
     Block, Expr, ExprKind, FieldDecl, Ident, Setting, SettingValue, TypeExpr, TypeExprKind,
@@ -126,7 +127,7 @@ pub fn type_expr<'src, I: Tokens<'src>>(
             .validate(|(inner, marks), _, emitter| {
                 if marks.len() > MAX_CHAIN {
                     if let Some(first) = marks.first() {
-                        emitter.emit(Rich::custom(*first, tag::TOO_DEEP));
+                        emitter.emit(Error::custom(*first, tag::TOO_DEEP));
                     }
                     return TypeExpr {
                         kind: TypeExprKind::Error,

@@ -9,7 +9,8 @@
 //! fields without a bound are left out of the sum (they are
 //! `follow_up.unbounded`). A `for ... max N` body counts N times, a loop
 //! without `max` once. `spec/follow-ups.md` gives the encoding. The finding
-//! shows the sum emit by emit along the largest path.
+//! shows the sum emit by emit along the largest path, with a running total
+//! (a call of an action counts as one step of the sum).
 //!
 //! When the size is over only because a loop's `max` takes the path past 16
 //! follow-ups, the finding is `follow_up.in_loop` alone.

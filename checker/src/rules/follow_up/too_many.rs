@@ -7,7 +7,8 @@
 //! stages the most, with the emits of called actions (app and package
 //! actions alike) included, whether the path returns or fails. A loop body
 //! counts once here; a `for ... max N` that takes the path past 16 is
-//! `follow_up.in_loop` instead. The finding labels every emit on that path.
+//! `follow_up.in_loop` instead. The finding labels every emit on that path,
+//! numbered; a call of an action is one label with the follow-ups it stages.
 //!
 //! ## Why it matters
 //!

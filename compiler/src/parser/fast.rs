@@ -1,0 +1,65 @@
+//! The grammar again, compiled with [`Quick`], an error type of size zero.
+//! chumsky skips all error bookkeeping for such a type, so a file without
+//! syntax errors parses several times faster. When this pass reports any
+//! error, [`super::parse_file`] parses the file again with full errors (the
+//! grammar's output does not depend on the error type, only the reports do).
+//!
+//! The grammar files are included here a second time by path; their
+//! `super::PError` is [`Quick`] here and chumsky's `Rich` in [`super`].
+
+#![allow(dead_code)]
+
+use crate::ast::Item;
+use crate::span::Span;
+use chumsky::error::LabelError;
+use chumsky::input::Input;
+use chumsky::util::MaybeRef;
+use chumsky::Parser;
+
+#[path = "common.rs"]
+mod common;
+#[path = "exprs.rs"]
+mod exprs;
+#[path = "items.rs"]
+mod items;
+#[path = "stmts.rs"]
+mod stmts;
+#[path = "types.rs"]
+mod types;
+
+type PError<'src> = Quick;
+
+/// An error that only says "this failed".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quick;
+
+impl Quick {
+    /// Mirrors `Rich::custom`, which the grammar calls for its own errors.
+    pub fn custom<M>(_span: Span, _message: M) -> Self {
+        Quick
+    }
+}
+
+impl<'a, I: Input<'a>> chumsky::error::Error<'a, I> for Quick {}
+
+impl<'a, I: Input<'a>, L> LabelError<'a, I, L> for Quick {
+    fn expected_found<E: IntoIterator<Item = L>>(
+        _expected: E,
+        _found: Option<MaybeRef<'a, I::Token>>,
+        _span: I::Span,
+    ) -> Self {
+        Quick
+    }
+}
+
+/// The file's items, or `None` when the file has a syntax error.
+pub fn parse<'src>(text: &'src str, input: impl common::Tokens<'src>) -> Option<Vec<Item>> {
+    let (items, errors) = items::file(common::Src { text })
+        .parse(input)
+        .into_output_errors();
+    if errors.is_empty() {
+        items
+    } else {
+        None
+    }
+}
