@@ -13,7 +13,9 @@ fn main() {
         Err(_) => return,
     };
     let _ = fs::create_dir_all(&out);
-    let Ok(families) = fs::read_dir(rules) else { return };
+    let Ok(families) = fs::read_dir(rules) else {
+        return;
+    };
     for family in families.flatten() {
         let family_path = family.path();
         if !family_path.is_dir() {
@@ -21,7 +23,9 @@ fn main() {
         }
         println!("cargo:rerun-if-changed={}", family_path.display());
         let family_name = family.file_name().to_string_lossy().to_string();
-        let Ok(files) = fs::read_dir(&family_path) else { continue };
+        let Ok(files) = fs::read_dir(&family_path) else {
+            continue;
+        };
         for file in files.flatten() {
             let path = file.path();
             let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().to_string()) else {
@@ -42,7 +46,9 @@ fn main() {
 fn doc_of(text: &str) -> String {
     let mut doc = String::new();
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("//!") else { break };
+        let Some(rest) = line.strip_prefix("//!") else {
+            break;
+        };
         doc.push_str(rest.strip_prefix(' ').unwrap_or(rest));
         doc.push('\n');
     }

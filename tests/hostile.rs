@@ -240,12 +240,74 @@ fn random_tokens_as_source() {
     // Valid UTF-8 made of Jadpo's own tokens in random order: gets past the
     // UTF-8 check and into the parser's recovery.
     const WORDS: &[&str] = &[
-        "action", "function", "var", "mut", "if", "else", "for", "in", "max", "return", "match",
-        "attempt", "reject", "emit", "with", "create", "update", "delete", "where", "set",
-        "route", "subscriber", "schedule", "on", "every", "type", "entity", "failure", "event",
-        "decline", "public", "fails", "success", "propagate", "none", "(", ")", "{", "}", "[",
-        "]", "<", ">", ",", ":", ".", "=", "==", "->", "=>", "?", "+", "-", "*", "/", "\"s\"",
-        "12", "1.5", "5m", "x", "Text", "stripe", "\n", " ", "// c\n", "\"", "\\", "é",
+        "action",
+        "function",
+        "var",
+        "mut",
+        "if",
+        "else",
+        "for",
+        "in",
+        "max",
+        "return",
+        "match",
+        "attempt",
+        "reject",
+        "emit",
+        "with",
+        "create",
+        "update",
+        "delete",
+        "where",
+        "set",
+        "route",
+        "subscriber",
+        "schedule",
+        "on",
+        "every",
+        "type",
+        "entity",
+        "failure",
+        "event",
+        "decline",
+        "public",
+        "fails",
+        "success",
+        "propagate",
+        "none",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        "<",
+        ">",
+        ",",
+        ":",
+        ".",
+        "=",
+        "==",
+        "->",
+        "=>",
+        "?",
+        "+",
+        "-",
+        "*",
+        "/",
+        "\"s\"",
+        "12",
+        "1.5",
+        "5m",
+        "x",
+        "Text",
+        "stripe",
+        "\n",
+        " ",
+        "// c\n",
+        "\"",
+        "\\",
+        "é",
     ];
     let mut rng = Rng(0x5eed_0000_0000_0777);
     for round in 0..4 {
@@ -262,8 +324,15 @@ fn random_tokens_as_source() {
 #[test]
 fn invalid_utf8_in_source_and_manifests() {
     let app = App::new("utf8-source");
-    app.write("src/a.jadpo", b"action a() -> Unit { var x = \"\xff\xfe\" }\n");
-    assert_diagnosed(&app.check(), "load.invalid_utf8", "invalid UTF-8 in a source");
+    app.write(
+        "src/a.jadpo",
+        b"action a() -> Unit { var x = \"\xff\xfe\" }\n",
+    );
+    assert_diagnosed(
+        &app.check(),
+        "load.invalid_utf8",
+        "invalid UTF-8 in a source",
+    );
 
     let app = App::new("utf8-app-manifest");
     app.write("jadpo.yaml", b"app: h\xc3\x28llo\n");
@@ -272,15 +341,24 @@ fn invalid_utf8_in_source_and_manifests() {
     assert_eq!(run.status, 2, "{}", run.describe());
 
     let app = App::new("utf8-package-manifest");
-    app.write("jadpo.yaml", "app: h\npackages:\n  mine: { path: vendor/mine }\n");
-    app.write("vendor/mine/package.yaml", b"package: mine\nversion: \xe2\x28\xa1\n");
+    app.write(
+        "jadpo.yaml",
+        "app: h\npackages:\n  mine: { path: vendor/mine }\n",
+    );
+    app.write(
+        "vendor/mine/package.yaml",
+        b"package: mine\nversion: \xe2\x28\xa1\n",
+    );
     assert_some_error(&app.check(), "invalid UTF-8 in package.yaml");
 }
 
 #[test]
 fn nul_bytes_in_source_and_manifests() {
     let app = App::new("nul-source");
-    app.write("src/a.jadpo", b"action a() -> Unit {\0 var x = \"a\0b\" }\n");
+    app.write(
+        "src/a.jadpo",
+        b"action a() -> Unit {\0 var x = \"a\0b\" }\n",
+    );
     assert_diagnosed(&app.check(), "syntax.nul_byte", "NUL bytes in a source");
 
     let app = App::new("nul-manifest");
@@ -288,8 +366,14 @@ fn nul_bytes_in_source_and_manifests() {
     assert_some_error(&app.check(), "a NUL byte in jadpo.yaml");
 
     let app = App::new("nul-package");
-    app.write("jadpo.yaml", "app: h\npackages:\n  mine: { path: vendor/mine }\n");
-    app.write("vendor/mine/package.yaml", b"package: mi\0ne\nversion: 1.0.0\n");
+    app.write(
+        "jadpo.yaml",
+        "app: h\npackages:\n  mine: { path: vendor/mine }\n",
+    );
+    app.write(
+        "vendor/mine/package.yaml",
+        b"package: mi\0ne\nversion: 1.0.0\n",
+    );
     assert_some_error(&app.check(), "a NUL byte in package.yaml");
 }
 
@@ -315,7 +399,9 @@ fn unterminated_strings_and_comments() {
 /// A billion laughs: nine aliases deep, nine wide.
 fn alias_bomb(first_line: &str) -> String {
     let mut text = format!("{first_line}\n");
-    text.push_str("a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    text.push_str(
+        "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
     for i in 1..10 {
         let p = i - 1;
         let refs = vec![format!("*a{p}"); 9].join(",");
@@ -327,8 +413,14 @@ fn alias_bomb(first_line: &str) -> String {
 /// The YAML nestings to try, each `depth` levels deep.
 fn deep_yaml(depth: usize) -> Vec<(&'static str, String)> {
     vec![
-        ("flow-seq", format!("{}{}", "[".repeat(depth), "]".repeat(depth))),
-        ("flow-map", format!("{}x{}", "{a: ".repeat(depth), "}".repeat(depth))),
+        (
+            "flow-seq",
+            format!("{}{}", "[".repeat(depth), "]".repeat(depth)),
+        ),
+        (
+            "flow-map",
+            format!("{}x{}", "{a: ".repeat(depth), "}".repeat(depth)),
+        ),
         ("block-seq", format!("{}x", "- ".repeat(depth))),
     ]
 }
@@ -342,7 +434,10 @@ fn yaml_alias_bombs() {
     assert_eq!(run.status, 2, "{}", run.describe());
 
     let app = App::new("bomb-package");
-    app.write("jadpo.yaml", "app: hostile\npackages:\n  mine: { path: vendor/mine }\n");
+    app.write(
+        "jadpo.yaml",
+        "app: hostile\npackages:\n  mine: { path: vendor/mine }\n",
+    );
     app.write(
         "vendor/mine/package.yaml",
         alias_bomb("package: mine\nversion: 1.0.0"),
@@ -358,7 +453,10 @@ fn yaml_nested_ten_thousand_deep() {
         assert_some_error(&app.check(), &format!("10,000-deep {kind} in jadpo.yaml"));
 
         let app = App::new(&format!("deep-package-{kind}"));
-        app.write("jadpo.yaml", "app: hostile\npackages:\n  mine: { path: vendor/mine }\n");
+        app.write(
+            "jadpo.yaml",
+            "app: hostile\npackages:\n  mine: { path: vendor/mine }\n",
+        );
         app.write(
             "vendor/mine/package.yaml",
             format!("package: mine\nversion: 1.0.0\noperations: {nested}\n"),
@@ -375,7 +473,10 @@ fn manifests_that_are_not_files() {
     assert_some_error(&app.check(), "jadpo.yaml is a folder");
 
     let app = App::new("package-manifest-is-a-folder");
-    app.write("jadpo.yaml", "app: hostile\npackages:\n  mine: { path: vendor/mine }\n");
+    app.write(
+        "jadpo.yaml",
+        "app: hostile\npackages:\n  mine: { path: vendor/mine }\n",
+    );
     std::fs::create_dir_all(app.path("vendor/mine/package.yaml")).unwrap_or_else(|e| panic!("{e}"));
     assert_some_error(&app.check(), "package.yaml is a folder");
 
@@ -451,24 +552,42 @@ fn package_paths_that_escape_the_package_folder() {
     use std::os::unix::fs::symlink;
     // A source in the package that is a link to a file outside it.
     let app = App::new("escape-link");
-    app.write("jadpo.yaml", "app: hostile\npackages:\n  mine: { path: vendor/mine }\n");
-    app.write("vendor/mine/package.yaml", "package: mine\nversion: 1.0.0\n");
+    app.write(
+        "jadpo.yaml",
+        "app: hostile\npackages:\n  mine: { path: vendor/mine }\n",
+    );
+    app.write(
+        "vendor/mine/package.yaml",
+        "package: mine\nversion: 1.0.0\n",
+    );
     app.write("outside.jadpo", "type Stolen = Text\n");
-    symlink(app.path("outside.jadpo"), app.path("vendor/mine/stolen.jadpo"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    symlink(
+        app.path("outside.jadpo"),
+        app.path("vendor/mine/stolen.jadpo"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_some_error(&app.check(), "a package source linking outside the package");
 
     // A package folder inside the package that links outside it.
     let app = App::new("escape-folder-link");
-    app.write("jadpo.yaml", "app: hostile\npackages:\n  mine: { path: vendor/mine }\n");
-    app.write("vendor/mine/package.yaml", "package: mine\nversion: 1.0.0\n");
+    app.write(
+        "jadpo.yaml",
+        "app: hostile\npackages:\n  mine: { path: vendor/mine }\n",
+    );
+    app.write(
+        "vendor/mine/package.yaml",
+        "package: mine\nversion: 1.0.0\n",
+    );
     app.write("elsewhere/x.jadpo", "type Stolen = Text\n");
     symlink(app.path("elsewhere"), app.path("vendor/mine/sub")).unwrap_or_else(|e| panic!("{e}"));
     assert_some_error(&app.check(), "a package folder linking outside the package");
 
     // A package's own requirement that climbs out of its folder.
     let app = App::new("escape-requirement");
-    app.write("jadpo.yaml", "app: hostile\npackages:\n  mine: { path: vendor/mine }\n");
+    app.write(
+        "jadpo.yaml",
+        "app: hostile\npackages:\n  mine: { path: vendor/mine }\n",
+    );
     app.write(
         "vendor/mine/package.yaml",
         "package: mine\nversion: 1.0.0\npackages:\n  other: { path: ../../other }\n",
@@ -483,7 +602,10 @@ fn package_paths_that_escape_the_package_folder() {
             "jadpo.yaml",
             format!("app: hostile\npackages:\n  mine: {{ path: \"{path}\" }}\n"),
         );
-        assert_some_error(&app.check(), &format!("an app requirement with path {path}"));
+        assert_some_error(
+            &app.check(),
+            &format!("an app requirement with path {path}"),
+        );
     }
 }
 
@@ -546,7 +668,11 @@ fn actions_calling_each_other_in_a_cycle() {
     let app = App::new("action-long-cycle");
     app.write("jadpo.yaml", "app: hostile\npackages:\n  stripe: \"3\"\n");
     app.write("src/a.jadpo", text);
-    assert_diagnosed(&app.check(), "effect.recursion", "a cycle through 500 actions");
+    assert_diagnosed(
+        &app.check(),
+        "effect.recursion",
+        "a cycle through 500 actions",
+    );
 
     // Pure cycles (no outside call) are allowed, and must still terminate.
     let app = App::new("pure-cycle");
@@ -569,7 +695,11 @@ fn symlink_loops_in_the_app_folder() {
     app.write("src/a.jadpo", "action a() -> Unit { }\n");
     symlink(app.path("src"), app.path("src/again")).unwrap_or_else(|e| panic!("{e}"));
     symlink(&app.dir, app.path("src/root")).unwrap_or_else(|e| panic!("{e}"));
-    assert_diagnosed(&app.check(), "load.symlink_loop", "folders linking to their parents");
+    assert_diagnosed(
+        &app.check(),
+        "load.symlink_loop",
+        "folders linking to their parents",
+    );
 
     let app = App::new("symlink-self");
     symlink(app.path("src/self.jadpo"), app.path("self.jadpo")).unwrap_or_else(|e| panic!("{e}"));
@@ -592,17 +722,75 @@ fn symlink_loops_in_the_app_folder() {
 fn a_deeply_nested_source() {
     let depth = 100_000;
     let cases = [
-        ("parens", format!("action a() -> Int {{ return {}1{} }}\n", "(".repeat(depth), ")".repeat(depth))),
-        ("braces", format!("action a() -> Unit {}{}\n", "{".repeat(depth), "}".repeat(depth))),
-        ("brackets", format!("action a() -> Unit {{ var x = {}{} }}\n", "[".repeat(depth), "]".repeat(depth))),
-        ("types", format!("type T = {}Text{}\n", "List<".repeat(depth), ">".repeat(depth))),
-        ("unclosed", format!("action a() -> Unit {{ var x = {}\n", "(".repeat(depth))),
-        ("ifs", format!("action a() -> Unit {{ {}}}\n", "if true { ".repeat(depth))),
-        ("nots", format!("action a() -> Bool {{ return {}true }}\n", "not ".repeat(depth))),
-        ("minus", format!("action a() -> Int {{ return {}1 }}\n", "- ".repeat(depth))),
-        ("attempts", format!("action a() -> Int {{ return {}1 }}\n", "attempt ".repeat(depth))),
-        ("fields", format!("action a(x: Int) -> Int {{ return x{} }}\n", ".y".repeat(depth))),
-        ("sum", format!("action a() -> Int {{ return 1{} }}\n", " + 1".repeat(depth))),
+        (
+            "parens",
+            format!(
+                "action a() -> Int {{ return {}1{} }}\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            ),
+        ),
+        (
+            "braces",
+            format!(
+                "action a() -> Unit {}{}\n",
+                "{".repeat(depth),
+                "}".repeat(depth)
+            ),
+        ),
+        (
+            "brackets",
+            format!(
+                "action a() -> Unit {{ var x = {}{} }}\n",
+                "[".repeat(depth),
+                "]".repeat(depth)
+            ),
+        ),
+        (
+            "types",
+            format!(
+                "type T = {}Text{}\n",
+                "List<".repeat(depth),
+                ">".repeat(depth)
+            ),
+        ),
+        (
+            "unclosed",
+            format!("action a() -> Unit {{ var x = {}\n", "(".repeat(depth)),
+        ),
+        (
+            "ifs",
+            format!("action a() -> Unit {{ {}}}\n", "if true { ".repeat(depth)),
+        ),
+        (
+            "nots",
+            format!(
+                "action a() -> Bool {{ return {}true }}\n",
+                "not ".repeat(depth)
+            ),
+        ),
+        (
+            "minus",
+            format!("action a() -> Int {{ return {}1 }}\n", "- ".repeat(depth)),
+        ),
+        (
+            "attempts",
+            format!(
+                "action a() -> Int {{ return {}1 }}\n",
+                "attempt ".repeat(depth)
+            ),
+        ),
+        (
+            "fields",
+            format!(
+                "action a(x: Int) -> Int {{ return x{} }}\n",
+                ".y".repeat(depth)
+            ),
+        ),
+        (
+            "sum",
+            format!("action a() -> Int {{ return 1{} }}\n", " + 1".repeat(depth)),
+        ),
     ];
     for (name, text) in cases {
         let app = App::new(&format!("nested-{name}"));
@@ -622,7 +810,10 @@ fn a_million_character_identifier_and_string() {
     assert_eq!(run.status, 0, "{}", run.describe());
 
     let app = App::new("long-unknown-name");
-    app.write("src/a.jadpo", format!("action a() -> Unit {{ attempt {long}() }}\n"));
+    app.write(
+        "src/a.jadpo",
+        format!("action a() -> Unit {{ attempt {long}() }}\n"),
+    );
     assert_some_error(&app.check(), "a call to an unknown 1M-character name");
 
     let app = App::new("long-string");
@@ -635,7 +826,10 @@ fn a_million_character_identifier_and_string() {
     assert_eq!(run.status, 0, "{}", run.describe());
 
     let app = App::new("long-unterminated-string");
-    app.write("src/a.jadpo", format!("action a() -> Text {{ return \"{long}\n}}\n"));
+    app.write(
+        "src/a.jadpo",
+        format!("action a() -> Text {{ return \"{long}\n}}\n"),
+    );
     assert_diagnosed(
         &app.check(),
         "syntax.unterminated_string",
@@ -725,8 +919,17 @@ fn a_panic_prints_one_line_and_exits_101() {
         return;
     }
     assert_eq!(run.status, 101, "{}", run.describe());
-    let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "the panic must print one line\n{}", run.describe());
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "the panic must print one line\n{}",
+        run.describe()
+    );
     let line = lines[0];
     assert!(line.contains("bug"), "{line}");
     assert!(line.contains("report"), "{line}");

@@ -47,7 +47,11 @@ fn time(label: &str, b: &support::B) {
     };
     let start = Instant::now();
     let diags = jadpo_checker::rules::run(&cx);
-    println!("{label}: rules in {:?} ({} findings)", start.elapsed(), diags.len());
+    println!(
+        "{label}: rules in {:?} ({} findings)",
+        start.elapsed(),
+        diags.len()
+    );
     let start = Instant::now();
     let _ = jadpo_checker::plan::build(&cx);
     println!("{label}: plan in {:?}", start.elapsed());
@@ -67,6 +71,12 @@ fn main() {
     }
     // Each action calls the previous one twice: 2^n inlined calls, but the
     // summaries see every action once. The plan's expansion is capped.
-    time("40 actions, each calling the previous twice", &chain(40, "stripe.prices.retrieve"));
-    time("40 actions, each charging twice through the previous", &chain(40, "stripe.charges.create"));
+    time(
+        "40 actions, each calling the previous twice",
+        &chain(40, "stripe.prices.retrieve"),
+    );
+    time(
+        "40 actions, each charging twice through the previous",
+        &chain(40, "stripe.charges.create"),
+    );
 }

@@ -30,7 +30,9 @@ type StepsKey = Text { max_length: 128 }
 
 /// The ```jadpo blocks of a doc section.
 fn examples(doc: &str, heading: &str) -> Vec<String> {
-    let Some(start) = doc.find(heading) else { return Vec::new() };
+    let Some(start) = doc.find(heading) else {
+        return Vec::new();
+    };
     let rest = &doc[start + heading.len()..];
     let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
     let mut out = Vec::new();
@@ -56,7 +58,9 @@ fn findings(code: &str, source: &str) -> Vec<(String, String, bool)> {
         loader.insert("example/prelude.jadpo", PRELUDE.as_bytes());
     }
     let compiled = jadpo_compiler::compile(&loader, "example");
-    let row = |d: &jadpo_compiler::diag::Diagnostic| (d.code.to_string(), d.summary.clone(), d.is_error());
+    let row = |d: &jadpo_compiler::diag::Diagnostic| {
+        (d.code.to_string(), d.summary.clone(), d.is_error())
+    };
     let mut out: Vec<(String, String, bool)> = compiled.diagnostics.iter().map(row).collect();
     if let Some(program) = &compiled.program {
         let analysis = jadpo_checker::check(program, &compiled.files, Scope::App);
@@ -72,12 +76,18 @@ fn doc_examples_are_tests() {
         let failing = examples(rule.doc, "## Failing example");
         let fixed = examples(rule.doc, "## Fixed example");
         if failing.is_empty() || fixed.is_empty() {
-            problems.push(format!("{}: needs a failing and a fixed ```jadpo example", rule.code));
+            problems.push(format!(
+                "{}: needs a failing and a fixed ```jadpo example",
+                rule.code
+            ));
         }
         for src in &failing {
             let found = findings(rule.code, src);
             let own = found.iter().filter(|(c, _, _)| c == rule.code).count();
-            let others: Vec<_> = found.iter().filter(|(c, _, error)| c != rule.code && *error).collect();
+            let others: Vec<_> = found
+                .iter()
+                .filter(|(c, _, error)| c != rule.code && *error)
+                .collect();
             if own != 1 || !others.is_empty() {
                 problems.push(format!(
                     "{}: failing example should give exactly one `{}` and no other error, gave {found:#?}",
@@ -88,7 +98,10 @@ fn doc_examples_are_tests() {
         for src in &fixed {
             let found = findings(rule.code, src);
             if found.iter().any(|(c, _, error)| c == rule.code || *error) {
-                problems.push(format!("{}: fixed example should give no `{}` and no error, gave {found:#?}", rule.code, rule.code));
+                problems.push(format!(
+                    "{}: fixed example should give no `{}` and no error, gave {found:#?}",
+                    rule.code, rule.code
+                ));
             }
         }
     }

@@ -87,7 +87,11 @@ fn digest_ignores_failure_mappings() {
                     (Some("stripe.PriceMissing"), vec![], "value"),
                 ],
             );
-            vec![b.call("stripe.customers.create"), m, b.call("stripe.charges.create")]
+            vec![
+                b.call("stripe.customers.create"),
+                m,
+                b.call("stripe.charges.create"),
+            ]
         }
     };
     let a = digest_of(mapped("reject PaymentRefused"));
@@ -143,8 +147,14 @@ fn steps_carry_positions_keys_windows_and_crash_points() {
     let steps = plan["steps"].as_array().expect("steps");
     assert_eq!(steps.len(), 3, "{steps:#?}");
     assert_eq!(steps[0]["operation"], "stripe.customers.create");
-    assert_eq!(steps[1]["positions"], serde_json::json!({ "first": 1, "last": 2 }));
-    assert_eq!(steps[2]["positions"], serde_json::json!({ "first": 2, "last": 3 }));
+    assert_eq!(
+        steps[1]["positions"],
+        serde_json::json!({ "first": 1, "last": 2 })
+    );
+    assert_eq!(
+        steps[2]["positions"],
+        serde_json::json!({ "first": 2, "last": 3 })
+    );
     assert_eq!(steps[1]["window_ms"], 86_400_000);
     assert_eq!(steps[1]["margin_ms"], 3_600_000);
     assert_eq!(steps[1]["keyed"], true);
@@ -161,7 +171,10 @@ fn steps_carry_positions_keys_windows_and_crash_points() {
 fn package_steps_appear_in_the_app_plan_with_their_call_chain() {
     let mut b = B::new();
     b.configured();
-    let inner = vec![b.pkg_call("stripe.customers.create"), b.pkg_call("stripe.subscriptions.create")];
+    let inner = vec![
+        b.pkg_call("stripe.customers.create"),
+        b.pkg_call("stripe.subscriptions.create"),
+    ];
     let sub = b.pkg_action("subscribe_customer", inner);
     let body = vec![b.run(sub)];
     let a = b.action("bill", body);
@@ -170,8 +183,14 @@ fn package_steps_appear_in_the_app_plan_with_their_call_chain() {
     let steps = plan["steps"].as_array().expect("steps");
     assert_eq!(steps.len(), 2);
     assert_eq!(steps[1]["via"][0]["action"], "stripe.subscribe_customer");
-    assert!(steps[1]["site"].as_str().unwrap_or("").starts_with("<bundled>/stripe/"));
-    assert!(steps[1]["via"][0]["site"].as_str().unwrap_or("").starts_with("app.jadpo:"));
+    assert!(steps[1]["site"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("<bundled>/stripe/"));
+    assert!(steps[1]["via"][0]["site"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("app.jadpo:"));
 }
 
 #[test]
@@ -208,6 +227,50 @@ fn sixty_sequential_branches_check_fast() {
     let out = b.check();
     let elapsed = start.elapsed();
     assert!(elapsed.as_secs_f64() < 2.0, "took {elapsed:?}");
-    let d = out.diagnostics.iter().find(|d| d.code == "step.too_many").expect("too_many");
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "step.too_many")
+        .expect("too_many");
     assert!(d.summary.contains("60 changing calls"), "{}", d.summary);
+}
+
+/// `spec/plan.schema.json` lists exactly the fields the plan has, so the
+/// documented schema cannot drift from what `jadpo build` writes.
+#[test]
+fn plan_fields_match_the_schema() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/plan.schema.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        k.sort();
+        k
+    };
+    let mut b = B::new();
+    b.configured();
+    let body = three_steps(&mut b);
+    let a = b.action("subscribe", body);
+    b.subscriber(a);
+    let plan = b.check().plan;
+    let defs = &schema["$defs"];
+    assert_eq!(keys(&plan), keys(&schema["oneOf"][0]["properties"]));
+    let action = &plan["actions"][0];
+    assert_eq!(keys(action), keys(&defs["action"]["properties"]));
+    assert_eq!(keys(&action["steps"][0]), keys(&defs["step"]["properties"]));
+    assert_eq!(
+        keys(&action["step_shape"]),
+        keys(&defs["step_shape"]["properties"])
+    );
+    let inner = vec![b.pkg_call("stripe.customers.create")];
+    b.pkg_action("create_one", inner);
+    let surface = b.check_package().plan;
+    assert_eq!(keys(&surface), keys(&schema["oneOf"][1]["properties"]));
+    assert_eq!(
+        keys(&surface["actions"][0]),
+        keys(&defs["surface"]["properties"])
+    );
 }

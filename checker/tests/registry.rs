@@ -30,7 +30,10 @@ fn codes_are_unique_and_well_formed() {
         assert!(seen.insert(rule.code), "duplicate code {}", rule.code);
         let (family, name) = rule.code.split_once('.').expect("family.name");
         assert!(!family.is_empty() && !name.is_empty());
-        assert!(rule.code.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c == '.'));
+        assert!(rule
+            .code
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c == '_' || c == '.'));
         assert!(lookup(rule.code).is_some());
     }
     assert!(lookup("step.nonexistent").is_none());
@@ -89,7 +92,9 @@ fn spec_pages() {
     let families = ["step.", "effect.", "route.", "decline.", "follow_up."];
     for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        let Some(code) = name.strip_suffix(".md") else { continue };
+        let Some(code) = name.strip_suffix(".md") else {
+            continue;
+        };
         if families.iter().any(|f| code.starts_with(f)) && lookup(code).is_none() {
             if update {
                 std::fs::remove_file(entry.path()).expect("remove stale page");

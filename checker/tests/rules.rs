@@ -17,10 +17,18 @@ fn nine_changing_calls_in_sequence_are_too_many() {
     let a = b.action("bill", body);
     b.subscriber(a);
     let out = b.check();
-    let d: Vec<_> = out.diagnostics.iter().filter(|d| d.code == "step.too_many").collect();
+    let d: Vec<_> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "step.too_many")
+        .collect();
     assert_eq!(d.len(), 1, "{:#?}", out.diagnostics);
     assert_eq!(d[0].related.len(), 9);
-    assert!(d[0].related[8].message.starts_with("step 9:"), "{}", d[0].related[8].message);
+    assert!(
+        d[0].related[8].message.starts_with("step 9:"),
+        "{}",
+        d[0].related[8].message
+    );
 }
 
 #[test]
@@ -60,10 +68,18 @@ fn calls_inside_package_actions_count_and_are_named() {
     let a = b.action("bill", body);
     b.subscriber(a);
     let out = b.check();
-    let d = out.diagnostics.iter().find(|d| d.code == "step.too_many").expect("too_many");
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "step.too_many")
+        .expect("too_many");
     assert!(d.summary.contains("9 changing calls"), "{}", d.summary);
     let last = &d.related[8];
-    assert!(last.message.contains("in `stripe.subscribe_customer`"), "{}", last.message);
+    assert!(
+        last.message.contains("in `stripe.subscribe_customer`"),
+        "{}",
+        last.message
+    );
     // The label sits at the app's call of the package action.
     assert_eq!(last.span.file, b.app);
 }
@@ -86,20 +102,33 @@ fn an_early_return_ends_the_path() {
 fn unkeyed_call_after_charge_on_one_path() {
     let mut b = B::new();
     b.configured();
-    let body = vec![b.call("stripe.charges.create"), b.call("github.issues.create")];
+    let body = vec![
+        b.call("stripe.charges.create"),
+        b.call("github.issues.create"),
+    ];
     let a = b.action("bill", body);
     b.subscriber(a);
     let out = b.check();
-    let d = out.diagnostics.iter().find(|d| d.code == "step.unkeyed").expect("unkeyed");
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "step.unkeyed")
+        .expect("unkeyed");
     assert!(d.summary.contains("github.issues.create"));
-    assert!(d.related.iter().any(|l| l.message.contains("stripe.charges.create")));
+    assert!(d
+        .related
+        .iter()
+        .any(|l| l.message.contains("stripe.charges.create")));
 }
 
 #[test]
 fn unkeyed_call_in_other_branch_is_fine() {
     let mut b = B::new();
     b.configured();
-    let left = vec![b.call("stripe.charges.create"), b.call("stripe.customers.create")];
+    let left = vec![
+        b.call("stripe.charges.create"),
+        b.call("stripe.customers.create"),
+    ];
     let right = vec![b.call("github.issues.create")];
     let branch = b.if_else(left, right);
     let a = b.action("bill", vec![branch]);
@@ -110,7 +139,10 @@ fn unkeyed_call_in_other_branch_is_fine() {
 #[test]
 fn unkeyed_call_alone_is_fine() {
     let mut b = B::new();
-    let body = vec![b.call("stripe.prices.retrieve"), b.call("github.issues.create")];
+    let body = vec![
+        b.call("stripe.prices.retrieve"),
+        b.call("github.issues.create"),
+    ];
     let a = b.action("notify", body);
     b.subscriber(a);
     assert_eq!(b.codes(), Vec::<&str>::new());
@@ -129,11 +161,23 @@ fn multi_step_action_from_unkeyed_route_and_schedule() {
     b.route(inner, true, None);
     b.subscriber(inner);
     let out = b.check();
-    let ctx: Vec<_> = out.diagnostics.iter().filter(|d| d.code == "step.context").collect();
+    let ctx: Vec<_> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "step.context")
+        .collect();
     assert_eq!(ctx.len(), 2, "{:#?}", ctx);
-    assert!(ctx.iter().any(|d| d.summary.contains("`handle`, which calls `bill`")), "{:#?}", ctx);
+    assert!(
+        ctx.iter()
+            .any(|d| d.summary.contains("`handle`, which calls `bill`")),
+        "{:#?}",
+        ctx
+    );
     for d in ctx {
-        assert!(d.fixes.iter().any(|f| f.message.contains("idempotency_key: required")));
+        assert!(d
+            .fixes
+            .iter()
+            .any(|f| f.message.contains("idempotency_key: required")));
         assert!(d.fixes.iter().any(|f| f.message.contains("subscriber")));
     }
 }
@@ -150,7 +194,14 @@ fn call_in_loop_reported_once_per_loop() {
     let a = b.action("bill", body);
     b.subscriber(a);
     let codes = b.codes();
-    assert_eq!(codes.iter().filter(|c| **c == "effect.call_in_loop").count(), 1, "{codes:?}");
+    assert_eq!(
+        codes
+            .iter()
+            .filter(|c| **c == "effect.call_in_loop")
+            .count(),
+        1,
+        "{codes:?}"
+    );
 }
 
 #[test]
@@ -174,7 +225,11 @@ fn loop_in_called_action_without_changes_is_reported_at_the_call() {
     let a = b.action("bill", body);
     b.subscriber(a);
     let out = b.check();
-    let d: Vec<_> = out.diagnostics.iter().filter(|d| d.code == "effect.call_in_loop").collect();
+    let d: Vec<_> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "effect.call_in_loop")
+        .collect();
     assert_eq!(d.len(), 1);
     assert!(d[0].summary.contains("`read_all`"));
 }
@@ -194,6 +249,7 @@ fn write_before_call_on_some_path() {
 #[test]
 fn emit_before_call_through_a_called_action() {
     let mut b = B::new();
+    b.configured();
     let e = b.emit();
     let helper = b.action("announce", vec![e]);
     let body = vec![b.run(helper), b.call("stripe.prices.retrieve")];
@@ -205,7 +261,11 @@ fn emit_before_call_through_a_called_action() {
 #[test]
 fn write_after_calls_is_fine() {
     let mut b = B::new();
-    let body = vec![b.call("stripe.prices.retrieve"), b.write("Invoice", &[]), b.emit()];
+    let body = vec![
+        b.call("stripe.prices.retrieve"),
+        b.write("Invoice", &[]),
+        b.emit(),
+    ];
     let a = b.action("bill", body);
     b.subscriber(a);
     assert_eq!(b.codes(), Vec::<&str>::new());
@@ -237,11 +297,17 @@ fn recursion_without_outside_calls_is_fine() {
 #[test]
 fn large_output_after_a_change() {
     let mut b = B::new();
-    let before = vec![b.call("stripe.invoices.list"), b.call("stripe.charges.create")];
+    let before = vec![
+        b.call("stripe.invoices.list"),
+        b.call("stripe.charges.create"),
+    ];
     let ok = b.action("fine", before);
     b.subscriber(ok);
     assert_eq!(b.codes(), Vec::<&str>::new());
-    let after = vec![b.call("stripe.charges.create"), b.call("stripe.invoices.list")];
+    let after = vec![
+        b.call("stripe.charges.create"),
+        b.call("stripe.invoices.list"),
+    ];
     let bad = b.action("late_list", after);
     b.subscriber(bad);
     assert_eq!(b.codes(), vec!["step.large_output"]);
@@ -253,8 +319,15 @@ fn store_and_key_required_for_multi_step_actions() {
     let body = charges(&mut b, 2);
     let a = b.action("bill", body);
     b.subscriber(a);
-    let codes: Vec<_> = b.codes().into_iter().filter(|c| *c != "step.late_failure").collect();
-    assert_eq!(codes, vec!["step.encryption_key_required", "step.store_required"]);
+    let codes: Vec<_> = b
+        .codes()
+        .into_iter()
+        .filter(|c| *c != "step.late_failure")
+        .collect();
+    assert_eq!(
+        codes,
+        vec!["step.encryption_key_required", "step.store_required"]
+    );
     let mut b2 = B::new();
     b2.configured();
     let body = charges(&mut b2, 2);
@@ -291,15 +364,19 @@ fn late_failure_points_after_the_first_change() {
         ],
     );
     let body = vec![
-        b.call("stripe.customers.create"), // its own failures are not late
-        sub,                               // reject: late; PriceMissing value: handled
-        b.call("stripe.prices.retrieve"),  // read after the change: late
+        b.call("stripe.customers.create"),  // its own failures are not late
+        sub,                                // reject: late; PriceMissing value: handled
+        b.call("stripe.prices.retrieve"),   // read after the change: late
         b.write("Invoice", &["Duplicate"]), // a write naming a failure: late
     ];
     let a = b.action("bill", body);
     b.subscriber(a);
     let out = b.check();
-    let d: Vec<_> = out.diagnostics.iter().filter(|d| d.code == "step.late_failure").collect();
+    let d: Vec<_> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "step.late_failure")
+        .collect();
     assert_eq!(d.len(), 1, "{:#?}", out.diagnostics);
     // first change + 3 points
     assert_eq!(d[0].related.len(), 4, "{:#?}", d[0].related);
@@ -312,8 +389,8 @@ fn late_failure_already_undone_and_transient_are_not_late() {
     b.configured();
     let body = vec![
         b.call("stripe.customers.create"),
-        b.call("stripe.customers.delete"),  // ResourceMissing is already_undone
-        b.call("stripe.invoices.list"),     // only transient failures (but a step: large)
+        b.call("stripe.customers.delete"), // ResourceMissing is already_undone
+        b.call("stripe.invoices.list"),    // only transient failures (but a step: large)
     ];
     let a = b.action("bill", body);
     b.subscriber(a);
@@ -333,8 +410,18 @@ fn late_failure_through_a_package_surface() {
     let a = b.action("bill", a_body);
     b.subscriber(a);
     let out = b.check();
-    let d = out.diagnostics.iter().find(|d| d.code == "step.late_failure").expect("late");
-    assert!(d.related.iter().any(|l| l.message.contains("stripe.subscribe_customer")), "{:#?}", d);
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "step.late_failure")
+        .expect("late");
+    assert!(
+        d.related
+            .iter()
+            .any(|l| l.message.contains("stripe.subscribe_customer")),
+        "{:#?}",
+        d
+    );
     // Handled by a match arm yielding a value: no finding.
     let mut b = B::new();
     b.configured();
@@ -360,7 +447,10 @@ fn late_failure_through_a_package_surface() {
 fn declines_suppress_warnings_and_are_checked() {
     let mut b = B::new();
     b.configured();
-    let body = vec![b.call("stripe.customers.create"), b.reject("PaymentRefused")];
+    let body = vec![
+        b.call("stripe.customers.create"),
+        b.reject("PaymentRefused"),
+    ];
     let a = b.action("bill", body);
     b.decline(a, "step.late_failure");
     b.subscriber(a);
@@ -372,8 +462,14 @@ fn declines_suppress_warnings_and_are_checked() {
     let out = b.check();
     let mut codes: Vec<_> = out.diagnostics.iter().map(|d| d.code).collect();
     codes.sort();
-    assert_eq!(codes, vec!["decline.not_a_warning", "decline.unused", "decline.unused"]);
-    assert!(out.diagnostics.iter().any(|d| d.fixes.iter().any(|f| f.message.contains("step.late_failure"))));
+    assert_eq!(
+        codes,
+        vec!["decline.not_a_warning", "decline.unused", "decline.unused"]
+    );
+    assert!(out.diagnostics.iter().any(|d| d
+        .fixes
+        .iter()
+        .any(|f| f.message.contains("step.late_failure"))));
 }
 
 #[test]
@@ -387,13 +483,34 @@ fn deadline_sum_shows_each_call() {
     assert_eq!(b.codes(), Vec::<&str>::new(), "150s is not past 150s");
     b.route(a, true, Some(149_000));
     let out = b.check();
-    let d = out.diagnostics.iter().find(|d| d.code == "route.calls_past_deadline").expect("deadline");
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "route.calls_past_deadline")
+        .expect("deadline");
     // 60s x 2 = 2m, plus 3 x (5s x 2) = 30s.
     assert!(d.summary.contains("can take 150s"), "{}", d.summary);
     assert_eq!(d.related.len(), 2);
-    assert!(d.related[0].message.contains("`ai.generate`: 1m x 2 attempts = 2m"), "{}", d.related[0].message);
-    assert!(d.related[1].message.contains("3 times in a loop = 30s"), "{}", d.related[1].message);
-    assert!(d.reason.as_deref().unwrap_or("").contains("2m + 30s = 150s"), "{:?}", d.reason);
+    assert!(
+        d.related[0]
+            .message
+            .contains("`ai.generate`: 1m x 2 attempts = 2m"),
+        "{}",
+        d.related[0].message
+    );
+    assert!(
+        d.related[1].message.contains("3 times in a loop = 30s"),
+        "{}",
+        d.related[1].message
+    );
+    assert!(
+        d.reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("2m + 30s = 150s"),
+        "{:?}",
+        d.reason
+    );
 }
 
 #[test]
@@ -410,15 +527,23 @@ fn deadline_within_budget_is_fine() {
 #[test]
 fn package_scope_checks_package_actions_only() {
     let mut b = B::new();
-    let inner: Vec<_> = (0..9).map(|_| b.pkg_call("stripe.charges.create")).collect();
+    let inner: Vec<_> = (0..9)
+        .map(|_| b.pkg_call("stripe.charges.create"))
+        .collect();
     let _sub = b.pkg_action("charge_many", inner);
-    let app_body = vec![b.call("stripe.charges.create"), b.call("github.issues.create")];
+    let app_body = vec![
+        b.call("stripe.charges.create"),
+        b.call("github.issues.create"),
+    ];
     let _app = b.action("app_action", app_body);
     let pkg = b.check_package();
     let codes: Vec<_> = pkg.diagnostics.iter().map(|d| d.code).collect();
     assert!(codes.contains(&"step.too_many"), "{codes:?}");
     assert!(!codes.contains(&"step.unkeyed"), "{codes:?}");
-    assert!(!codes.contains(&"step.encryption_key_required"), "{codes:?}");
+    assert!(
+        !codes.contains(&"step.encryption_key_required"),
+        "{codes:?}"
+    );
     let surface = &pkg.plan["actions"][0];
     assert_eq!(surface["changing_calls"], 9);
     // The app check does not report the package's own finding.

@@ -3,7 +3,10 @@
 //! Ids depend on interning order, which varies with thread scheduling, so
 //! `Ord` compares the text: sorting by `Name` is deterministic.
 
-use lasso::{Spur, ThreadedRodeo};
+use lasso::{Key, Spur, ThreadedRodeo};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 fn rodeo() -> &'static ThreadedRodeo {
@@ -11,16 +14,86 @@ fn rodeo() -> &'static ThreadedRodeo {
     RODEO.get_or_init(ThreadedRodeo::new)
 }
 
+// Per-thread caches in front of the shared interner: its lookups take a
+// shard lock and hash with SipHash, and sorting or looking up by `Name`
+// (ordered by text) resolved names millions of times on a large app.
+thread_local! {
+    /// Texts this thread has resolved, indexed by key.
+    static TEXTS: RefCell<Vec<Option<&'static str>>> = const { RefCell::new(Vec::new()) };
+    /// Names this thread has interned, by text.
+    static NAMES: RefCell<HashMap<&'static str, Spur, BuildHasherDefault<FxHasher>>> =
+        RefCell::new(HashMap::default());
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Name(Spur);
 
 impl Name {
     pub fn new(text: &str) -> Name {
-        Name(rodeo().get_or_intern(text))
+        let cached = NAMES.try_with(|names| names.borrow().get(text).copied());
+        if let Ok(Some(key)) = cached {
+            return Name(key);
+        }
+        let key = rodeo().get_or_intern(text);
+        let stored: &'static str = rodeo().resolve(&key);
+        let _ = NAMES.try_with(|names| names.borrow_mut().insert(stored, key));
+        Name(key)
     }
 
     pub fn as_str(self) -> &'static str {
-        rodeo().resolve(&self.0)
+        let index = self.0.into_usize();
+        let cached = TEXTS.try_with(|texts| texts.borrow().get(index).copied().flatten());
+        if let Ok(Some(text)) = cached {
+            return text;
+        }
+        let text: &'static str = rodeo().resolve(&self.0);
+        let _ = TEXTS.try_with(|texts| {
+            let mut texts = texts.borrow_mut();
+            if texts.len() <= index {
+                texts.resize(index + 1, None);
+            }
+            if let Some(slot) = texts.get_mut(index) {
+                *slot = Some(text);
+            }
+        });
+        text
+    }
+}
+
+/// The multiply-rotate hash of rustc (FxHash): a few cycles for a short
+/// name, where SipHash costs tens. Only for the per-thread cache above,
+/// whose keys come from source text; it is never iterated.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -1,6 +1,9 @@
 //! Shared checks for the fuzz targets: every span a diagnostic carries names
 //! a file and lies inside its text on character boundaries.
 
+// Each target uses only some of these.
+#![allow(dead_code)]
+
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::source::Files;
 use jadpo_compiler::span::Span;

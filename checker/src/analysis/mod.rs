@@ -143,8 +143,7 @@ pub fn analyse(program: &Program) -> Analysed {
     // Tarjan's components come callees first.
     let mut order = Vec::with_capacity(n);
     for scc in petgraph::algo::tarjan_scc(&graph) {
-        let mut members: Vec<ActionId> =
-            scc.iter().map(|ix| ActionId(ix.index() as u32)).collect();
+        let mut members: Vec<ActionId> = scc.iter().map(|ix| ActionId(ix.index() as u32)).collect();
         members.sort();
         let cyclic = members.len() > 1
             || members
@@ -172,35 +171,11 @@ pub fn analyse(program: &Program) -> Analysed {
 
 fn summarise(program: &Program, summaries: &Summaries, id: ActionId) -> Summary {
     let body = &program.action(id).body;
-    let count = walk_block(
-        &mut CountLeaves {
-            program,
-            summaries,
-        },
-        body,
-    );
-    let unkeyed = walk_block(
-        &mut UnkeyedLeaves {
-            program,
-            summaries,
-        },
-        body,
-    );
-    let cost = walk_block(
-        &mut CostLeaves {
-            program,
-            summaries,
-        },
-        body,
-    );
+    let count = walk_block(&mut CountLeaves { program, summaries }, body);
+    let unkeyed = walk_block(&mut UnkeyedLeaves { program, summaries }, body);
+    let cost = walk_block(&mut CostLeaves { program, summaries }, body);
     let order = walk_block(&mut OrderLeaves { summaries }, body);
-    let large = walk_block(
-        &mut LargeLeaves {
-            program,
-            summaries,
-        },
-        body,
-    );
+    let large = walk_block(&mut LargeLeaves { program, summaries }, body);
     Summary {
         count_all: count.all(),
         count: count.ok_fail(),

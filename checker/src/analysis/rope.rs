@@ -84,8 +84,8 @@ pub fn flatten(w: &W) -> Vec<Leaf> {
     let mut out = Vec::new();
     let Some(root) = w else { return out };
     // Each frame: a rope, the call chain above it, the loop multiplier.
-    let mut stack: Vec<(Rc<Rope>, Rc<Vec<(Span, ActionId)>>, u32)> =
-        vec![(root.clone(), Rc::new(Vec::new()), 1)];
+    type Frame = (Rc<Rope>, Rc<Vec<(Span, ActionId)>>, u32);
+    let mut stack: Vec<Frame> = vec![(root.clone(), Rc::new(Vec::new()), 1)];
     while let Some((rope, via, mult)) = stack.pop() {
         if out.len() >= MAX_LEAVES {
             break;

@@ -73,8 +73,14 @@ impl Lines {
 }
 
 pub fn build(cx: &Cx) -> Value {
-    let mut plan = if cx.is_app() { app_plan(cx) } else { package_surface(cx) };
-    let id = blake3::hash(plan.to_string().as_bytes()).to_hex().to_string();
+    let mut plan = if cx.is_app() {
+        app_plan(cx)
+    } else {
+        package_surface(cx)
+    };
+    let id = blake3::hash(plan.to_string().as_bytes())
+        .to_hex()
+        .to_string();
     if let Value::Object(map) = &mut plan {
         map.insert("build_id".into(), Value::String(id));
     }
@@ -85,7 +91,12 @@ fn app_plan(cx: &Cx) -> Value {
     let lines = Lines::new(cx);
     let mut actions: Vec<(String, Value)> = cx
         .actions()
-        .map(|id| (cx.program.action(id).qualified.clone(), action_plan(cx, &lines, id)))
+        .map(|id| {
+            (
+                cx.program.action(id).qualified.clone(),
+                action_plan(cx, &lines, id),
+            )
+        })
         .collect();
     actions.sort_by(|a, b| a.0.cmp(&b.0));
     json!({

@@ -312,7 +312,9 @@ pub fn digest(p: &Program, graph: &StepGraph) -> String {
     }
     let mut hashes: Vec<[u8; 32]> = vec![[0; 32]; n];
     for i in (0..n).rev() {
-        let Some(step) = graph.steps.get(i) else { continue };
+        let Some(step) = graph.steps.get(i) else {
+            continue;
+        };
         let next: BTreeSet<[u8; 32]> = succ
             .get(i)
             .into_iter()

@@ -36,7 +36,14 @@ macro_rules! rule_info {
             code: concat!($family, ".", $name),
             severity: jadpo_compiler::diag::Severity::$severity,
             summary: $summary,
-            doc: include_str!(concat!(env!("OUT_DIR"), "/docs/", $family, ".", $name, ".md")),
+            doc: include_str!(concat!(
+                env!("OUT_DIR"),
+                "/docs/",
+                $family,
+                ".",
+                $name,
+                ".md"
+            )),
         };
     };
 }

@@ -28,7 +28,10 @@ pub fn failure(p: &Program, f: FailureId) -> String {
 
 /// "`A`, `B` and `C`"
 pub fn failures(p: &Program, list: &[FailureId]) -> String {
-    let names: Vec<String> = list.iter().map(|f| format!("`{}`", failure(p, *f))).collect();
+    let names: Vec<String> = list
+        .iter()
+        .map(|f| format!("`{}`", failure(p, *f)))
+        .collect();
     match names.split_last() {
         None => String::new(),
         Some((last, [])) => last.clone(),
@@ -68,11 +71,11 @@ pub fn duration(ms: u64) -> String {
     if ms == 0 {
         return "0s".to_string();
     }
-    if ms % 3_600_000 == 0 {
+    if ms.is_multiple_of(3_600_000) {
         format!("{}h", ms / 3_600_000)
-    } else if ms % 60_000 == 0 {
+    } else if ms.is_multiple_of(60_000) {
         format!("{}m", ms / 60_000)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
@@ -108,7 +111,10 @@ pub fn steps<'l>(p: &Program, leaves: &'l [Leaf]) -> Vec<(u32, u32, &'l Leaf)> {
     let mut step = 0u32;
     let mut changing = 0u32;
     for leaf in leaves {
-        let changes = p.operations.get(leaf.op.0 as usize).is_some_and(|o| o.changes);
+        let changes = p
+            .operations
+            .get(leaf.op.0 as usize)
+            .is_some_and(|o| o.changes);
         if changes {
             changing += 1;
         }
@@ -126,7 +132,11 @@ pub fn steps<'l>(p: &Program, leaves: &'l [Leaf]) -> Vec<(u32, u32, &'l Leaf)> {
 pub fn common_via(p: &Program, leaves: &[Leaf]) -> Vec<(Span, ActionId)> {
     let mut common: Option<Vec<(Span, ActionId)>> = None;
     for leaf in leaves {
-        if !p.operations.get(leaf.op.0 as usize).is_some_and(|o| o.changes) {
+        if !p
+            .operations
+            .get(leaf.op.0 as usize)
+            .is_some_and(|o| o.changes)
+        {
             continue;
         }
         common = Some(match common {

@@ -7,7 +7,10 @@
 //! The grammar files are included here a second time by path; their
 //! `super::PError` is [`Quick`] here and chumsky's `Rich` in [`super`].
 
+// The copies are private and only `items::file` is called.
 #![allow(dead_code)]
+// Loading the grammar files twice is the point of this module.
+#![allow(clippy::duplicate_mod)]
 
 use crate::ast::Item;
 use crate::span::Span;

@@ -17,14 +17,19 @@ pub fn apply(cx: &Cx, findings: Vec<Finding>) -> Vec<Finding> {
     for f in findings {
         let declined = f.diag.severity == Severity::Warning
             && f.action.is_some_and(|a| {
-                cx.program.action(a).declines.iter().enumerate().any(|(i, d)| {
-                    if d.code == f.diag.code {
-                        used.push((a, i));
-                        true
-                    } else {
-                        false
-                    }
-                })
+                cx.program
+                    .action(a)
+                    .declines
+                    .iter()
+                    .enumerate()
+                    .any(|(i, d)| {
+                        if d.code == f.diag.code {
+                            used.push((a, i));
+                            true
+                        } else {
+                            false
+                        }
+                    })
             });
         if !declined {
             kept.push(f);
@@ -34,7 +39,10 @@ pub fn apply(cx: &Cx, findings: Vec<Finding>) -> Vec<Finding> {
         for (i, decline) in cx.program.action(id).declines.iter().enumerate() {
             match lookup(&decline.code) {
                 Some(rule) if rule.severity == Severity::Error => {
-                    kept.push(Finding::of(id, not_a_warning::diagnostic(cx, decline, rule)));
+                    kept.push(Finding::of(
+                        id,
+                        not_a_warning::diagnostic(cx, decline, rule),
+                    ));
                 }
                 Some(_) if used.contains(&(id, i)) => {}
                 found => kept.push(Finding::of(

@@ -35,7 +35,12 @@ use jadpo_compiler::ir::Decline;
 
 use crate::rules::{rule_info, Cx, RuleInfo};
 
-rule_info!("decline", "not_a_warning", Error, "a decline names an error, which cannot be declined");
+rule_info!(
+    "decline",
+    "not_a_warning",
+    Error,
+    "a decline names an error, which cannot be declined"
+);
 
 pub fn diagnostic(_cx: &Cx, decline: &Decline, rule: &RuleInfo) -> Diagnostic {
     Diagnostic::error(
@@ -48,5 +53,8 @@ pub fn diagnostic(_cx: &Cx, decline: &Decline, rule: &RuleInfo) -> Diagnostic {
         "`{}` ({}) marks a program that cannot run safely; hiding it would not make it safe",
         rule.code, rule.summary
     ))
-    .with_fix(format!("remove this decline and fix what `{}` reports", decline.code))
+    .with_fix(format!(
+        "remove this decline and fix what `{}` reports",
+        decline.code
+    ))
 }

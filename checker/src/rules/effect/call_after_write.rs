@@ -77,9 +77,15 @@ rule_info!(
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else { continue };
-        let Some(order) = &summary.order_all else { continue };
-        let Some((write, call)) = order.viol else { continue };
+        let Some(summary) = cx.summary(id) else {
+            continue;
+        };
+        let Some(order) = &summary.order_all else {
+            continue;
+        };
+        let Some((write, call)) = order.viol else {
+            continue;
+        };
         let call_text = match call.what {
             What::Callee(a) => format!(
                 "`{}`, which makes outside calls,",

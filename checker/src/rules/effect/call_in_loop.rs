@@ -86,7 +86,9 @@ rule_info!(
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else { continue };
+        let Some(summary) = cx.summary(id) else {
+            continue;
+        };
         let misc = &summary.misc;
         if !misc.has_changing {
             continue;

@@ -69,7 +69,9 @@ rule_info!(
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for cycle in &cx.analysed.cycles {
         let members = &cycle.members;
-        let Some(&start) = members.first() else { continue };
+        let Some(&start) = members.first() else {
+            continue;
+        };
         if !cx.in_scope(start) {
             continue;
         }
@@ -80,7 +82,9 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         let edges = cycle_path(cx, members, start);
-        let Some(&(first_span, _, first_to)) = edges.first() else { continue };
+        let Some(&(first_span, _, first_to)) = edges.first() else {
+            continue;
+        };
         let names: Vec<String> = members
             .iter()
             .map(|m| format!("`{}`", text::action(cx.program, *m)))
@@ -88,12 +92,13 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         let summary = if members.len() == 1 {
             format!("{} calls itself, and makes outside calls", names.join(""))
         } else {
-            format!("{} call each other in a cycle that makes outside calls", names.join(", "))
+            format!(
+                "{} call each other in a cycle that makes outside calls",
+                names.join(", ")
+            )
         };
-        let mut d = Diagnostic::error(INFO.code, first_span, summary).with_label(format!(
-            "calls `{}`",
-            text::action(cx.program, first_to)
-        ));
+        let mut d = Diagnostic::error(INFO.code, first_span, summary)
+            .with_label(format!("calls `{}`", text::action(cx.program, first_to)));
         for &(span, from, to) in edges.iter().skip(1) {
             d = d.with_related(
                 span,
@@ -144,10 +149,14 @@ fn cycle_path(cx: &Cx, members: &[ActionId], start: ActionId) -> Vec<(Span, Acti
             break;
         }
     }
-    let Some((span, mut from)) = closing else { return Vec::new() };
+    let Some((span, mut from)) = closing else {
+        return Vec::new();
+    };
     let mut path = vec![(span, from, start)];
     while from != start {
-        let Some(&(span, prev)) = reached.get(&from) else { break };
+        let Some(&(span, prev)) = reached.get(&from) else {
+            break;
+        };
         path.push((span, prev, from));
         from = prev;
     }

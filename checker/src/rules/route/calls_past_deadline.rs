@@ -107,7 +107,9 @@ fn judge(cx: &Cx, entry: &Entry) -> Option<Finding> {
     .with_label(format!("deadline {}", text::duration(*deadline)));
     let mut terms = Vec::new();
     for leaf in flatten(&cost.w) {
-        let Some(op) = cx.program.operations.get(leaf.op.0 as usize) else { continue };
+        let Some(op) = cx.program.operations.get(leaf.op.0 as usize) else {
+            continue;
+        };
         let each = op.timeout_ms.saturating_mul(u64::from(op.attempts));
         let total = each.saturating_mul(u64::from(leaf.times));
         let times = if leaf.times > 1 {

@@ -120,7 +120,10 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let d = d
         .with_related(
             action.name_span,
-            format!("`{}` makes several changing calls on one path", action.qualified),
+            format!(
+                "`{}` makes several changing calls on one path",
+                action.qualified
+            ),
         )
         .with_reason(
             "the answers of recorded steps can hold personal data and are stored encrypted with \

@@ -67,9 +67,15 @@ rule_info!(
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else { continue };
-        let Some(large) = &summary.large_all else { continue };
-        let Some((call, before)) = large.viol else { continue };
+        let Some(summary) = cx.summary(id) else {
+            continue;
+        };
+        let Some(large) = &summary.large_all else {
+            continue;
+        };
+        let Some((call, before)) = large.viol else {
+            continue;
+        };
         let name = match call.what {
             What::Callee(a) => format!(
                 "a call of `{}`, which calls an operation with `large_output: true`,",
@@ -80,14 +86,20 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         let mut d = Diagnostic::error(
             INFO.code,
             call.span,
-            format!("{name} is a step of `{}`, but its answer may exceed 1 MB", text::action(cx.program, id)),
+            format!(
+                "{name} is a step of `{}`, but its answer may exceed 1 MB",
+                text::action(cx.program, id)
+            ),
         )
         .with_label("its answer would be recorded as a step");
         match before {
             Some(change) => {
                 d = d.with_related(
                     change.span,
-                    format!("{} changes something first", text::what(cx.program, change.what)),
+                    format!(
+                        "{} changes something first",
+                        text::what(cx.program, change.what)
+                    ),
                 );
             }
             None => {
@@ -100,7 +112,9 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
                  most 1 MB) so a rerun can replay it; `large_output: true` says this answer may \
                  be larger",
             )
-            .with_fix("make the call before the first changing call, where answers are not recorded")
+            .with_fix(
+                "make the call before the first changing call, where answers are not recorded",
+            )
             .with_fix("or make it in a subscriber of an event this action emits");
         out.push(Finding::of(id, d));
     }

@@ -108,7 +108,9 @@ rule_info!(
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else { continue };
+        let Some(summary) = cx.summary(id) else {
+            continue;
+        };
         let late = &summary.late;
         if late.points.is_empty() {
             continue;
@@ -126,7 +128,10 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         )
         .with_label("changes made before these points stay made");
         if let Some(first) = late.first_change {
-            d = d.with_related(first, "the first changing call: once it has answered, the points below are late");
+            d = d.with_related(
+                first,
+                "the first changing call: once it has answered, the points below are late",
+            );
         }
         let mut seen: Vec<Span> = Vec::new();
         for point in &late.points {
@@ -160,10 +165,16 @@ fn point_label(cx: &Cx, point: &Point) -> String {
             text::action(cx.program, *a)
         ),
         PointKind::Attempt(w @ What::Write(..)) => {
-            format!("{} can be refused with {failures} under `attempt`", text::what(cx.program, *w))
+            format!(
+                "{} can be refused with {failures} under `attempt`",
+                text::what(cx.program, *w)
+            )
         }
         PointKind::Attempt(w) => {
-            format!("`attempt` passes on {failures} from {} after a change", text::what(cx.program, *w))
+            format!(
+                "`attempt` passes on {failures} from {} after a change",
+                text::what(cx.program, *w)
+            )
         }
         PointKind::Reject => format!("`reject` ends the action with {failures} after a change"),
         PointKind::Propagate => format!("`propagate` passes on {failures} after a change"),

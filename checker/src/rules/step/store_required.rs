@@ -107,8 +107,12 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     }
     for id in record_holders(cx) {
-        let Some(summary) = cx.summary(id) else { continue };
-        let Some(count) = &summary.count_all else { continue };
+        let Some(summary) = cx.summary(id) else {
+            continue;
+        };
+        let Some(count) = &summary.count_all else {
+            continue;
+        };
         if count.n < 2 || !summary.misc.stores.is_empty() {
             continue;
         }
@@ -128,7 +132,10 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
                 continue;
             }
             let (span, inside) = text::leaf_place(cx, leaf);
-            d = d.with_related(span, format!("step {step}: `{}`{inside}", text::op(cx.program, leaf.op)));
+            d = d.with_related(
+                span,
+                format!("step {step}: `{}`{inside}", text::op(cx.program, leaf.op)),
+            );
         }
         if let Some(app) = cx.program.app.span {
             d = d.with_related(app, "no `events: { store: }` here");

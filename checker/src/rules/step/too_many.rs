@@ -68,14 +68,23 @@ use crate::analysis::rope::flatten;
 use crate::rules::text;
 use crate::rules::{rule_info, Cx, Finding};
 
-rule_info!("step", "too_many", Error, "more than 8 changing calls on one path of an action");
+rule_info!(
+    "step",
+    "too_many",
+    Error,
+    "more than 8 changing calls on one path of an action"
+);
 
 pub const LIMIT: u32 = 8;
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else { continue };
-        let Some(count) = &summary.count_all else { continue };
+        let Some(summary) = cx.summary(id) else {
+            continue;
+        };
+        let Some(count) = &summary.count_all else {
+            continue;
+        };
         if count.n <= LIMIT {
             continue;
         }

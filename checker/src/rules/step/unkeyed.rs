@@ -86,10 +86,18 @@ rule_info!(
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else { continue };
-        let Some(states) = &summary.unkeyed_all else { continue };
-        let Some(Some(witness)) = states.s.get(UStates::BAD) else { continue };
-        let Some(unkeyed) = &witness.unkeyed else { continue };
+        let Some(summary) = cx.summary(id) else {
+            continue;
+        };
+        let Some(states) = &summary.unkeyed_all else {
+            continue;
+        };
+        let Some(Some(witness)) = states.s.get(UStates::BAD) else {
+            continue;
+        };
+        let Some(unkeyed) = &witness.unkeyed else {
+            continue;
+        };
         let Some(leaf) = flatten(&Some(unkeyed.clone())).into_iter().next() else {
             continue;
         };
@@ -113,7 +121,9 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
                 action.qualified
             ),
         )
-        .with_label(format!("`{op}`{inside} takes no key and is not safe to repeat"));
+        .with_label(format!(
+            "`{op}`{inside} takes no key and is not safe to repeat"
+        ));
         for other in &witness.others {
             for leaf in flatten(&Some(other.clone())) {
                 let (span, inside) = text::leaf_place(cx, &leaf);
