@@ -51,10 +51,20 @@ for f in "${sources[@]}"; do
     i=$((i + 1))
 done
 
+# Build every target once, then run the binaries directly: other people
+# editing the sources between targets must not trigger rebuilds mid-run.
+if ! cargo fuzz build --sanitizer "$sanitizer" -O -a; then
+    echo "the fuzz targets do not build"
+    exit 2
+fi
+triple="$(rustc -vV | sed -n 's/^host: //p')"
+bin="fuzz/target/$triple/release"
+
 failed=()
 for t in "${targets[@]}"; do
     echo "== fuzzing $t for ${secs}s (sanitizer: $sanitizer)"
-    if ! cargo fuzz run --sanitizer "$sanitizer" -O -a "$t" -- \
+    mkdir -p "fuzz/artifacts/$t"
+    if ! "$bin/$t" "fuzz/corpus/$t" -artifact_prefix="fuzz/artifacts/$t/" \
         -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=65536 \
         -print_final_stats=1; then
         failed+=("$t")
@@ -63,6 +73,7 @@ done
 
 if [ ${#failed[@]} -ne 0 ]; then
     echo "crashes found by: ${failed[*]} (inputs in fuzz/artifacts/)"
+    echo "reproduce one with: $bin/<target> fuzz/artifacts/<target>/<file>"
     exit 1
 fi
 echo "no crash in ${targets[*]}"

@@ -43,6 +43,8 @@ pub enum Command {
     Lsp,
     /// Check a package on its own and store it, with its surface and a
     /// checksum, in a registry folder. Refuses a package with any error.
+    /// Exit status 0 published, 1 refused (errors, or the version is already
+    /// published), 2 the package cannot be checked or the registry written.
     Publish(PublishArgs),
     /// Work with plans written by `jadpo build`.
     #[command(subcommand)]

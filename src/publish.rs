@@ -173,6 +173,20 @@ pub fn run(args: &PublishArgs) -> u8 {
         );
         return 1;
     }
+    // The name and version become folder names: never a path.
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+'))
+            && !s.starts_with('.')
+    };
+    if !plain(&checked.name) || !plain(&checked.version) {
+        eprintln!(
+            "error: not publishing: `{}` {} cannot name a registry folder",
+            checked.name, checked.version
+        );
+        return 1;
+    }
     let target = Path::new(&args.registry)
         .join(&checked.name)
         .join(&checked.version);

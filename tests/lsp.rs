@@ -382,10 +382,9 @@ fn an_editor_session() {
         "textDocument/documentSymbol",
         json!({ "textDocument": doc(&subscribe) }),
     );
-    let names: Vec<&str> = list(&symbols)
+    let names: Vec<String> = list(&symbols)
         .iter()
-        .filter_map(|s| s["name"].as_str())
-        .map(|s| Box::leak(s.to_string().into_boxed_str()) as &str)
+        .filter_map(|s| s["name"].as_str().map(str::to_string))
         .collect();
     assert_eq!(
         names,

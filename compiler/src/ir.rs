@@ -275,7 +275,8 @@ pub enum Node {
 
 #[derive(Clone, Debug)]
 pub struct Effect {
-    /// The call or write expression.
+    /// The callee as written (`stripe.customers.create`) or `create Entity`:
+    /// the smallest span naming the effect.
     pub span: Span,
     pub target: Target,
     pub handling: Handling,

@@ -201,6 +201,10 @@ fn registry_versions_are_matched() {
             manifest("mailer", "1.2.3", ""),
         )
         .with(
+            "registry/mailer/1.2.3/checksum",
+            published(&[("package.yaml", &manifest("mailer", "1.2.3", ""))]),
+        )
+        .with(
             "registry/mailer/2.0.0/package.yaml",
             manifest("mailer", "2.0.0", ""),
         );
@@ -210,6 +214,60 @@ fn registry_versions_are_matched() {
     assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
     assert_eq!(p.packages[0].manifest.version.node.to_string(), "1.2.3");
     assert_eq!(p.packages[0].origin, "../registry/mailer/1.2.3");
+}
+
+/// The `checksum` file `jadpo publish` writes for these files.
+fn published(files: &[(&str, &str)]) -> String {
+    let entries: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|(path, text)| (path.to_string(), text.as_bytes().to_vec()))
+        .collect();
+    jadpo_compiler::load::registry::checksum_file(&entries)
+}
+
+/// An app requiring stripe "3" from a registry holding stripe 3.1.0, the
+/// same version as the bundled copy, with `checksum` as given.
+fn registry_stripe(checksum: Option<String>) -> MemLoader {
+    let yaml = manifest("stripe", "3.1.0", "");
+    let mut mem = MemLoader::new()
+        .with(
+            "app/jadpo.yaml",
+            "app: shop\nregistry: ../registry\npackages:\n  stripe: \"3\"\n",
+        )
+        .with("registry/stripe/3.1.0/package.yaml", yaml.clone())
+        .with("registry/stripe/3.1.0/a.jadpo", "type A = Text\n");
+    if let Some(c) = checksum {
+        mem.insert("registry/stripe/3.1.0/checksum", c);
+    }
+    mem
+}
+
+#[test]
+fn the_registry_wins_over_the_bundled_packages() {
+    let yaml = manifest("stripe", "3.1.0", "");
+    let sum = published(&[("package.yaml", &yaml), ("a.jadpo", "type A = Text\n")]);
+    let Ok(p) = load(&registry_stripe(Some(sum)), bundled()) else {
+        panic!("fatal")
+    };
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    assert_eq!(p.packages[0].origin, "../registry/stripe/3.1.0");
+}
+
+#[test]
+fn a_changed_registry_file_fails_its_checksum() {
+    let yaml = manifest("stripe", "3.1.0", "");
+    let sum = published(&[("package.yaml", &yaml), ("a.jadpo", "type A = Int\n")]);
+    let result = load(&registry_stripe(Some(sum)), bundled());
+    assert_eq!(codes(&result), ["package.checksum_mismatch"]);
+    let Ok(p) = result else { panic!("fatal") };
+    let summary = &p.diagnostics[0].summary;
+    assert!(summary.contains("`stripe`"), "{summary}");
+    assert!(summary.contains("../registry/stripe/3.1.0"), "{summary}");
+    assert!(summary.contains("`a.jadpo` differs"), "{summary}");
+    assert_eq!(
+        codes(&load(&registry_stripe(None), bundled())),
+        ["package.checksum_missing"]
+    );
 }
 
 #[test]

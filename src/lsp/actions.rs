@@ -65,6 +65,9 @@ pub fn code_actions(
     out
 }
 
+// `Uri` caches its parse in a `Cell`, but hashes and compares by its text,
+// so it is a sound key (the lint cannot see that).
+#[allow(clippy::mutable_key_type)]
 fn workspace_edit(
     project: &Project,
     snap: &Snapshot,

@@ -234,9 +234,9 @@ fn yes_no(b: bool) -> &'static str {
 pub fn duration(ms: u64) -> String {
     match ms {
         0 => "0s".to_string(),
-        _ if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
-        _ if ms % 60_000 == 0 => format!("{}m", ms / 60_000),
-        _ if ms % 1_000 == 0 => format!("{}s", ms / 1_000),
+        _ if ms.is_multiple_of(3_600_000) => format!("{}h", ms / 3_600_000),
+        _ if ms.is_multiple_of(60_000) => format!("{}m", ms / 60_000),
+        _ if ms.is_multiple_of(1_000) => format!("{}s", ms / 1_000),
         _ => format!("{ms}ms"),
     }
 }

@@ -235,6 +235,7 @@ impl Server {
     }
 
     /// Checks every changed app again and publishes what changed.
+    #[allow(clippy::mutable_key_type)] // see `actions::workspace_edit`
     fn refresh(&mut self) {
         let mut fresh: Vec<(Uri, Vec<lsp_types::Diagnostic>)> = Vec::new();
         let mut owned: BTreeSet<Uri> = BTreeSet::new();
@@ -267,6 +268,9 @@ impl Server {
                 seen.insert(doc.clone());
                 self.publish(doc, Vec::new());
             }
+        }
+        for project in &mut self.projects {
+            project.retire();
         }
     }
 

@@ -65,6 +65,7 @@ pub struct Project {
     pub root: PathBuf,
     cache: HashMap<String, Parsed>,
     pub snapshot: Option<Snapshot>,
+    retired: Option<Snapshot>,
     pub dirty: bool,
 }
 
@@ -74,6 +75,7 @@ impl Project {
             root,
             cache: HashMap::new(),
             snapshot: None,
+            retired: None,
             dirty: true,
         }
     }
@@ -106,12 +108,16 @@ impl Project {
                 asts: Vec::new(),
             },
         };
-        // The previous snapshot is dropped here; large apps spend a few
-        // milliseconds freeing it, counted in the `drop` lap.
-        self.snapshot = Some(snapshot);
+        // Freeing the previous snapshot of a large app takes milliseconds;
+        // it is kept until the diagnostics are out (`Project::retire`).
+        self.retired = self.snapshot.replace(snapshot);
         self.dirty = false;
-        timer.lap("drop");
         timer.report();
+    }
+
+    /// Frees the snapshot an analysis replaced.
+    pub fn retire(&mut self) {
+        self.retired = None;
     }
 
     fn analyse_loaded(&mut self, loaded: LoadedProject, timer: &mut Timer) -> Snapshot {

@@ -180,10 +180,19 @@ mod tests {
 
     #[test]
     fn repo_path_puts_a_relative_root_in_front() {
-        assert_eq!(repo_path("examples/billing/", "src/a.jadpo"), "examples/billing/src/a.jadpo");
+        assert_eq!(
+            repo_path("examples/billing/", "src/a.jadpo"),
+            "examples/billing/src/a.jadpo"
+        );
         assert_eq!(repo_path(".", "src/a.jadpo"), "src/a.jadpo");
-        assert_eq!(repo_path("./app", "../registry/x/package.yaml"), "registry/x/package.yaml");
+        assert_eq!(
+            repo_path("./app", "../registry/x/package.yaml"),
+            "registry/x/package.yaml"
+        );
         assert_eq!(repo_path("/abs/app", "src/a.jadpo"), "src/a.jadpo");
-        assert_eq!(repo_path("app", "<bundled>/stripe/package.yaml"), "<bundled>/stripe/package.yaml");
+        assert_eq!(
+            repo_path("app", "<bundled>/stripe/package.yaml"),
+            "<bundled>/stripe/package.yaml"
+        );
     }
 }

@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         }
     };
     match only {
-        Some(phase) => repeat_phase(&project, &phase, runs.max(1)),
+        Some(phase) => repeat_phase(&dir, &project, &phase, runs.max(1)),
         None => {
             report(&dir, &project, runs.max(1));
             ExitCode::SUCCESS
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: bench DIR [--runs N] [--only lex|parse|resolve|check]");
+    eprintln!("usage: bench DIR [--runs N] [--only lex|parse|compile|resolve|check]");
     ExitCode::from(2)
 }
 
@@ -165,7 +165,7 @@ fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
 }
 
 /// Runs one phase `runs` times and nothing else, for a profiler.
-fn repeat_phase(project: &LoadedProject, phase: &str, runs: usize) -> ExitCode {
+fn repeat_phase(dir: &str, project: &LoadedProject, phase: &str, runs: usize) -> ExitCode {
     let ids = project.all_sources();
     let files = &project.files;
     let mut diags = Vec::new();
@@ -181,6 +181,11 @@ fn repeat_phase(project: &LoadedProject, phase: &str, runs: usize) -> ExitCode {
         "parse" => {
             for _ in 0..runs {
                 std::hint::black_box(parser::parse_files(files, &ids, &mut Vec::new()));
+            }
+        }
+        "compile" => {
+            for _ in 0..runs {
+                std::hint::black_box(jadpo_compiler::compile(&FsLoader, dir));
             }
         }
         "resolve" | "check" => {

@@ -22,7 +22,10 @@ pub fn resolve_packages<'a>(
     app_root: &Folder<'a>,
     bundled: &Folder<'a>,
 ) -> Vec<LoadedPackage> {
-    let registry = app.registry.as_ref().map(|r| registry_folder(app_root, &r.node));
+    let registry = app
+        .registry
+        .as_ref()
+        .map(|r| registry_folder(app_root, &r.node));
     let registry_span = app.registry.as_ref().map(|r| r.span);
     resolve_requirements(cx, app, app_root, bundled, registry, registry_span)
 }
@@ -318,7 +321,11 @@ impl<'a> Resolution<'a, '_> {
     /// mismatch is reported at the requirement, naming the registry folder.
     fn verify_checksum(&mut self, p: &Pending, folder: &Folder) {
         let name = &p.req.name.node;
-        let shown = if folder.display.is_empty() { "." } else { &folder.display };
+        let shown = if folder.display.is_empty() {
+            "."
+        } else {
+            &folder.display
+        };
         let (code, summary, label) = match registry::verify(folder.loader, &folder.path) {
             registry::Verdict::Intact => return,
             registry::Verdict::NoChecksum => (

@@ -215,7 +215,7 @@ impl<'a> Resolver<'a> {
                     cx.uncertain = true;
                 }
                 Outcome::Effect(Pending {
-                    span,
+                    span: path.span,
                     target: ir::Target::Action(a),
                     failures: sig.fails.clone(),
                     transient: true,
@@ -245,7 +245,7 @@ impl<'a> Resolver<'a> {
                     .filter(|f| !self.is_transient(*f))
                     .collect();
                 Outcome::Effect(Pending {
-                    span,
+                    span: path.span,
                     target: ir::Target::Op(op),
                     failures,
                     transient: true,
@@ -508,7 +508,8 @@ impl<'a> Resolver<'a> {
             ty
         };
         Outcome::Effect(Pending {
-            span: e.span,
+            // `create Entity`: the smallest span that names the write.
+            span: Span::new(e.span.file, e.span.start, entity.span.end.max(e.span.start)),
             failures: failures.iter().map(|(f, _)| *f).collect(),
             target: ir::Target::Write(ir::Write {
                 kind,

@@ -61,6 +61,11 @@ impl<'a> Resolver<'a> {
             span,
             format!("`{}` can fail with {} but its `fails` does not say so", decl.name.name, quoted.join(", ")),
         )
+        .with_label(if decl.fails.is_some() {
+            format!("missing {}", quoted.join(", "))
+        } else {
+            "no `fails` clause".to_string()
+        })
         .with_reason("`fails` lists exactly the failures that can escape the action, so callers know what to handle");
         for e in missing {
             d = d.with_related(e.span, e.why.clone());
