@@ -33,14 +33,25 @@ impl Outcome {
     }
 }
 
-/// Loads, compiles and checks the app at `root`.
+/// Loads, compiles and checks the app at `root`, and builds its plan.
 pub fn check_app(loader: &dyn Loader, root: &str) -> Outcome {
-    let (compiled, analysis) = run_pipeline(loader, root);
+    check_app_with(loader, root, true)
+}
+
+/// Like [`check_app`]; the plan is built only when `want_plan` (a plain
+/// `jadpo check` needs the diagnostics alone).
+pub fn check_app_with(loader: &dyn Loader, root: &str, want_plan: bool) -> Outcome {
+    let compiled = jadpo_compiler::compile(loader, root);
     let mut diagnostics = compiled.diagnostics;
     let mut plan = None;
-    if let Some(analysis) = analysis {
-        diagnostics.extend(analysis.diagnostics);
-        plan = Some(analysis.plan);
+    if let Some(program) = compiled.program.as_ref() {
+        if want_plan {
+            let analysis = jadpo_checker::check(program, &compiled.files, Scope::App);
+            diagnostics.extend(analysis.diagnostics);
+            plan = Some(analysis.plan);
+        } else {
+            diagnostics.extend(jadpo_checker::diagnose(program, &compiled.files, Scope::App));
+        }
     }
     let mut diagnostics = app_view(&compiled.files, compiled.program.as_ref(), diagnostics);
     sort_diagnostics(&mut diagnostics);

@@ -2,7 +2,7 @@
 //! outcome to an exit status (0 clean, 1 errors, 2 cannot check, 101 bug).
 
 use clap::Parser;
-use jadpo::check::{check_app, Outcome};
+use jadpo::check::{check_app_with, Outcome};
 use jadpo::cli::{
     BuildArgs, CheckArgs, Cli, Command, DiffFormat, ExplainArgs, Format, PlanCommand, PlanDiffArgs,
 };
@@ -57,13 +57,13 @@ fn install_panic_hook() {
     }));
 }
 
-fn run(path: &str) -> Outcome {
+fn run(path: &str, want_plan: bool) -> Outcome {
     let _ = INPUT.set(path.to_string());
-    check_app(&FsLoader, path)
+    check_app_with(&FsLoader, path, want_plan)
 }
 
 fn check(args: &CheckArgs) -> ExitCode {
-    let outcome = run(&args.path);
+    let outcome = run(&args.path, false);
     let summary = Summary::new(
         outcome.stats.files,
         outcome.stats.packages,
@@ -122,7 +122,7 @@ fn print_human(outcome: &Outcome, summary: Summary, color: bool) {
 }
 
 fn build(args: &BuildArgs) -> ExitCode {
-    let outcome = run(&args.path);
+    let outcome = run(&args.path, true);
     let summary = Summary::new(
         outcome.stats.files,
         outcome.stats.packages,

@@ -795,7 +795,7 @@ fn with_inserts(text: &str, edits: &[(usize, Insert)]) -> String {
         at.push((pos, piece));
     }
     // Apply from the end so earlier offsets stay valid.
-    at.sort_by(|a, b| b.0.cmp(&a.0));
+    at.sort_by_key(|(pos, _)| std::cmp::Reverse(*pos));
     let mut out = text.to_string();
     for (pos, piece) in at {
         out.insert_str(pos, &piece);

@@ -29,6 +29,18 @@ pub struct Analysis {
     pub plan: serde_json::Value,
 }
 
+/// The diagnostics of [`check`] without building the plan.
+pub fn diagnose(program: &Program, files: &Files, scope: Scope) -> Vec<Diagnostic> {
+    let analysed = analysis::analyse(program);
+    let cx = rules::Cx {
+        program,
+        files,
+        scope: &scope,
+        analysed: &analysed,
+    };
+    rules::run(&cx)
+}
+
 /// Analyses every action once (bottom-up over the call graph), runs the
 /// rules for `scope`, and builds the plan (or the package's surface).
 pub fn check(program: &Program, files: &Files, scope: Scope) -> Analysis {

@@ -84,6 +84,21 @@ mod tests {
     }
 
     #[test]
+    fn a_span_over_several_lines_gives_no_columns() {
+        use jadpo_compiler::source::Unit;
+        use jadpo_compiler::span::{FileId, Span};
+        let mut files = Files::new();
+        files.add("src/a,b.jadpo", "one\ntwo\nthree\n", Unit::App);
+        let many = Diagnostic::warning("step.late_failure", Span::new(FileId(0), 1, 9), "50% done");
+        let one = Diagnostic::error("name.unknown", Span::new(FileId(0), 4, 7), "x:y");
+        assert_eq!(
+            render(&files, &[many, one], "app"),
+            "::warning file=app/src/a%2Cb.jadpo,line=1,endLine=3,title=step.late_failure::50%25 done\n\
+             ::error file=app/src/a%2Cb.jadpo,line=2,col=1,endLine=2,endColumn=3,title=name.unknown::x:y\n"
+        );
+    }
+
+    #[test]
     fn properties_also_escape_colon_and_comma() {
         assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
     }

@@ -99,11 +99,14 @@ fn app_plan(cx: &Cx) -> Value {
         })
         .collect();
     actions.sort_by(|a, b| a.0.cmp(&b.0));
-    json!({
-        "plan_format": FORMAT,
-        "app": cx.program.app.name,
-        "actions": actions.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
-    })
+    object([
+        ("plan_format", json!(FORMAT)),
+        ("app", json!(cx.program.app.name)),
+        (
+            "actions",
+            Value::Array(actions.into_iter().map(|(_, v)| v).collect()),
+        ),
+    ])
 }
 
 fn package_surface(cx: &Cx) -> Value {
@@ -122,12 +125,15 @@ fn package_surface(cx: &Cx) -> Value {
         .map(|id| (cx.program.action(id).qualified.clone(), surface(cx, id)))
         .collect();
     actions.sort_by(|a, b| a.0.cmp(&b.0));
-    json!({
-        "plan_format": FORMAT,
-        "package": name,
-        "version": version,
-        "actions": actions.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
-    })
+    object([
+        ("plan_format", json!(FORMAT)),
+        ("package", json!(name)),
+        ("version", json!(version)),
+        (
+            "actions",
+            Value::Array(actions.into_iter().map(|(_, v)| v).collect()),
+        ),
+    ])
 }
 
 /// A public package action's surface: what its callers' analysis reuses.
@@ -154,15 +160,18 @@ pub fn surface(cx: &Cx, id: ActionId) -> Value {
         None => (Vec::new(), 0, 0),
     };
     let graph = shape::build(cx.program, id);
-    json!({
-        "name": action.qualified,
-        "failures": failures,
-        "after_effect": after,
-        "changing_calls": changing,
-        "step_shape": shape_json(cx, &graph),
-        "step_shape_digest": shape::digest(cx.program, &graph),
-        "deadline_budget_ms": budget,
-    })
+    object([
+        ("name", json!(action.qualified)),
+        ("failures", json!(failures)),
+        ("after_effect", json!(after)),
+        ("changing_calls", json!(changing)),
+        ("step_shape", shape_json(cx, &graph)),
+        (
+            "step_shape_digest",
+            json!(shape::digest(cx.program, &graph)),
+        ),
+        ("deadline_budget_ms", json!(budget)),
+    ])
 }
 
 fn action_plan(cx: &Cx, lines: &Lines, id: ActionId) -> Value {
@@ -187,21 +196,27 @@ fn action_plan(cx: &Cx, lines: &Lines, id: ActionId) -> Value {
     }
     let mut callers = callers;
     callers.sort();
-    json!({
-        "name": action.qualified,
-        "site": lines.site(cx, action.name_span),
-        "entries": entries(cx, lines, id),
-        "called_by": callers,
-        "changing_calls": changing,
-        "multi_step": changing >= 2,
-        "steps": steps_json(cx, lines, &graph),
-        "step_shape": shape_json(cx, &graph),
-        "step_shape_digest": shape::digest(cx.program, &graph),
-        "deadline_budget_ms": summary.map_or(0, |s| s.deadline_budget_ms()),
-        "record_store": record_store(cx, id),
-        "crash_points": crash_points,
-        "follow_ups": staged_follow_ups(cx, id),
-    })
+    object([
+        ("name", json!(action.qualified)),
+        ("site", json!(lines.site(cx, action.name_span))),
+        ("entries", entries(cx, lines, id)),
+        ("called_by", json!(callers)),
+        ("changing_calls", json!(changing)),
+        ("multi_step", json!(changing >= 2)),
+        ("steps", steps_json(cx, lines, &graph)),
+        ("step_shape", shape_json(cx, &graph)),
+        (
+            "step_shape_digest",
+            json!(shape::digest(cx.program, &graph)),
+        ),
+        (
+            "deadline_budget_ms",
+            json!(summary.map_or(0, |s| s.deadline_budget_ms())),
+        ),
+        ("record_store", record_store(cx, id)),
+        ("crash_points", Value::Array(crash_points)),
+        ("follow_ups", staged_follow_ups(cx, id)),
+    ])
 }
 
 /// The events the action stages (`crate::follow_up::plan`).
@@ -269,7 +284,7 @@ fn steps_json(cx: &Cx, lines: &Lines, graph: &StepGraph) -> Value {
         out.push(json!({
             "id": i,
             "site": lines.site(cx, step.node.span),
-            "via": via,
+            "via": Value::Array(via),
             "operation": op.qualified,
             "changing": op.changes,
             "idempotent": op.idempotent,
@@ -297,10 +312,20 @@ fn shape_json(cx: &Cx, graph: &StepGraph) -> Value {
         })
         .collect();
     let edges: Vec<Value> = graph.edges.iter().map(|(a, b)| json!([a, b])).collect();
-    json!({
-        "nodes": nodes,
-        "starts": graph.starts,
-        "edges": edges,
-        "truncated": graph.truncated,
-    })
+    object([
+        ("nodes", Value::Array(nodes)),
+        ("starts", json!(graph.starts)),
+        ("edges", Value::Array(edges)),
+        ("truncated", json!(graph.truncated)),
+    ])
+}
+
+/// A JSON object from its fields, moving each value: `json!` would serialize
+/// (deep-copy) every nested `Value` it is given.
+fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    let mut map = Map::new();
+    for (key, value) in fields {
+        map.insert(key.to_string(), value);
+    }
+    Value::Object(map)
 }
