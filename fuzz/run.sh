@@ -21,6 +21,8 @@ sanitizer="${JADPO_FUZZ_SANITIZER:-address}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || exit 2
 export RUSTC_BOOTSTRAP=1
+# No leak report at exit either (libFuzzer's -detect_leaks=0 covers only inputs).
+export ASAN_OPTIONS="detect_leaks=0:detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 
 # seed TARGET PREFIX-BYTES FILES...: copies each file into the target's
 # corpus, after the given prefix (printf escapes), under a stable name.

@@ -41,7 +41,9 @@ mean_of() {
 }
 # Peak resident memory in MiB of one run of a command.
 peak_mib() {
-    /usr/bin/time -v "$@" 2>&1 >/dev/null | awk '/Maximum resident set size/ {printf "%.0f", $6 / 1024}'
+    # The command's own exit status (1 when it finds problems) is not ours.
+    { /usr/bin/time -v "$@" 2>&1 >/dev/null || true; } |
+        awk '/Maximum resident set size/ {printf "%.0f", $6 / 1024}'
 }
 # `key=value` from the bench binary's output.
 value_of() {

@@ -50,7 +50,11 @@ pub fn check_app_with(loader: &dyn Loader, root: &str, want_plan: bool) -> Outco
             diagnostics.extend(analysis.diagnostics);
             plan = Some(analysis.plan);
         } else {
-            diagnostics.extend(jadpo_checker::diagnose(program, &compiled.files, Scope::App));
+            diagnostics.extend(jadpo_checker::diagnose(
+                program,
+                &compiled.files,
+                Scope::App,
+            ));
         }
     }
     let mut diagnostics = app_view(&compiled.files, compiled.program.as_ref(), diagnostics);

@@ -4,7 +4,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod lsp;
 pub mod plan_diff;
 pub mod publish;
-pub mod lsp;
 pub mod render;

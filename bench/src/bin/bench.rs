@@ -1,7 +1,8 @@
 //! `bench DIR [--runs N]`: per-phase timings of the front end and checker on
 //! the app at DIR, in this process: load, lexing alone (one thread and all
-//! threads), parsing (lexing included, all threads), resolution and the
-//! step analyzer, each the fastest of N runs. Prints a table and then
+//! threads), parsing (lexing included, all threads), resolution, the step
+//! analyzer as `jadpo check` runs it (`diagnose`) and with the plan of
+//! `jadpo build` (`check`), each the fastest of N runs. Prints a table and then
 //! `key=value` lines for `scripts/bench.sh`.
 
 use jadpo_compiler::load::{self, FsLoader, LoadedProject};
@@ -129,13 +130,17 @@ fn measure(
     let program = resolve::resolve(project, &asts, &mut diags);
     let check = best_of(runs, || {
         let scope = jadpo_checker::Scope::App;
+        std::hint::black_box(jadpo_checker::diagnose(&program, files, scope));
+    });
+    let plan = best_of(runs.min(2), || {
+        let scope = jadpo_checker::Scope::App;
         std::hint::black_box(jadpo_checker::check(&program, files, scope));
     });
     let whole = best_of(runs, || {
         let compiled = jadpo_compiler::compile(&FsLoader, dir);
         if let Some(program) = &compiled.program {
             let scope = jadpo_checker::Scope::App;
-            std::hint::black_box(jadpo_checker::check(program, &compiled.files, scope));
+            std::hint::black_box(jadpo_checker::diagnose(program, &compiled.files, scope));
         }
     });
     vec![
@@ -145,6 +150,7 @@ fn measure(
         phase("parse", "parse (lex included)", parse),
         phase("resolve", "resolve", resolve),
         phase("check", "check (step analyzer)", check),
+        phase("plan", "check + plan (jadpo build)", plan),
         phase("pipeline", "load+parse+resolve+check", whole),
     ]
 }
@@ -197,14 +203,20 @@ fn repeat_phase(dir: &str, project: &LoadedProject, phase: &str, runs: usize) ->
                     std::hint::black_box(resolve::resolve(project, &asts, &mut diags.clone()));
                 } else {
                     let scope = jadpo_checker::Scope::App;
-                    std::hint::black_box(jadpo_checker::check(&program, files, scope));
+                    std::hint::black_box(jadpo_checker::diagnose(&program, files, scope));
                 }
             }
-            println!("{phase}: {:.1} ms per run", start.elapsed().as_secs_f64() * 1e3 / runs as f64);
+            println!(
+                "{phase}: {:.1} ms per run",
+                start.elapsed().as_secs_f64() * 1e3 / runs as f64
+            );
             return ExitCode::SUCCESS;
         }
         _ => return usage(),
     }
-    println!("{phase}: {:.1} ms per run", start.elapsed().as_secs_f64() * 1e3 / runs as f64);
+    println!(
+        "{phase}: {:.1} ms per run",
+        start.elapsed().as_secs_f64() * 1e3 / runs as f64
+    );
     ExitCode::SUCCESS
 }

@@ -53,10 +53,22 @@ pub fn generate(options: Options) -> Corpus {
     let mut files: Vec<(String, String)> = vec![
         ("jadpo.yaml".into(), templates::JADPO_YAML.into()),
         ("src/app.jadpo".into(), templates::APP.into()),
-        ("packages/ledger/package.yaml".into(), templates::LEDGER_YAML.into()),
-        ("packages/ledger/ledger.jadpo".into(), templates::LEDGER.into()),
-        ("packages/notify/package.yaml".into(), templates::NOTIFY_YAML.into()),
-        ("packages/notify/notify.jadpo".into(), templates::NOTIFY.into()),
+        (
+            "packages/ledger/package.yaml".into(),
+            templates::LEDGER_YAML.into(),
+        ),
+        (
+            "packages/ledger/ledger.jadpo".into(),
+            templates::LEDGER.into(),
+        ),
+        (
+            "packages/notify/package.yaml".into(),
+            templates::NOTIFY_YAML.into(),
+        ),
+        (
+            "packages/notify/notify.jadpo".into(),
+            templates::NOTIFY.into(),
+        ),
     ];
     let mut total: usize = files.iter().map(|(_, t)| count_lines(t)).sum();
     let mut module = 0usize;
@@ -144,16 +156,28 @@ mod tests {
 
     #[test]
     fn same_seed_same_bytes() {
-        let a = generate(Options { lines: 3000, seed: 7 });
-        let b = generate(Options { lines: 3000, seed: 7 });
+        let a = generate(Options {
+            lines: 3000,
+            seed: 7,
+        });
+        let b = generate(Options {
+            lines: 3000,
+            seed: 7,
+        });
         assert_eq!(a.files, b.files);
         assert!(a.lines() >= 3000);
     }
 
     #[test]
     fn different_seeds_differ() {
-        let a = generate(Options { lines: 3000, seed: 1 });
-        let b = generate(Options { lines: 3000, seed: 2 });
+        let a = generate(Options {
+            lines: 3000,
+            seed: 1,
+        });
+        let b = generate(Options {
+            lines: 3000,
+            seed: 2,
+        });
         assert_ne!(a.files, b.files);
     }
 }
