@@ -801,6 +801,40 @@ fn a_deeply_nested_source() {
 }
 
 #[test]
+fn deep_but_legal_nesting_checks_cleanly() {
+    // Regressions: 40 nested `if`s overflowed the stack of the parser's
+    // thread in a debug build, and a long `else if` chain overflowed it at
+    // any depth (the grammar recursed once per `else if`).
+    let nested = |n: usize| {
+        format!(
+            "action a(x: Int) -> Unit {{\n{}{}\n}}\n",
+            "if x == 1 {\n".repeat(n),
+            "}\n".repeat(n)
+        )
+    };
+    let chain = |n: usize| {
+        format!(
+            "action a(x: Int) -> Unit {{\n    if x == 0 {{ }}{}\n}}\n",
+            " else if x == 1 { }".repeat(n)
+        )
+    };
+    for (name, text) in [
+        ("40-ifs", nested(40)),
+        ("250-ifs", nested(250)),
+        ("256-else-ifs", chain(256)),
+    ] {
+        let app = App::new(&format!("legal-{name}"));
+        app.write("src/a.jadpo", text);
+        let run = app.check();
+        assert_no_panic(&run, name);
+        assert_eq!(run.status, 0, "{name}: {}", run.describe());
+    }
+    let app = App::new("else-if-chain");
+    app.write("src/a.jadpo", chain(100_000));
+    assert_diagnosed(&app.check(), "syntax.too_deep", "100,000 `else if`s");
+}
+
+#[test]
 fn a_million_character_identifier_and_string() {
     let long = "a".repeat(1_000_000);
     let app = App::new("long-identifier");
@@ -869,7 +903,7 @@ fn a_large_source_file() {
 #[test]
 fn many_actions_in_one_app() {
     // 100,000 under JADPO_BIG=1.
-    let n = size("JADPO_ACTIONS", 2_000, 100_000);
+    let n = size("JADPO_ACTIONS", 10_000, 100_000);
     let app = App::new("many-actions");
     app.write("src/many.jadpo", many_actions(n));
     let run = app.check();

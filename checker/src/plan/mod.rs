@@ -89,12 +89,14 @@ pub fn build(cx: &Cx) -> Value {
 
 fn app_plan(cx: &Cx) -> Value {
     let lines = Lines::new(cx);
+    let by_action = entries_by_action(cx);
     let mut actions: Vec<(String, Value)> = cx
         .actions()
         .map(|id| {
+            let entries = by_action.get(id.0 as usize).map_or(&[][..], Vec::as_slice);
             (
                 cx.program.action(id).qualified.clone(),
-                action_plan(cx, &lines, id),
+                action_plan(cx, &lines, id, entries),
             )
         })
         .collect();
@@ -174,7 +176,7 @@ pub fn surface(cx: &Cx, id: ActionId) -> Value {
     ])
 }
 
-fn action_plan(cx: &Cx, lines: &Lines, id: ActionId) -> Value {
+fn action_plan(cx: &Cx, lines: &Lines, id: ActionId, entry_ids: &[usize]) -> Value {
     let action = cx.program.action(id);
     let summary = cx.summary(id);
     let changing = summary.map_or(0, |s| s.changing_calls());
@@ -199,7 +201,7 @@ fn action_plan(cx: &Cx, lines: &Lines, id: ActionId) -> Value {
     object([
         ("name", json!(action.qualified)),
         ("site", json!(lines.site(cx, action.name_span))),
-        ("entries", entries(cx, lines, id)),
+        ("entries", entries(cx, lines, entry_ids)),
         ("called_by", json!(callers)),
         ("changing_calls", json!(changing)),
         ("multi_step", json!(changing >= 2)),
@@ -224,9 +226,21 @@ fn staged_follow_ups(cx: &Cx, id: ActionId) -> Value {
     crate::follow_up::plan::plan_follow_ups(cx, id)
 }
 
-fn entries(cx: &Cx, lines: &Lines, id: ActionId) -> Value {
+/// The indexes of the entry points that run each action, computed once so
+/// the plan stays linear in the number of actions and entries.
+fn entries_by_action(cx: &Cx) -> Vec<Vec<usize>> {
+    let mut by_action = vec![Vec::new(); cx.program.actions.len()];
+    for (i, e) in cx.program.entries.iter().enumerate() {
+        if let Some(list) = e.action.and_then(|a| by_action.get_mut(a.0 as usize)) {
+            list.push(i);
+        }
+    }
+    by_action
+}
+
+fn entries(cx: &Cx, lines: &Lines, entry_ids: &[usize]) -> Value {
     let mut list: Vec<Value> = Vec::new();
-    for e in cx.program.entries.iter().filter(|e| e.action == Some(id)) {
+    for e in entry_ids.iter().filter_map(|i| cx.program.entries.get(*i)) {
         let mut m = Map::new();
         m.insert("label".into(), json!(e.label));
         m.insert("site".into(), json!(lines.site(cx, e.span)));

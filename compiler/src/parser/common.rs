@@ -36,6 +36,7 @@ pub mod tag {
     pub const ASSIGN_IN_CONDITION: &str = "assign_in_condition";
     pub const STRAY_ELSE: &str = "stray_else";
     pub const TOO_DEEP: &str = "too_deep";
+    pub const TOO_MANY_ELSE_IFS: &str = "too_many_else_ifs";
     pub const END_OF_LINE: &str = "the end of the line";
 }
 

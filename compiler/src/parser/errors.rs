@@ -3,7 +3,7 @@
 //! a reason and a fix. Targeted mistakes (missing `-> R`, `=` for `==`, a
 //! stray `else`, over-deep nesting) arrive as custom tags from the grammar.
 
-use super::common::{tag, Error};
+use super::common::{tag, Error, MAX_CHAIN};
 use crate::diag::{Diagnostic, Edit};
 use crate::lexer::{starts_line, Token, TokenKind, MAX_DEPTH};
 use crate::span::Span;
@@ -86,6 +86,16 @@ fn custom(message: &str, span: Span) -> Diagnostic {
             "Jadpo reads at most {MAX_DEPTH} chained operators or nested parts in one expression"
         ))
         .with_fix("split the expression into several `var`s"),
+        tag::TOO_MANY_ELSE_IFS => Diagnostic::error(
+            "syntax.too_deep",
+            span,
+            format!("this `if` has more than {MAX_CHAIN} `else if` branches"),
+        )
+        .with_label("one `else if` too many")
+        .with_reason(format!(
+            "Jadpo reads at most {MAX_CHAIN} `else if` branches after one `if`"
+        ))
+        .with_fix("use a `match`, or split the chain over several functions"),
         other => Diagnostic::error("syntax.expected", span, other.to_string())
             .with_reason("this part could not be read"),
     }

@@ -54,8 +54,32 @@ fn split_token(token: &Token) -> (&TokenKind, &Span) {
     (&token.kind, &token.span)
 }
 
-/// Parses one file.
+/// Stack for parsing one file. The grammar recurses once per nested block
+/// or bracket, and in a debug build chumsky uses tens of kilobytes per level:
+/// 40 nested `if`s overflowed the 2 MB stack of a rayon thread. With this
+/// much, the deepest nesting the lexer lets through (`lexer::MAX_DEPTH`)
+/// parses in any build. Only the pages used are ever committed.
+const PARSER_STACK: usize = 256 * 1024 * 1024;
+
+/// Parses one file, on a thread of its own with a [`PARSER_STACK`] stack.
 pub fn parse_file(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("jadpo-parse".to_string())
+            .stack_size(PARSER_STACK)
+            .spawn_scoped(scope, || parse_here(file, text));
+        match spawned {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: parse on this one's stack.
+            Err(_) => parse_here(file, text),
+        }
+    })
+}
+
+/// Parses one file on the current thread.
+fn parse_here(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
     let lexed = lexer::lex(file, text);
     let end = text.len() as u32;
     let eoi = Span::new(file, end, end);

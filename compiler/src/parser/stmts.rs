@@ -4,7 +4,7 @@
 
 use super::common::{
     ident, kw, on_same_line, path, rest_of_line, skip_line, statement_end, tag, word, Error, Extra,
-    Src, Tokens,
+    Src, Tokens, MAX_CHAIN,
 };
 use super::exprs::{field_inits, reject};
 use super::types::P;
@@ -123,49 +123,76 @@ fn int_lit<'src, I: Tokens<'src>>() -> impl Parser<'src, I, IntLit, Extra<'src>>
 
 /// `if cond { } [else { } | else if ...]`, with its span. Writing `=` for
 /// `==` in the condition is reported and read as `==`.
+///
+/// `else if` branches are read as a list, not by recursion, and a chain of
+/// more than [`MAX_CHAIN`] of them is `syntax.too_deep`: a recursive grammar
+/// overflowed the stack on a long chain, and every later phase walks the
+/// nested tree it becomes.
 fn if_stmt<'src, I: Tokens<'src>>(
     src: Src<'src>,
     expr: P<'src, I, Expr>,
     block: P<'src, I, Block>,
 ) -> impl Parser<'src, I, (StmtKind, Span), Extra<'src>> + Clone {
     let _ = src;
-    recursive(move |if_stmt| {
-        let cond = expr
-            .clone()
-            .then(
-                just(TokenKind::Assign)
-                    .map_with(|_, e| e.span())
-                    .then(expr.clone())
-                    .or_not(),
-            )
-            .validate(|(lhs, assign), _, emitter| match assign {
-                None => lhs,
-                Some((eq_span, rhs)) => {
-                    emitter.emit(Error::custom(eq_span, tag::ASSIGN_IN_CONDITION));
-                    Expr {
-                        span: lhs.span.to(rhs.span),
-                        kind: ExprKind::Binary(BinOp::Eq, Box::new(lhs), Box::new(rhs)),
-                    }
+    let cond = expr
+        .clone()
+        .then(
+            just(TokenKind::Assign)
+                .map_with(|_, e| e.span())
+                .then(expr.clone())
+                .or_not(),
+        )
+        .validate(|(lhs, assign), _, emitter| match assign {
+            None => lhs,
+            Some((eq_span, rhs)) => {
+                emitter.emit(Error::custom(eq_span, tag::ASSIGN_IN_CONDITION));
+                Expr {
+                    span: lhs.span.to(rhs.span),
+                    kind: ExprKind::Binary(BinOp::Eq, Box::new(lhs), Box::new(rhs)),
                 }
-            });
-        let else_if = if_stmt.map(|(kind, span)| Block {
-            stmts: vec![Stmt { kind, span }],
-            span,
+            }
         });
-        let else_part = kw(Keyword::Else).ignore_then(choice((block.clone(), else_if)));
-        kw(Keyword::If)
-            .ignore_then(cond)
-            .then(block.clone())
-            .then(else_part.or_not())
-            .map_with(|((cond, then_block), else_block), e| {
-                (
-                    StmtKind::If {
+    let else_if = kw(Keyword::Else)
+        .ignore_then(kw(Keyword::If))
+        .then(cond.clone())
+        .then(block.clone());
+    kw(Keyword::If)
+        .ignore_then(cond)
+        .then(block.clone())
+        .then(else_if.repeated().collect::<Vec<_>>())
+        .then(kw(Keyword::Else).ignore_then(block).or_not())
+        .validate(|(((cond, then_block), else_ifs), last), e, emitter| {
+            let span: Span = e.span();
+            if else_ifs.len() > MAX_CHAIN {
+                let at = else_ifs
+                    .get(MAX_CHAIN)
+                    .map_or(span, |((if_span, _), _)| *if_span);
+                emitter.emit(Error::custom(at, tag::TOO_MANY_ELSE_IFS));
+                return (StmtKind::Error, span);
+            }
+            // Each `else if` becomes an `if` alone in the enclosing else
+            // block, spanning from its `if` to the end of the chain.
+            let mut else_block = last;
+            for ((if_span, cond), then_block) in else_ifs.into_iter().rev() {
+                let inner = Span::new(span.file, if_span.start, span.end);
+                let stmt = Stmt {
+                    kind: StmtKind::If {
                         cond,
                         then_block,
                         else_block,
                     },
-                    e.span(),
-                )
-            })
-    })
+                    span: inner,
+                };
+                else_block = Some(Block {
+                    stmts: vec![stmt],
+                    span: inner,
+                });
+            }
+            let kind = StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            };
+            (kind, span)
+        })
 }
