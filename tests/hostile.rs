@@ -5,7 +5,8 @@
 //!
 //! Large inputs have a modest default size so the file stays quick in a debug
 //! build; `JADPO_BIG=1` runs the full sizes of the brief (a 50 MB source,
-//! 100,000 actions); `JADPO_SOURCE_MB` and `JADPO_ACTIONS` set them directly.
+//! 100,000 actions); `JADPO_SOURCE_MB`, `JADPO_ACTIONS` and `JADPO_CHAIN` set
+//! them directly.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -157,11 +158,16 @@ fn read_all(pipe: Option<&mut impl Read>) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Not a panic: no status 101 and no panic text.
+/// Not a crash: no status 101, no death by signal (a stack overflow aborts,
+/// status -1 here), and no panic text.
 fn assert_no_panic(run: &Run, what: &str) {
     let all = run.all();
     assert!(
-        run.status != 101 && !all.contains("panicked") && !all.contains("internal error"),
+        run.status != 101
+            && run.status != -1
+            && !all.contains("panicked")
+            && !all.contains("internal error")
+            && !all.contains("overflowed its stack"),
         "{what}: jadpo panicked\n{}",
         run.describe()
     );
@@ -935,6 +941,30 @@ fn many_actions_in_one_app() {
     let run = app.check();
     assert_no_panic(&run, &format!("a chain of {} actions", files * 100));
     assert_eq!(run.status, 0, "{}", run.describe());
+}
+
+#[test]
+fn a_long_chain_of_calls() {
+    // Regression, OPEN (checker/src/analysis/mod.rs, `analyse`): petgraph's
+    // recursive `tarjan_scc` recurses once per action along a call chain, so
+    // ~18,000 actions each calling the next overflow the main thread's
+    // stack (debug build): `thread 'main' has overflowed its stack`, exit
+    // by SIGABRT. An iterative SCC (e.g. `kosaraju_scc`) would not.
+    let n = size("JADPO_CHAIN", 40_000, 100_000);
+    let mut text = String::with_capacity(n * 40);
+    for k in 0..n {
+        let call = if k + 1 < n {
+            format!("attempt c{}()", k + 1)
+        } else {
+            String::new()
+        };
+        text.push_str(&format!("action c{k}() -> Unit {{ {call} }}\n"));
+    }
+    let app = App::new("long-call-chain");
+    app.write("src/chain.jadpo", text);
+    let run = app.check();
+    assert_no_panic(&run, &format!("a chain of {n} calls"));
+    assert_eq!(run.status, 0, "a chain of {n} calls: {}", run.describe());
 }
 
 // -------------------------------------------------------- internal error ---

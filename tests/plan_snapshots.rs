@@ -12,7 +12,10 @@ fn plan_text(root: &str) -> String {
         .filter(|d| d.is_error())
         .map(|d| format!("{}: {}", d.code, d.summary))
         .collect();
-    assert!(errors.is_empty(), "{root} must check without errors: {errors:?}");
+    assert!(
+        errors.is_empty(),
+        "{root} must check without errors: {errors:?}"
+    );
     let plan = outcome.plan.unwrap_or_default();
     serde_json::to_string_pretty(&plan).unwrap_or_default()
 }

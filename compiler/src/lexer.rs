@@ -1063,7 +1063,10 @@ mod tests {
         // Regression (found by tests/hostile.rs): comments and whitespace
         // were logos skips, which recurse once per skipped run, and ~8,000
         // comment lines overflowed the stack of a debug build.
-        let text = format!("{}x // last\n", "// a comment line\n   \t\n".repeat(200_000));
+        let text = format!(
+            "{}x // last\n",
+            "// a comment line\n   \t\n".repeat(200_000)
+        );
         assert_eq!(kinds(&text), vec![TokenKind::Ident(Name::new("x"))]);
     }
 }

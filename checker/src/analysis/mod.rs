@@ -140,9 +140,10 @@ pub fn analyse(program: &Program) -> Analysed {
         list: vec![None; n],
     };
     let mut cycles = Vec::new();
-    // Tarjan's components come callees first.
+    // Components come callees first (postorder). `kosaraju_scc` walks with an
+    // explicit stack: a recursive walk overflows on long chains of calls.
     let mut order = Vec::with_capacity(n);
-    for scc in petgraph::algo::tarjan_scc(&graph) {
+    for scc in petgraph::algo::kosaraju_scc(&graph) {
         let mut members: Vec<ActionId> = scc.iter().map(|ix| ActionId(ix.index() as u32)).collect();
         members.sort();
         let cyclic = members.len() > 1

@@ -112,10 +112,24 @@ pub fn parse_files(
     ids: &[FileId],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<SourceFileAst> {
-    let results: Vec<(SourceFileAst, Vec<Diagnostic>)> = ids
-        .par_iter()
-        .map(|&id| parse_file(id, &files.get(id).text))
-        .collect();
+    // One pool of big-stack threads for the whole batch: a thread per file
+    // cost more than parsing small files. Without a pool, a thread per file.
+    let parse_all = || -> Vec<(SourceFileAst, Vec<Diagnostic>)> {
+        ids.par_iter()
+            .map(|&id| parse_here(id, &files.get(id).text))
+            .collect()
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("jadpo-parse-{i}"))
+        .stack_size(PARSER_STACK)
+        .build();
+    let results = match pool {
+        Ok(pool) => pool.install(parse_all),
+        Err(_) => ids
+            .par_iter()
+            .map(|&id| parse_file(id, &files.get(id).text))
+            .collect(),
+    };
     let mut asts = Vec::with_capacity(results.len());
     for (ast, diags) in results {
         asts.push(ast);
