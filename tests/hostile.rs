@@ -973,18 +973,9 @@ fn a_long_chain_of_calls() {
 fn a_panic_prints_one_line_and_exits_101() {
     // The binary's panic hook (src/main.rs) must turn any panic into one line
     // naming the input and asking for a report, and exit with 101. It is
-    // triggered through the hidden debug variable `JADPO_DEBUG_PANIC`, if the
-    // binary honours it.
+    // triggered through the hidden debug variable `JADPO_DEBUG_PANIC`.
     let app = App::new("panic-hook");
     let dir = app.dir.to_string_lossy().into_owned();
-    let main = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/main.rs"))
-        .unwrap_or_default();
-    if !main.contains("JADPO_DEBUG_PANIC") {
-        // The trigger is not wired into the binary yet; once `src/main.rs`
-        // names it, this test holds the panic hook to its promise.
-        eprintln!("skipped: src/main.rs has no JADPO_DEBUG_PANIC trigger");
-        return;
-    }
     let run = run_env(&["check", &dir], &[("JADPO_DEBUG_PANIC", "1")]);
     assert_eq!(run.status, 101, "{}", run.describe());
     let lines: Vec<&str> = run
