@@ -124,7 +124,9 @@ fn sarif_has_the_fields_code_scanning_requires() {
     let driver = &log["runs"][0]["tool"]["driver"];
     assert_eq!(str_at(driver, "/name"), "jadpo");
     assert_eq!(str_at(driver, "/version"), env!("CARGO_PKG_VERSION"));
-    assert!(str_at(driver, "/informationUri").starts_with("https://"));
+    // `informationUri` is optional in SARIF 2.1.0; the project has no public
+    // home yet, and a made-up address would send readers nowhere.
+    assert!(driver.get("informationUri").is_none());
     let rules = driver["rules"].as_array().cloned().unwrap_or_default();
     for info in jadpo_checker::rules::REGISTRY {
         assert!(

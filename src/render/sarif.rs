@@ -15,8 +15,6 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
-/// Where to read about the tool; shown by code scanning next to each rule.
-pub const INFORMATION_URI: &str = "https://github.com/jadpo/jadpo";
 /// The key of our fingerprint in `partialFingerprints`; the suffix is
 /// raised if the hashed text ever changes.
 pub const FINGERPRINT_KEY: &str = "jadpoFingerprint/v1";
@@ -41,7 +39,6 @@ pub fn render(files: &Files, diagnostics: &[Diagnostic], root: &str, checked: bo
                 "name": "jadpo",
                 "version": env!("CARGO_PKG_VERSION"),
                 "semanticVersion": env!("CARGO_PKG_VERSION"),
-                "informationUri": INFORMATION_URI,
                 "rules": rules.iter().map(rule_json).collect::<Vec<_>>(),
             }},
             "invocations": [{ "executionSuccessful": checked }],
