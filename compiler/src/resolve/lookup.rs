@@ -211,29 +211,16 @@ impl<'a> Resolver<'a> {
 
     /// Resolves a failure name; reports and returns `None` when it is not one.
     pub fn find_failure(&mut self, unit: Owner, path: &Path) -> Option<FailureId> {
-        match self.lookup_decl(unit, path) {
-            Found::Yes(Decl::Failure(f)) => Some(f),
-            Found::Yes(other) => {
-                self.report_wrong_kind(path, other, "a failure");
-                None
-            }
-            Found::Silent => None,
-            Found::UnknownPackage(p) => {
-                self.report_unknown_package(unit, p);
-                None
-            }
-            Found::No => {
-                let cands = self.decl_candidates(unit, |d| matches!(d, Decl::Failure(_)));
-                self.report_unknown(
-                    "name.unknown_failure",
-                    "failure",
-                    path.span,
-                    &path.text(),
-                    &cands,
-                );
-                None
-            }
-        }
+        let want = Wanted {
+            take: |d| match d {
+                Decl::Failure(f) => Some(f),
+                _ => None,
+            },
+            code: "name.unknown_failure",
+            word: "failure",
+            article: "a failure",
+        };
+        self.find_kind(unit, path, want)
     }
 
     /// Resolves a name that must be an event.
@@ -242,29 +229,16 @@ impl<'a> Resolver<'a> {
         unit: Owner,
         path: &Path,
     ) -> Option<(crate::ir::EventId, super::tables::TypeId)> {
-        match self.lookup_decl(unit, path) {
-            Found::Yes(Decl::Event(e, t)) => Some((e, t)),
-            Found::Yes(other) => {
-                self.report_wrong_kind(path, other, "an event");
-                None
-            }
-            Found::Silent => None,
-            Found::UnknownPackage(p) => {
-                self.report_unknown_package(unit, p);
-                None
-            }
-            Found::No => {
-                let cands = self.decl_candidates(unit, |d| matches!(d, Decl::Event(..)));
-                self.report_unknown(
-                    "name.unknown_event",
-                    "event",
-                    path.span,
-                    &path.text(),
-                    &cands,
-                );
-                None
-            }
-        }
+        let want = Wanted {
+            take: |d| match d {
+                Decl::Event(e, t) => Some((e, t)),
+                _ => None,
+            },
+            code: "name.unknown_event",
+            word: "event",
+            article: "an event",
+        };
+        self.find_kind(unit, path, want)
     }
 
     /// Resolves a name that must be an entity.
@@ -273,11 +247,28 @@ impl<'a> Resolver<'a> {
         unit: Owner,
         path: &Path,
     ) -> Option<(crate::ir::EntityId, super::tables::TypeId)> {
+        let want = Wanted {
+            take: |d| match d {
+                Decl::Entity(e, t) => Some((e, t)),
+                _ => None,
+            },
+            code: "name.unknown_entity",
+            word: "entity",
+            article: "an entity",
+        };
+        self.find_kind(unit, path, want)
+    }
+
+    /// Resolves a name that must be of the kind `want` takes; reports an
+    /// unknown name, a name of another kind or an unknown package.
+    fn find_kind<T>(&mut self, unit: Owner, path: &Path, want: Wanted<T>) -> Option<T> {
         match self.lookup_decl(unit, path) {
-            Found::Yes(Decl::Entity(e, t)) => Some((e, t)),
-            Found::Yes(other) => {
-                self.report_wrong_kind(path, other, "an entity");
-                None
+            Found::Yes(decl) => {
+                let taken = (want.take)(decl);
+                if taken.is_none() {
+                    self.report_wrong_kind(path, decl, want.article);
+                }
+                taken
             }
             Found::Silent => None,
             Found::UnknownPackage(p) => {
@@ -285,14 +276,8 @@ impl<'a> Resolver<'a> {
                 None
             }
             Found::No => {
-                let cands = self.decl_candidates(unit, |d| matches!(d, Decl::Entity(..)));
-                self.report_unknown(
-                    "name.unknown_entity",
-                    "entity",
-                    path.span,
-                    &path.text(),
-                    &cands,
-                );
+                let cands = self.decl_candidates(unit, |d| (want.take)(d).is_some());
+                self.report_unknown(want.code, want.word, path.span, &path.text(), &cands);
                 None
             }
         }
@@ -345,4 +330,13 @@ pub(crate) fn suggest<'c>(written: &str, candidates: &'c [String]) -> Option<&'c
         let diff: Vec<usize> = (0..w.len()).filter(|i| w.get(*i) != c.get(*i)).collect();
         matches!(diff.as_slice(), [i, j] if *j == i + 1 && w.get(*i) == c.get(*j) && w.get(*j) == c.get(*i))
     })
+}
+
+/// The kind of declaration a `find_*` lookup expects, and its words for
+/// diagnostics.
+struct Wanted<T> {
+    take: fn(Decl) -> Option<T>,
+    code: &'static str,
+    word: &'static str,
+    article: &'static str,
 }
