@@ -120,24 +120,10 @@ fn list(value: &Value) -> Vec<Value> {
     value.as_array().cloned().unwrap_or_default()
 }
 
+/// The next message from the server, as JSON (`lsp-server` does the framing).
 fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(n) = line.strip_prefix("Content-Length: ") {
-            length = n.parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    let message = lsp_server::Message::read(reader).ok()??;
+    serde_json::to_value(message).ok()
 }
 
 /// A fresh copy of `examples/billing` in the temporary folder.

@@ -284,33 +284,11 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn file_uri(path: &Path) -> String {
-    let mut out = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    jadpo::lsp::uri::from_path(path).map_or_else(String::new, |uri| uri.as_str().to_string())
 }
 
+/// The next message from the server, as JSON (`lsp-server` does the framing).
 fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(n) = line.strip_prefix("Content-Length: ") {
-            length = n.parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    let message = lsp_server::Message::read(reader).ok()??;
+    serde_json::to_value(message).ok()
 }
