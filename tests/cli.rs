@@ -8,13 +8,22 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Runs the binary. An internal error (exit 101, or death by a signal) fails
+/// the test here, whatever status the test itself expects.
 fn jadpo(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jadpo"))
+    let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
         .args(args)
         .current_dir(repo())
         .env_remove("NO_COLOR")
         .output()
-        .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"))
+        .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"));
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "jadpo {args:?} crashed ({}): {}",
+        out.status,
+        stderr(&out)
+    );
+    out
 }
 
 fn status(out: &Output) -> i32 {

@@ -560,3 +560,36 @@ fn local_package_manifest_findings_show_in_package_yaml() {
     client.notify("exit", Value::Null);
     let _ = std::fs::remove_dir_all(&app);
 }
+
+/// An edit to a called action changes findings in a file that was not
+/// edited (the server reuses the summaries of unchanged actions, and must
+/// not reuse the edited one's or its callers'), and undoing it clears them.
+#[test]
+fn an_edit_reaches_callers_in_other_files() {
+    let app = billing_copy("callers");
+    let mut client = Client::start(&app);
+    client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": {} }),
+    );
+    client.notify("initialized", json!({}));
+    let payments = app.join("src/payments.jadpo");
+    let text = std::fs::read_to_string(&payments).expect("payments.jadpo");
+    let call = "    return attempt stripe.invoices.list(stripe.InvoiceQuery { customer: request.customer })\n";
+    assert!(text.contains(call), "list_invoices in payments.jadpo");
+    // A second 30s x 1 attempt call: 60s, past the route's 35s deadline.
+    let twice = call.replacen("return ", "var first = ", 1);
+    open(&mut client, &payments, &text.replacen(call, &format!("{twice}{call}"), 1));
+    let found = client.diagnostics("src/entries.jadpo");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(code_of(&found[0]), "route.calls_past_deadline");
+    // Undone as an editor sends it: the whole text replaced.
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(&payments), "version": 2 }, "contentChanges": [{ "text": text }] }),
+    );
+    assert_eq!(client.diagnostics("src/entries.jadpo"), Vec::<Value>::new());
+    client.request("shutdown", Value::Null);
+    client.notify("exit", Value::Null);
+    let _ = std::fs::remove_dir_all(&app);
+}

@@ -249,7 +249,10 @@ fn expr() -> BoxedStrategy<Expr> {
                     })
                 ),
                 (type_path(), field_inits(inner.clone()))
-                    .prop_map(|(ty, fields)| ex(ExprKind::Construct { ty, fields })),
+                    .prop_map(|(ty, fields)| ex(ExprKind::Construct {
+                        ty: Box::new(ty),
+                        fields
+                    })),
                 prop::collection::vec(inner.clone(), 0..3)
                     .prop_map(|items| ex(ExprKind::List(items))),
                 (any::<bool>(), inner.clone()).prop_map(|(not, e)| {
@@ -284,11 +287,11 @@ fn arm(expr: BoxedStrategy<Expr>) -> impl Strategy<Value = MatchArm> {
         expr.clone(),
         Just(ex(ExprKind::Propagate)),
         (type_path(), prop::option::of(field_inits(expr.clone()))).prop_map(
-            |(failure, fields)| ex(ExprKind::Reject(RejectExpr {
+            |(failure, fields)| ex(ExprKind::Reject(Box::new(RejectExpr {
                 failure,
                 fields,
                 span: span()
-            }))
+            })))
         ),
         expr.clone().prop_map(|e| ex(ExprKind::Block(Block {
             stmts: vec![Stmt {
@@ -316,12 +319,12 @@ fn write(expr: BoxedStrategy<Expr>) -> impl Strategy<Value = Expr> {
             })
         })
         .boxed();
-    let failure = || prop::option::of(type_path());
+    let failure = || prop::option::of(type_path().prop_map(Box::new));
     prop_oneof![
         (type_path(), field_inits(expr.clone()), failure()).prop_map(
             |(entity, fields, conflict)| {
                 ex(ExprKind::Create {
-                    entity,
+                    entity: Box::new(entity),
                     fields,
                     conflict,
                 })
@@ -336,7 +339,7 @@ fn write(expr: BoxedStrategy<Expr>) -> impl Strategy<Value = Expr> {
         )
             .prop_map(
                 |(entity, filter, set, missing, conflict)| ex(ExprKind::Update {
-                    entity,
+                    entity: Box::new(entity),
                     filter,
                     set,
                     missing,
@@ -345,7 +348,7 @@ fn write(expr: BoxedStrategy<Expr>) -> impl Strategy<Value = Expr> {
             ),
         (type_path(), filter, failure()).prop_map(|(entity, filter, missing)| ex(
             ExprKind::Delete {
-                entity,
+                entity: Box::new(entity),
                 filter,
                 missing
             }

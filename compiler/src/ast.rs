@@ -401,7 +401,7 @@ pub enum ExprKind {
     },
     /// `Type { field: value }` (the type's last segment is UpperCamelCase).
     Construct {
-        ty: Path,
+        ty: Box<Path>,
         fields: Vec<FieldInit>,
     },
     /// `[a, b]`
@@ -417,26 +417,26 @@ pub enum ExprKind {
     },
     /// `create E { fields } [conflict: F]`
     Create {
-        entity: Path,
+        entity: Box<Path>,
         fields: Vec<FieldInit>,
-        conflict: Option<Path>,
+        conflict: Option<Box<Path>>,
     },
     /// `update E { where: field == e set: { ... } missing: F conflict: F }`
     Update {
-        entity: Path,
+        entity: Box<Path>,
         filter: Box<WhereClause>,
         set: Vec<FieldInit>,
-        missing: Option<Path>,
-        conflict: Option<Path>,
+        missing: Option<Box<Path>>,
+        conflict: Option<Box<Path>>,
     },
     /// `delete E { where: field == e missing: F }`
     Delete {
-        entity: Path,
+        entity: Box<Path>,
         filter: Box<WhereClause>,
-        missing: Option<Path>,
+        missing: Option<Box<Path>>,
     },
     /// `reject F { }` in a match arm.
-    Reject(RejectExpr),
+    Reject(Box<RejectExpr>),
     /// `propagate` in a match arm.
     Propagate,
     /// `{ statements }` as a match arm body.

@@ -61,10 +61,14 @@ impl Name {
 }
 
 /// The multiply-rotate hash of rustc (FxHash): a few cycles for a short
-/// name, where SipHash costs tens. Only for the per-thread cache above,
-/// whose keys come from source text; it is never iterated.
+/// name, where SipHash costs tens. For the per-thread cache above and for
+/// maps keyed by [`Name`] ([`NameHasher`]); keys come from source text, and
+/// such maps must never be iterated to produce output (ids vary by run).
 #[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
+pub struct FxHasher(u64);
+
+/// Hashes a [`Name`] by its id: lookups without touching the text.
+pub type NameHasher = BuildHasherDefault<FxHasher>;
 
 impl FxHasher {
     fn add(&mut self, word: u64) {
@@ -92,8 +96,15 @@ impl Hasher for FxHasher {
         self.add(u64::from(byte));
     }
 
+    fn write_u32(&mut self, word: u32) {
+        self.add(u64::from(word));
+    }
+
     fn finish(&self) -> u64 {
-        self.0
+        // The multiply leaves the low bits, which pick the bucket, poorly
+        // mixed: names differing only near their end all collided. Rotate
+        // the well-mixed high bits down (as rustc-hash 2 does).
+        self.0.rotate_left(26)
     }
 }
 

@@ -1,4 +1,4 @@
-//! The logos lexer: source text to a flat vector of tokens with `u32` spans.
+//! The logos lexer: source text to a flat vector of compact tokens.
 //!
 //! Lexing never fails. Besides splitting the text, the lexer settles every
 //! problem that can be judged from tokens alone, so the parser sees a clean
@@ -13,6 +13,14 @@
 //!
 //! A route path (`route POST /subscriptions/{id} {`) is lexed as ordinary
 //! tokens and then merged into one [`TokenKind::RoutePath`].
+//!
+//! All of this happens in one pass: each token flows through four small
+//! stages (read, merge route paths, limit type arguments, balance) that
+//! keep only the state they need, and only the last one writes the single
+//! token vector. A token is 24 bytes and `Copy`: payloads that would need
+//! the heap (string values, route paths, decimals) are read from the
+//! source text by their span, or from [`Lexed::strings`] when a string had
+//! escapes to decode.
 
 use crate::ast::DurationUnit;
 use crate::diag::Diagnostic;
@@ -26,7 +34,6 @@ const MAX_INVALID_RUNS: usize = 20;
 
 /// Deepest nesting of `(`, `[` and `{` accepted; deeper input gets `syntax.too_deep`.
 pub const MAX_DEPTH: usize = 256;
-
 /// Words that can never be a name. Item words (`action`, `store`, `event`, ...)
 /// and clause words (`fails`, `in`, `max`, `with`, ...) stay [`TokenKind::Ident`]
 /// because they are also used as setting keys and names (`store: primary`,
@@ -56,32 +63,6 @@ pub enum Keyword {
 }
 
 impl Keyword {
-    fn from_word(word: &str) -> Option<Keyword> {
-        Some(match word {
-            "var" => Keyword::Var,
-            "mut" => Keyword::Mut,
-            "if" => Keyword::If,
-            "else" => Keyword::Else,
-            "for" => Keyword::For,
-            "return" => Keyword::Return,
-            "reject" => Keyword::Reject,
-            "emit" => Keyword::Emit,
-            "attempt" => Keyword::Attempt,
-            "match" => Keyword::Match,
-            "propagate" => Keyword::Propagate,
-            "create" => Keyword::Create,
-            "update" => Keyword::Update,
-            "delete" => Keyword::Delete,
-            "true" => Keyword::True,
-            "false" => Keyword::False,
-            "none" => Keyword::None,
-            "and" => Keyword::And,
-            "or" => Keyword::Or,
-            "not" => Keyword::Not,
-            _ => return None,
-        })
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Keyword::Var => "var",
@@ -108,18 +89,49 @@ impl Keyword {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// A 64-bit number stored as two `u32` halves, so a token stays 4-byte
+/// aligned and 24 bytes long.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Wide([u32; 2]);
+
+impl Wide {
+    pub fn new(value: u64) -> Wide {
+        Wide([value as u32, (value >> 32) as u32])
+    }
+
+    pub fn get(self) -> u64 {
+        u64::from(self.0[0]) | (u64::from(self.0[1]) << 32)
+    }
+}
+
+impl std::fmt::Debug for Wide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.get())
+    }
+}
+
+/// Where a string token's value is: [`StrValue::RAW`] when it is the text
+/// between the quotes as written, else an index into [`Lexed::strings`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StrValue(u32);
+
+impl StrValue {
+    pub const RAW: StrValue = StrValue(u32::MAX);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenKind {
     Ident(Name),
     Kw(Keyword),
-    Int(i64),
-    /// A decimal literal as written (`12.50`).
-    Decimal(Name),
-    /// A string literal with escapes decoded.
-    Str(String),
-    Duration(u64, DurationUnit),
-    /// A route path as written: `/subscriptions/{id}`.
-    RoutePath(String),
+    /// A whole number; always fits in an `i64` (larger ones are reported).
+    Int(Wide),
+    /// A decimal literal; its text is the token's span (`12.50`).
+    Decimal,
+    /// A string literal; see [`string_value`] for its decoded value.
+    Str(StrValue),
+    Duration(Wide, DurationUnit),
+    /// A route path; its text is the token's span: `/subscriptions/{id}`.
+    RoutePath,
     EqEq,
     NotEq,
     Lt,
@@ -156,10 +168,10 @@ impl TokenKind {
         match self {
             TokenKind::Ident(name) => format!("the name `{name}`"),
             TokenKind::Kw(kw) => format!("`{}`", kw.as_str()),
-            TokenKind::Int(_) | TokenKind::Decimal(_) => "a number".to_string(),
+            TokenKind::Int(_) | TokenKind::Decimal => "a number".to_string(),
             TokenKind::Str(_) => "a string".to_string(),
             TokenKind::Duration(..) => "a duration".to_string(),
-            TokenKind::RoutePath(_) => "a route path".to_string(),
+            TokenKind::RoutePath => "a route path".to_string(),
             TokenKind::Error => "a part that could not be read".to_string(),
             other => format!("`{}`", other.punct_text()),
         }
@@ -197,7 +209,7 @@ impl TokenKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Token {
     pub kind: TokenKind,
     pub span: Span,
@@ -208,6 +220,8 @@ pub struct Token {
 #[derive(Debug, Default)]
 pub struct Lexed {
     pub tokens: Vec<Token>,
+    /// Decoded values of the strings that had escapes (see [`StrValue`]).
+    pub strings: Vec<String>,
     pub diagnostics: Vec<Diagnostic>,
     /// When delimiters could not be repaired with confidence, parser
     /// diagnostics at or after this offset follow from that one mistake and
@@ -215,18 +229,55 @@ pub struct Lexed {
     pub quiet_from: Option<u32>,
 }
 
+/// The value of a string token whose span is `span`.
+pub fn string_value<'a>(
+    text: &'a str,
+    strings: &'a [String],
+    value: StrValue,
+    span: Span,
+) -> &'a str {
+    if value == StrValue::RAW {
+        let inner = span.start.saturating_add(1) as usize..span.end.saturating_sub(1) as usize;
+        return text.get(inner).unwrap_or("");
+    }
+    strings.get(value.0 as usize).map_or("", String::as_str)
+}
+
 /// The raw token classes logos recognises; payloads are read afterwards.
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
 enum Raw {
-    /// Whitespace and `//` comments, dropped by [`raw_tokens`]. Not logos
-    /// `skip`s: logos skips by recursing once per skipped run, so a few
-    /// thousand comment lines in a row overflowed the stack. A comment runs
-    /// to the end of its line, never further: greedy is intended.
+    /// Whitespace, dropped by the reader. Not a logos `skip`: logos skips
+    /// by recursing once per skipped run, so a few thousand comment lines
+    /// in a row overflowed the stack.
     #[regex(r"[ \t\r\n\f]+")]
+    Space,
+    /// A `//` comment, dropped. It runs to the end of its line, never
+    /// further: greedy is intended.
     #[regex(r"//[^\n]*", allow_greedy = true)]
-    Trivia,
+    Comment,
     #[regex("[A-Za-z_][A-Za-z0-9_]*")]
     Word,
+    #[token("var", |_| Keyword::Var)]
+    #[token("mut", |_| Keyword::Mut)]
+    #[token("if", |_| Keyword::If)]
+    #[token("else", |_| Keyword::Else)]
+    #[token("for", |_| Keyword::For)]
+    #[token("return", |_| Keyword::Return)]
+    #[token("reject", |_| Keyword::Reject)]
+    #[token("emit", |_| Keyword::Emit)]
+    #[token("attempt", |_| Keyword::Attempt)]
+    #[token("match", |_| Keyword::Match)]
+    #[token("propagate", |_| Keyword::Propagate)]
+    #[token("create", |_| Keyword::Create)]
+    #[token("update", |_| Keyword::Update)]
+    #[token("delete", |_| Keyword::Delete)]
+    #[token("true", |_| Keyword::True)]
+    #[token("false", |_| Keyword::False)]
+    #[token("none", |_| Keyword::None)]
+    #[token("and", |_| Keyword::And)]
+    #[token("or", |_| Keyword::Or)]
+    #[token("not", |_| Keyword::Not)]
+    Kw(Keyword),
     #[regex("[0-9]+")]
     Int,
     #[regex(r"[0-9]+\.[0-9]+")]
@@ -293,13 +344,9 @@ enum Raw {
 
 /// Lexes one file.
 pub fn lex(file: FileId, text: &str) -> Lexed {
-    let mut diags = Vec::new();
-    let raw = raw_tokens(file, text, &mut diags);
-    let merged = merge_route_paths(raw, text);
-    let limited = limit_type_arguments(merged, text, &mut diags);
-    let mut lexed = balance(limited, file, text, &mut diags);
-    lexed.diagnostics = diags;
-    lexed
+    let mut lexer = Lexer::new(file, text);
+    lexer.read_all();
+    lexer.finish()
 }
 
 /// True when only spaces and tabs stand between the start of the line and `pos`.
@@ -316,142 +363,576 @@ pub fn starts_line(text: &str, pos: u32) -> bool {
     true
 }
 
-/// Width of the indentation of the line holding `pos`.
-fn indent_of(text: &str, pos: u32) -> usize {
-    let before = text.get(..pos as usize).unwrap_or("");
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = text.get(line_start..).unwrap_or("");
-    line.len() - line.trim_start_matches([' ', '\t']).len()
+/// A small direct-mapped cache of the names of one file in front of the
+/// shared interner: a file repeats few distinct names, and the interner's
+/// big table costs a cache miss or two per lookup.
+struct NameCache<'t> {
+    slots: Vec<Option<(&'t str, Name)>>,
 }
 
-fn raw_tokens(file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
-    let mut out = Vec::with_capacity(text.len() / 4 + 1);
-    let mut lexer = Raw::lexer(text);
-    // A run of invalid characters is one mistake: remember where it started.
-    let mut bad_run: Option<(u32, u32)> = None;
-    while let Some(result) = lexer.next() {
-        let range = lexer.span();
-        let span = Span::new(file, range.start as u32, range.end as u32);
-        let slice = lexer.slice();
-        match result {
-            // Trivia never ended a run of invalid characters (it used to be
-            // skipped inside logos), so it does not flush one here either.
-            Ok(Raw::Trivia) => {}
-            Ok(raw) => {
-                flush_bad_run(&mut bad_run, file, text, diags, &mut out);
-                if let Some(kind) = cook(raw, slice, span, diags) {
-                    out.push(Token { kind, span });
-                }
-            }
-            Err(()) => {
-                if slice.contains('\0') {
-                    flush_bad_run(&mut bad_run, file, text, diags, &mut out);
-                    diags.push(nul_byte(span));
-                    out.push(Token {
-                        kind: TokenKind::Error,
-                        span,
-                    });
-                    continue;
-                }
-                bad_run = match bad_run {
-                    Some((start, end)) if end == span.start => Some((start, span.end)),
-                    Some(_) => {
-                        flush_bad_run(&mut bad_run, file, text, diags, &mut out);
-                        Some((span.start, span.end))
-                    }
-                    None => Some((span.start, span.end)),
-                };
+impl<'t> NameCache<'t> {
+    fn new(text_len: usize) -> Self {
+        let slots = (text_len / 16).clamp(64, 4096).next_power_of_two();
+        NameCache {
+            slots: vec![None; slots],
+        }
+    }
+
+    fn get(&mut self, word: &'t str) -> Name {
+        let index = word_hash(word.as_bytes()) & (self.slots.len() - 1);
+        let Some(slot) = self.slots.get_mut(index) else {
+            return Name::new(word);
+        };
+        match slot {
+            Some((cached, name)) if *cached == word => *name,
+            _ => {
+                let name = Name::new(word);
+                *slot = Some((word, name));
+                name
             }
         }
     }
-    flush_bad_run(&mut bad_run, file, text, diags, &mut out);
-    out
 }
 
-/// Reports a run of invalid characters and leaves an error token in its
-/// place, so the parser does not report the same mistake again.
-fn flush_bad_run(
-    run: &mut Option<(u32, u32)>,
+/// FxHash of a word, its high bits folded down.
+fn word_hash(word: &[u8]) -> usize {
+    let mut hash = word.len() as u64;
+    for chunk in word.chunks(8) {
+        let mut bytes = [0u8; 8];
+        bytes[..chunk.len()].copy_from_slice(chunk);
+        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(bytes))
+            .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    (hash >> 32) as usize
+}
+
+/// A token on its way through the stages, with what the reader knows
+/// about its line (so no stage scans the text backwards).
+#[derive(Clone, Copy)]
+struct Lt {
+    kind: TokenKind,
+    span: Span,
+    /// Only whitespace stands before it on its line.
+    starts_line: bool,
+    /// Offset of the start of its line.
+    line_start: u32,
+}
+
+/// A run of invalid characters not yet reported.
+#[derive(Clone, Copy)]
+struct BadRun {
+    start: u32,
+    end: u32,
+    starts_line: bool,
+    line_start: u32,
+}
+
+struct Open {
+    closer: TokenKind,
+    span: Span,
+    indent: usize,
+}
+
+/// A `}` on its own line, less indented than the line of the `{` it closed:
+/// the likeliest place for a missing `}`.
+struct Suspect {
+    opener: Span,
+    out_index: usize,
+    at: u32,
+}
+
+/// An over-deep bracket region being skipped.
+struct Skip {
+    first: Span,
+    depth: usize,
+    end: u32,
+}
+
+/// The one-pass lexer. Stages, in order: [`Lexer::read_all`] (logos,
+/// payloads, invalid characters), [`Lexer::merge`] (route paths),
+/// [`Lexer::limit`] (deep type arguments), [`Lexer::balance`] (brackets).
+struct Lexer<'t> {
     file: FileId,
-    text: &str,
-    diags: &mut Vec<Diagnostic>,
-    out: &mut Vec<Token>,
-) {
-    if let Some((start, end)) = run.take() {
-        out.push(Token {
-            kind: TokenKind::Error,
-            span: Span::new(file, start, end),
-        });
-        let reported = diags
-            .iter()
-            .filter(|d| d.code == "syntax.invalid_character")
-            .count();
-        if reported >= MAX_INVALID_RUNS {
+    text: &'t str,
+    strings: Vec<String>,
+    /// Diagnostics of each stage, joined in stage order at the end.
+    read_diags: Vec<Diagnostic>,
+    limit_diags: Vec<Diagnostic>,
+    balance_diags: Vec<Diagnostic>,
+    // Reader.
+    invalid_runs: usize,
+    bad_run: Option<BadRun>,
+    line_clean: bool,
+    line_start: u32,
+    names: NameCache<'t>,
+    // Route path merging: the word `route`, the last two kinds it passed
+    // on, and the path being built.
+    route: Name,
+    merged_last: [Option<TokenKind>; 2],
+    route_path: Option<Lt>,
+    // Type argument limit.
+    angle_depth: usize,
+    cut: Option<Span>,
+    limited_last_ident: bool,
+    // Balancing.
+    out: Vec<Token>,
+    stack: Vec<Open>,
+    suspect: Option<Suspect>,
+    skip: Option<Skip>,
+}
+
+impl<'t> Lexer<'t> {
+    fn new(file: FileId, text: &'t str) -> Self {
+        Lexer {
+            file,
+            text,
+            strings: Vec::new(),
+            read_diags: Vec::new(),
+            limit_diags: Vec::new(),
+            balance_diags: Vec::new(),
+            invalid_runs: 0,
+            bad_run: None,
+            line_clean: true,
+            line_start: 0,
+            names: NameCache::new(text.len()),
+            route: Name::new("route"),
+            merged_last: [None, None],
+            route_path: None,
+            angle_depth: 0,
+            cut: None,
+            limited_last_ident: false,
+            // About one token per five bytes of source; untouched capacity
+            // of a big allocation costs no memory.
+            out: Vec::with_capacity(text.len() / 4 + 1),
+            stack: Vec::new(),
+            suspect: None,
+            skip: None,
+        }
+    }
+
+    fn span(&self, start: usize, end: usize) -> Span {
+        Span::new(self.file, start as u32, end as u32)
+    }
+
+    fn read_all(&mut self) {
+        let mut lexer = Raw::lexer(self.text);
+        while let Some(result) = lexer.next() {
+            let range = lexer.span();
+            match result {
+                // Whitespace never ended a run of invalid characters (it
+                // used to be skipped inside logos), so it does not here.
+                Ok(Raw::Space) => {
+                    let slice = lexer.slice().as_bytes();
+                    if let Some(nl) = slice.iter().rposition(|&b| b == b'\n') {
+                        self.line_clean = true;
+                        self.line_start = (range.start + nl + 1) as u32;
+                    }
+                }
+                Ok(Raw::Comment) => {}
+                Ok(raw) => {
+                    if self.bad_run.is_some() {
+                        self.flush_bad_run();
+                    }
+                    let span = self.span(range.start, range.end);
+                    if let Some(kind) = self.cook(raw, lexer.slice(), span) {
+                        self.read(kind, span);
+                    }
+                }
+                Err(()) => self.invalid(lexer.slice(), range),
+            }
+        }
+        self.flush_bad_run();
+    }
+
+    /// Passes a read token on, noting its line.
+    fn read(&mut self, kind: TokenKind, span: Span) {
+        let tok = Lt {
+            kind,
+            span,
+            starts_line: self.line_clean,
+            line_start: self.line_start,
+        };
+        self.line_clean = false;
+        self.merge(tok);
+    }
+
+    fn invalid(&mut self, slice: &str, range: std::ops::Range<usize>) {
+        let span = self.span(range.start, range.end);
+        if slice.contains('\0') {
+            self.flush_bad_run();
+            self.read_diags.push(nul_byte(span));
+            self.read(TokenKind::Error, span);
             return;
         }
-        let span = Span::new(file, start, end);
-        let shown: String = text
+        match &mut self.bad_run {
+            Some(run) if run.end == span.start => run.end = span.end,
+            _ => {
+                self.flush_bad_run();
+                self.bad_run = Some(BadRun {
+                    start: span.start,
+                    end: span.end,
+                    starts_line: self.line_clean,
+                    line_start: self.line_start,
+                });
+                self.line_clean = false;
+            }
+        }
+    }
+
+    /// Reports a run of invalid characters and leaves an error token in its
+    /// place, so the parser does not report the same mistake again.
+    fn flush_bad_run(&mut self) {
+        let Some(run) = self.bad_run.take() else {
+            return;
+        };
+        let span = Span::new(self.file, run.start, run.end);
+        self.merge(Lt {
+            kind: TokenKind::Error,
+            span,
+            starts_line: run.starts_line,
+            line_start: run.line_start,
+        });
+        if self.invalid_runs >= MAX_INVALID_RUNS {
+            return;
+        }
+        self.invalid_runs += 1;
+        let shown: String = self
+            .text
             .get(span.range())
             .unwrap_or("?")
             .chars()
             .take(16)
             .collect();
-        let shown = shown.as_str();
-        let what = if shown.chars().count() == 1 {
-            format!("the character `{}`", shown.escape_debug())
-        } else {
-            format!("the characters `{}`", shown.escape_debug())
-        };
-        diags.push(
-            Diagnostic::error(
-                "syntax.invalid_character",
+        self.read_diags.push(invalid_characters(&shown, span));
+    }
+
+    /// Turns a raw token into a token kind, reporting lexical mistakes.
+    fn cook(&mut self, raw: Raw, slice: &'t str, span: Span) -> Option<TokenKind> {
+        if raw == Raw::Word {
+            return Some(TokenKind::Ident(self.names.get(slice)));
+        }
+        let diags = &mut self.read_diags;
+        Some(match raw {
+            Raw::Kw(kw) => TokenKind::Kw(kw),
+            Raw::Int => TokenKind::Int(Wide::new(parse_int(slice, span, diags) as u64)),
+            Raw::Decimal => TokenKind::Decimal,
+            Raw::Duration => duration(slice, span, diags),
+            Raw::BadNumber => {
+                diags.push(bad_number(slice, span));
+                TokenKind::Error
+            }
+            Raw::Str => {
+                let inner = slice.get(1..slice.len().saturating_sub(1)).unwrap_or("");
+                if !inner.contains(['\\', '\0']) {
+                    return Some(TokenKind::Str(StrValue::RAW));
+                }
+                let value = decode_string(inner, span.start + 1, span, diags);
+                TokenKind::Str(self.keep_string(value))
+            }
+            Raw::UnterminatedStr => {
+                diags.push(unterminated(span));
+                let inner = slice.get(1..).unwrap_or("");
+                let inner = inner.strip_suffix('\\').unwrap_or(inner);
+                let value = decode_string(inner, span.start + 1, span, diags);
+                TokenKind::Str(self.keep_string(value))
+            }
+            Raw::Semicolon => {
+                diags.push(semicolon(span));
+                return None;
+            }
+            other => punct(other),
+        })
+    }
+
+    fn keep_string(&mut self, value: String) -> StrValue {
+        self.strings.push(value);
+        StrValue((self.strings.len() - 1) as u32)
+    }
+
+    /// Stage 2: merges the adjacent tokens after `route METHOD` that start
+    /// with `/` into one route path token.
+    fn merge(&mut self, tok: Lt) {
+        if let Some(path) = &mut self.route_path {
+            if tok.span.start == path.span.end {
+                path.span = path.span.to(tok.span);
+                return;
+            }
+            if let Some(path) = self.route_path.take() {
+                self.pass_merged(path);
+            }
+        }
+        let route = self.route;
+        let after_method = matches!(self.merged_last[0], Some(TokenKind::Ident(n)) if n == route)
+            && matches!(self.merged_last[1], Some(TokenKind::Ident(_)));
+        if after_method && tok.kind == TokenKind::Slash {
+            self.route_path = Some(Lt {
+                kind: TokenKind::RoutePath,
+                ..tok
+            });
+            return;
+        }
+        self.pass_merged(tok);
+    }
+
+    fn pass_merged(&mut self, tok: Lt) {
+        self.merged_last = [self.merged_last[1], Some(tok.kind)];
+        self.limit(tok);
+    }
+
+    /// Stage 3: cuts off `List<List<...` nested deeper than [`MAX_DEPTH`]
+    /// on one line: a `<` right after a name opens a level, `>` closes one.
+    /// The rest of the line becomes one error token. (Comparisons also
+    /// count, but the count restarts on every line, so only a line of
+    /// hundreds of them could trip it.)
+    fn limit(&mut self, tok: Lt) {
+        if let Some(span) = self.cut {
+            if !tok.starts_line {
+                self.cut = Some(span.to(tok.span));
+                return;
+            }
+            self.cut = None;
+            self.pass_limited(Lt {
+                kind: TokenKind::Error,
                 span,
-                format!("{what} cannot appear in Jadpo source"),
-            )
-            .with_label("not part of the language")
-            .with_reason("outside strings and comments, Jadpo uses only letters, digits, `_`, whitespace and its operators and brackets")
-            .with_fix("remove it, or put it inside a string or a `//` comment"),
-        );
+                starts_line: false,
+                line_start: tok.line_start,
+            });
+        }
+        if tok.starts_line {
+            self.angle_depth = 0;
+        }
+        match tok.kind {
+            TokenKind::Lt if self.limited_last_ident => self.angle_depth += 1,
+            TokenKind::Gt => self.angle_depth = self.angle_depth.saturating_sub(1),
+            _ => {}
+        }
+        if self.angle_depth > MAX_DEPTH {
+            self.limit_diags.push(too_deep(tok.span));
+            self.cut = Some(tok.span);
+            self.angle_depth = 0;
+            return;
+        }
+        self.pass_limited(tok);
+    }
+
+    fn pass_limited(&mut self, tok: Lt) {
+        self.limited_last_ident = matches!(tok.kind, TokenKind::Ident(_));
+        self.balance(tok);
+    }
+
+    /// Stage 4: balances delimiters and cuts off over-deep nesting (see the
+    /// module docs).
+    fn balance(&mut self, tok: Lt) {
+        if let Some(skip) = &mut self.skip {
+            skip.end = tok.span.end;
+            if closer_of(tok.kind).is_some() {
+                skip.depth += 1;
+            } else if is_closer(tok.kind) {
+                skip.depth -= 1;
+                if skip.depth == 0 {
+                    self.end_skip();
+                }
+            }
+            return;
+        }
+        let token = Token {
+            kind: tok.kind,
+            span: tok.span,
+        };
+        if let Some(closer) = closer_of(tok.kind) {
+            if self.stack.len() >= MAX_DEPTH {
+                self.skip = Some(Skip {
+                    first: tok.span,
+                    depth: 1,
+                    end: tok.span.end,
+                });
+                return;
+            }
+            self.stack.push(Open {
+                closer,
+                span: tok.span,
+                indent: self.indent(tok.line_start),
+            });
+            self.out.push(token);
+        } else if is_closer(tok.kind) {
+            self.close(token, tok);
+        } else {
+            self.out.push(token);
+        }
+    }
+
+    /// Replaces the skipped region with one error token.
+    fn end_skip(&mut self) {
+        if let Some(skip) = self.skip.take() {
+            self.balance_diags.push(too_deep(skip.first));
+            self.out.push(Token {
+                kind: TokenKind::Error,
+                span: Span::new(self.file, skip.first.start, skip.end),
+            });
+        }
+    }
+
+    /// Width of the indentation of the line starting at `line_start`.
+    fn indent(&self, line_start: u32) -> usize {
+        let line = self.text.get(line_start as usize..).unwrap_or("");
+        line.bytes()
+            .take_while(|&b| b == b' ' || b == b'\t')
+            .count()
+    }
+
+    fn close(&mut self, tok: Token, meta: Lt) {
+        let Some(pos) = self.stack.iter().rposition(|o| o.closer == tok.kind) else {
+            match self.stack.pop() {
+                // Likely a typo: read it as the closer the open bracket needs.
+                Some(open) => {
+                    self.balance_diags.push(mismatched_close(&open, &tok));
+                    self.out.push(Token {
+                        kind: open.closer,
+                        span: tok.span,
+                    });
+                }
+                None => self.balance_diags.push(unmatched_close(&tok)),
+            }
+            return;
+        };
+        // Every opener above the match was never closed.
+        while self.stack.len() > pos + 1 {
+            if let Some(open) = self.stack.pop() {
+                self.balance_diags.push(unclosed(&open, self.file));
+                self.push_synthetic(open.closer, tok.span.start);
+            }
+        }
+        if let Some(open) = self.stack.pop() {
+            self.note_suspect(&open, &tok, meta);
+        }
+        self.out.push(tok);
+    }
+
+    fn note_suspect(&mut self, open: &Open, tok: &Token, meta: Lt) {
+        if self.suspect.is_some() || tok.kind != TokenKind::RBrace {
+            return;
+        }
+        if meta.starts_line && self.indent(meta.line_start) < open.indent {
+            self.suspect = Some(Suspect {
+                opener: open.span,
+                out_index: self.out.len(),
+                at: tok.span.start,
+            });
+        }
+    }
+
+    fn push_synthetic(&mut self, kind: TokenKind, at: u32) {
+        self.out.push(Token {
+            kind,
+            span: Span::new(self.file, at, at),
+        });
+    }
+
+    /// Flushes every stage and closes what is still open.
+    fn finish(mut self) -> Lexed {
+        if let Some(path) = self.route_path.take() {
+            self.pass_merged(path);
+        }
+        if let Some(span) = self.cut.take() {
+            self.pass_limited(Lt {
+                kind: TokenKind::Error,
+                span,
+                starts_line: false,
+                line_start: 0,
+            });
+        }
+        let quiet_from = if self.skip.is_some() {
+            // The over-deep region ran to the end of the file: the unclosed
+            // openers are part of that one mistake.
+            self.end_skip();
+            self.close_silently();
+            None
+        } else {
+            self.close_at_end()
+        };
+        let mut diagnostics = self.read_diags;
+        diagnostics.append(&mut self.limit_diags);
+        diagnostics.append(&mut self.balance_diags);
+        Lexed {
+            tokens: self.out,
+            strings: self.strings,
+            diagnostics,
+            quiet_from,
+        }
+    }
+
+    /// Closes what is still open at the end of the file; returns the offset
+    /// after which parser diagnostics are noise, if any.
+    fn close_at_end(&mut self) -> Option<u32> {
+        if self.stack.is_empty() {
+            return None;
+        }
+        let one_brace = self.stack.len() == 1
+            && self.stack.first().map(|o| o.closer) == Some(TokenKind::RBrace);
+        if let (true, Some(suspect)) = (one_brace, self.suspect.take()) {
+            // The mis-indented `}` most likely closes the outer block; the
+            // inner block it was matched with is the one missing its `}`.
+            let open = Open {
+                closer: TokenKind::RBrace,
+                span: suspect.opener,
+                indent: 0,
+            };
+            self.balance_diags.push(unclosed(&open, self.file));
+            let synthetic = Token {
+                kind: TokenKind::RBrace,
+                span: Span::new(self.file, suspect.at, suspect.at),
+            };
+            self.out.insert(suspect.out_index, synthetic);
+            self.stack.clear();
+            return None;
+        }
+        let quiet_from = self.stack.first().map(|o| o.span.start);
+        let end = self.text.len() as u32;
+        while let Some(open) = self.stack.pop() {
+            self.balance_diags.push(unclosed(&open, self.file));
+            self.push_synthetic(open.closer, end);
+        }
+        quiet_from
+    }
+
+    fn close_silently(&mut self) {
+        let end = self.text.len() as u32;
+        while let Some(open) = self.stack.pop() {
+            self.push_synthetic(open.closer, end);
+        }
     }
 }
 
-fn nul_byte(span: Span) -> Diagnostic {
-    Diagnostic::error("syntax.nul_byte", span, "the file contains a NUL byte")
-        .with_label("NUL byte here")
-        .with_reason("a NUL byte is never valid in Jadpo source; it usually means a binary file or a broken encoding")
-        .with_fix("remove the byte, or write `\\u{0}` inside a string if the value is meant")
+fn closer_of(kind: TokenKind) -> Option<TokenKind> {
+    match kind {
+        TokenKind::LParen => Some(TokenKind::RParen),
+        TokenKind::LBrace => Some(TokenKind::RBrace),
+        TokenKind::LBracket => Some(TokenKind::RBracket),
+        _ => None,
+    }
 }
 
-/// Turns a raw token into a token kind, reporting lexical mistakes.
-fn cook(raw: Raw, slice: &str, span: Span, diags: &mut Vec<Diagnostic>) -> Option<TokenKind> {
-    Some(match raw {
-        Raw::Word => match Keyword::from_word(slice) {
-            Some(kw) => TokenKind::Kw(kw),
-            None => TokenKind::Ident(Name::new(slice)),
-        },
-        Raw::Int => TokenKind::Int(parse_int(slice, span, diags)),
-        Raw::Decimal => TokenKind::Decimal(Name::new(slice)),
-        Raw::Duration => duration(slice, span, diags),
-        Raw::BadNumber => {
-            diags.push(bad_number(slice, span));
-            TokenKind::Error
-        }
-        Raw::Str => {
-            let inner = slice.get(1..slice.len().saturating_sub(1)).unwrap_or("");
-            TokenKind::Str(decode_string(inner, span.start + 1, span, diags))
-        }
-        Raw::UnterminatedStr => {
-            diags.push(unterminated(span));
-            let inner = slice.get(1..).unwrap_or("");
-            let inner = inner.strip_suffix('\\').unwrap_or(inner);
-            TokenKind::Str(decode_string(inner, span.start + 1, span, diags))
-        }
-        Raw::Semicolon => {
-            diags.push(semicolon(span));
-            return None;
-        }
-        other => punct(other),
-    })
+fn is_closer(kind: TokenKind) -> bool {
+    matches!(
+        kind,
+        TokenKind::RParen | TokenKind::RBrace | TokenKind::RBracket
+    )
+}
+
+fn invalid_characters(shown: &str, span: Span) -> Diagnostic {
+    let what = if shown.chars().count() == 1 {
+        format!("the character `{}`", shown.escape_debug())
+    } else {
+        format!("the characters `{}`", shown.escape_debug())
+    };
+    Diagnostic::error(
+        "syntax.invalid_character",
+        span,
+        format!("{what} cannot appear in Jadpo source"),
+    )
+    .with_label("not part of the language")
+    .with_reason("outside strings and comments, Jadpo uses only letters, digits, `_`, whitespace and its operators and brackets")
+    .with_fix("remove it, or put it inside a string or a `//` comment")
 }
 
 fn punct(raw: Raw) -> TokenKind {
@@ -494,13 +975,6 @@ fn parse_int(slice: &str, span: Span, diags: &mut Vec<Diagnostic>) -> i64 {
     }
 }
 
-fn number_too_large(span: Span) -> Diagnostic {
-    Diagnostic::error("syntax.number_too_large", span, "this number is too large")
-        .with_label("does not fit in 64 bits")
-        .with_reason("whole numbers in Jadpo are 64-bit: at most 9223372036854775807")
-        .with_fix("use a smaller number")
-}
-
 fn duration(slice: &str, span: Span, diags: &mut Vec<Diagnostic>) -> TokenKind {
     let digits_end = slice
         .find(|c: char| !c.is_ascii_digit())
@@ -520,7 +994,21 @@ fn duration(slice: &str, span: Span, diags: &mut Vec<Diagnostic>) -> TokenKind {
             0
         }
     };
-    TokenKind::Duration(amount, unit)
+    TokenKind::Duration(Wide::new(amount), unit)
+}
+
+fn nul_byte(span: Span) -> Diagnostic {
+    Diagnostic::error("syntax.nul_byte", span, "the file contains a NUL byte")
+        .with_label("NUL byte here")
+        .with_reason("a NUL byte is never valid in Jadpo source; it usually means a binary file or a broken encoding")
+        .with_fix("remove the byte, or write `\\u{0}` inside a string if the value is meant")
+}
+
+fn number_too_large(span: Span) -> Diagnostic {
+    Diagnostic::error("syntax.number_too_large", span, "this number is too large")
+        .with_label("does not fit in 64 bits")
+        .with_reason("whole numbers in Jadpo are 64-bit: at most 9223372036854775807")
+        .with_fix("use a smaller number")
 }
 
 fn bad_number(slice: &str, span: Span) -> Diagnostic {
@@ -647,296 +1135,6 @@ fn invalid_escape(whole: Span, start: u32, end: u32, unicode: bool) -> Diagnosti
 }
 
 /// Merges the adjacent tokens after `route METHOD` that start with `/` into
-/// one route path token.
-fn merge_route_paths(tokens: Vec<Token>, text: &str) -> Vec<Token> {
-    let route = Name::new("route");
-    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
-    let mut iter = tokens.into_iter().peekable();
-    while let Some(tok) = iter.next() {
-        let after_method = out.len() >= 2
-            && matches!(out[out.len() - 2].kind, TokenKind::Ident(n) if n == route)
-            && matches!(out[out.len() - 1].kind, TokenKind::Ident(_));
-        if !(after_method && tok.kind == TokenKind::Slash) {
-            out.push(tok);
-            continue;
-        }
-        let mut span = tok.span;
-        while let Some(next) = iter.peek() {
-            if next.span.start != span.end {
-                break;
-            }
-            span = span.to(next.span);
-            iter.next();
-        }
-        let path = text.get(span.range()).unwrap_or("/").to_string();
-        out.push(Token {
-            kind: TokenKind::RoutePath(path),
-            span,
-        });
-    }
-    out
-}
-
-/// Cuts off `List<List<...` nested deeper than [`MAX_DEPTH`] on one line: a
-/// `<` right after a name opens a level, `>` closes one. The rest of the
-/// line becomes one error token. (Comparisons also count, but the count
-/// restarts on every line, so only a line of hundreds of them could trip it.)
-fn limit_type_arguments(tokens: Vec<Token>, text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
-    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
-    let mut depth = 0usize;
-    let mut cut: Option<Span> = None;
-    for tok in tokens {
-        let new_line = starts_line(text, tok.span.start);
-        if let Some(span) = cut {
-            if !new_line {
-                cut = Some(span.to(tok.span));
-                continue;
-            }
-            out.push(Token {
-                kind: TokenKind::Error,
-                span,
-            });
-            cut = None;
-        }
-        if new_line {
-            depth = 0;
-        }
-        let after_name = matches!(
-            out.last(),
-            Some(Token {
-                kind: TokenKind::Ident(_),
-                ..
-            })
-        );
-        match tok.kind {
-            TokenKind::Lt if after_name => depth += 1,
-            TokenKind::Gt => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth > MAX_DEPTH {
-            diags.push(too_deep(tok.span));
-            cut = Some(tok.span);
-            depth = 0;
-            continue;
-        }
-        out.push(tok);
-    }
-    if let Some(span) = cut {
-        out.push(Token {
-            kind: TokenKind::Error,
-            span,
-        });
-    }
-    out
-}
-
-fn closer_of(kind: &TokenKind) -> Option<TokenKind> {
-    match kind {
-        TokenKind::LParen => Some(TokenKind::RParen),
-        TokenKind::LBrace => Some(TokenKind::RBrace),
-        TokenKind::LBracket => Some(TokenKind::RBracket),
-        _ => None,
-    }
-}
-
-fn is_closer(kind: &TokenKind) -> bool {
-    matches!(
-        kind,
-        TokenKind::RParen | TokenKind::RBrace | TokenKind::RBracket
-    )
-}
-
-struct Open {
-    closer: TokenKind,
-    span: Span,
-    indent: usize,
-}
-
-/// A `}` on its own line, less indented than the line of the `{` it closed:
-/// the likeliest place for a missing `}`.
-struct Suspect {
-    opener: Span,
-    out_index: usize,
-    at: u32,
-}
-
-struct Balancer<'t> {
-    file: FileId,
-    text: &'t str,
-    out: Vec<Token>,
-    stack: Vec<Open>,
-    suspect: Option<Suspect>,
-    diags: Vec<Diagnostic>,
-}
-
-/// Balances delimiters and cuts off over-deep nesting (see the module docs).
-fn balance(tokens: Vec<Token>, file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> Lexed {
-    let mut b = Balancer {
-        file,
-        text,
-        out: Vec::with_capacity(tokens.len() + 1),
-        stack: Vec::new(),
-        suspect: None,
-        diags: Vec::new(),
-    };
-    let mut iter = tokens.into_iter();
-    while let Some(tok) = iter.next() {
-        if let Some(closer) = closer_of(&tok.kind) {
-            if b.stack.len() >= MAX_DEPTH {
-                if b.skip_too_deep(tok, &mut iter) {
-                    // The over-deep region ran to the end of the file: the
-                    // unclosed openers are part of that one mistake.
-                    b.close_silently();
-                    diags.append(&mut b.diags);
-                    return b.finish(None);
-                }
-                continue;
-            }
-            let indent = indent_of(text, tok.span.start);
-            b.stack.push(Open {
-                closer,
-                span: tok.span,
-                indent,
-            });
-            b.out.push(tok);
-        } else if is_closer(&tok.kind) {
-            b.close(tok);
-        } else {
-            b.out.push(tok);
-        }
-    }
-    let quiet_from = b.close_at_end();
-    diags.append(&mut b.diags);
-    b.finish(quiet_from)
-}
-
-impl Balancer<'_> {
-    fn finish(self, quiet_from: Option<u32>) -> Lexed {
-        Lexed {
-            tokens: self.out,
-            diagnostics: Vec::new(),
-            quiet_from,
-        }
-    }
-
-    fn close(&mut self, tok: Token) {
-        let Some(pos) = self.stack.iter().rposition(|o| o.closer == tok.kind) else {
-            match self.stack.pop() {
-                // Likely a typo: read it as the closer the open bracket needs.
-                Some(open) => {
-                    self.diags.push(mismatched_close(&open, &tok));
-                    self.out.push(Token {
-                        kind: open.closer,
-                        span: tok.span,
-                    });
-                }
-                None => self.diags.push(unmatched_close(&tok)),
-            }
-            return;
-        };
-        // Every opener above the match was never closed.
-        while self.stack.len() > pos + 1 {
-            if let Some(open) = self.stack.pop() {
-                self.diags.push(unclosed(&open, self.file));
-                self.push_synthetic(open.closer, tok.span.start);
-            }
-        }
-        if let Some(open) = self.stack.pop() {
-            self.note_suspect(&open, &tok);
-        }
-        self.out.push(tok);
-    }
-
-    fn note_suspect(&mut self, open: &Open, tok: &Token) {
-        if self.suspect.is_some() || tok.kind != TokenKind::RBrace {
-            return;
-        }
-        if starts_line(self.text, tok.span.start)
-            && indent_of(self.text, tok.span.start) < open.indent
-        {
-            self.suspect = Some(Suspect {
-                opener: open.span,
-                out_index: self.out.len(),
-                at: tok.span.start,
-            });
-        }
-    }
-
-    fn push_synthetic(&mut self, kind: TokenKind, at: u32) {
-        self.out.push(Token {
-            kind,
-            span: Span::new(self.file, at, at),
-        });
-    }
-
-    /// Closes what is still open at the end of the file; returns the offset
-    /// after which parser diagnostics are noise, if any.
-    fn close_at_end(&mut self) -> Option<u32> {
-        if self.stack.is_empty() {
-            return None;
-        }
-        let one_brace = self.stack.len() == 1
-            && self.stack.first().map(|o| &o.closer) == Some(&TokenKind::RBrace);
-        if let (true, Some(suspect)) = (one_brace, self.suspect.take()) {
-            // The mis-indented `}` most likely closes the outer block; the
-            // inner block it was matched with is the one missing its `}`.
-            let open = Open {
-                closer: TokenKind::RBrace,
-                span: suspect.opener,
-                indent: 0,
-            };
-            self.diags.push(unclosed(&open, self.file));
-            let synthetic = Token {
-                kind: TokenKind::RBrace,
-                span: Span::new(self.file, suspect.at, suspect.at),
-            };
-            self.out.insert(suspect.out_index, synthetic);
-            self.stack.clear();
-            return None;
-        }
-        let quiet_from = self.stack.first().map(|o| o.span.start);
-        let end = self.text.len() as u32;
-        while let Some(open) = self.stack.pop() {
-            self.diags.push(unclosed(&open, self.file));
-            self.push_synthetic(open.closer, end);
-        }
-        quiet_from
-    }
-
-    fn close_silently(&mut self) {
-        let end = self.text.len() as u32;
-        while let Some(open) = self.stack.pop() {
-            self.push_synthetic(open.closer, end);
-        }
-    }
-
-    /// Replaces the region opened by `first` (up to its matching closer) with
-    /// one error token. Returns true when the region reaches the end of file.
-    fn skip_too_deep(&mut self, first: Token, iter: &mut impl Iterator<Item = Token>) -> bool {
-        let mut depth = 1usize;
-        let mut end = first.span.end;
-        let mut reached_end = true;
-        for tok in iter.by_ref() {
-            end = tok.span.end;
-            if closer_of(&tok.kind).is_some() {
-                depth += 1;
-            } else if is_closer(&tok.kind) {
-                depth -= 1;
-                if depth == 0 {
-                    reached_end = false;
-                    break;
-                }
-            }
-        }
-        let span = Span::new(self.file, first.span.start, end);
-        self.diags.push(too_deep(first.span));
-        self.out.push(Token {
-            kind: TokenKind::Error,
-            span,
-        });
-        reached_end
-    }
-}
 
 fn unmatched_close(tok: &Token) -> Diagnostic {
     let text = tok.kind.punct_text();
@@ -1012,7 +1210,6 @@ fn too_deep(span: Span) -> Diagnostic {
     ))
     .with_fix("split the expression into several `var`s or move part of it into a function")
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1026,36 +1223,67 @@ mod tests {
     }
 
     #[test]
+    fn a_token_is_small() {
+        assert_eq!(std::mem::size_of::<Token>(), 24);
+    }
+
+    #[test]
     fn durations_and_numbers() {
+        let wide = |v: u64| Wide::new(v);
         assert_eq!(
             kinds("500ms 10s 5m 24h 7d 12 1.5"),
             vec![
-                TokenKind::Duration(500, DurationUnit::Ms),
-                TokenKind::Duration(10, DurationUnit::S),
-                TokenKind::Duration(5, DurationUnit::M),
-                TokenKind::Duration(24, DurationUnit::H),
-                TokenKind::Duration(7, DurationUnit::D),
-                TokenKind::Int(12),
-                TokenKind::Decimal(Name::new("1.5")),
+                TokenKind::Duration(wide(500), DurationUnit::Ms),
+                TokenKind::Duration(wide(10), DurationUnit::S),
+                TokenKind::Duration(wide(5), DurationUnit::M),
+                TokenKind::Duration(wide(24), DurationUnit::H),
+                TokenKind::Duration(wide(7), DurationUnit::D),
+                TokenKind::Int(wide(12)),
+                TokenKind::Decimal,
+            ]
+        );
+        assert_eq!(
+            kinds("9223372036854775807"),
+            vec![TokenKind::Int(wide(i64::MAX as u64))]
+        );
+    }
+
+    #[test]
+    fn keywords_and_names() {
+        assert_eq!(
+            kinds("var variable not_x or"),
+            vec![
+                TokenKind::Kw(Keyword::Var),
+                TokenKind::Ident(Name::new("variable")),
+                TokenKind::Ident(Name::new("not_x")),
+                TokenKind::Kw(Keyword::Or),
             ]
         );
     }
 
     #[test]
     fn route_path_is_one_token() {
-        let k = kinds("route POST /subscriptions/{id} {\n}");
-        assert_eq!(
-            k[2],
-            TokenKind::RoutePath("/subscriptions/{id}".to_string())
-        );
-        assert_eq!(k[3], TokenKind::LBrace);
-        assert_eq!(k.len(), 5);
+        let text = "route POST /subscriptions/{id} {\n}";
+        let tokens = lex(FileId(0), text).tokens;
+        assert_eq!(tokens[2].kind, TokenKind::RoutePath);
+        assert_eq!(&text[tokens[2].span.range()], "/subscriptions/{id}");
+        assert_eq!(tokens[3].kind, TokenKind::LBrace);
+        assert_eq!(tokens.len(), 5);
     }
 
     #[test]
     fn escapes_are_decoded() {
-        let k = kinds(r#""a\"b\\c\n\t\u{1F600}""#);
-        assert_eq!(k, vec![TokenKind::Str("a\"b\\c\n\t\u{1F600}".to_string())]);
+        let text = r#""a\"b\\c\n\t\u{1F600}" "plain""#;
+        let lexed = lex(FileId(0), text);
+        let values: Vec<&str> = lexed
+            .tokens
+            .iter()
+            .map(|t| match t.kind {
+                TokenKind::Str(v) => string_value(text, &lexed.strings, v, t.span),
+                _ => "?",
+            })
+            .collect();
+        assert_eq!(values, vec!["a\"b\\c\n\t\u{1F600}", "plain"]);
     }
 
     #[test]
@@ -1068,5 +1296,14 @@ mod tests {
             "// a comment line\n   \t\n".repeat(200_000)
         );
         assert_eq!(kinds(&text), vec![TokenKind::Ident(Name::new("x"))]);
+    }
+
+    #[test]
+    fn one_long_line_of_brackets_lexes_in_linear_time() {
+        // Each `(` used to look back for the start of its line.
+        let text = "f(x)".repeat(500_000);
+        let start = std::time::Instant::now();
+        assert_eq!(lex(FileId(0), &text).tokens.len(), 2_000_000);
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
     }
 }

@@ -593,8 +593,8 @@ impl Printer {
                 self.where_clause(filter);
                 self.out.push_str(" set: ");
                 self.field_inits(set);
-                self.clause("missing", missing.as_ref());
-                self.clause("conflict", conflict.as_ref());
+                self.clause("missing", missing.as_deref());
+                self.clause("conflict", conflict.as_deref());
                 self.out.push_str(" }");
             }
             ExprKind::Delete {
@@ -606,7 +606,7 @@ impl Printer {
                 self.path(entity);
                 self.out.push_str(" { ");
                 self.where_clause(filter);
-                self.clause("missing", missing.as_ref());
+                self.clause("missing", missing.as_deref());
                 self.out.push_str(" }");
             }
             ExprKind::Reject(r) => self.reject(r),

@@ -87,6 +87,9 @@ struct Server {
     /// Files edited since the last publish: always republished, so the
     /// client sees an answer to each edit.
     touched: BTreeSet<String>,
+    /// When the oldest edit not yet answered arrived (for
+    /// `JADPO_LSP_TIMING`).
+    edited_at: Option<std::time::Instant>,
 }
 
 impl Server {
@@ -97,6 +100,7 @@ impl Server {
             projects: Vec::new(),
             published: HashMap::new(),
             touched: BTreeSet::new(),
+            edited_at: None,
         }
     }
 
@@ -168,6 +172,7 @@ impl Server {
                 }
             }
             DidChangeWatchedFiles::METHOD => {
+                self.overlay.forget_disk();
                 for p in &mut self.projects {
                     p.dirty = true;
                 }
@@ -205,6 +210,7 @@ impl Server {
     /// Marks the app holding a document as changed (finding the app the
     /// first time one of its files is seen).
     fn touch(&mut self, doc: &Uri) {
+        self.edited_at.get_or_insert_with(std::time::Instant::now);
         let Some(path) = uri::to_path(doc) else {
             return;
         };
@@ -251,8 +257,10 @@ impl Server {
         }
         if !any {
             self.touched.clear();
+            self.edited_at = None;
             return;
         }
+        let start = std::time::Instant::now();
         let mut seen: BTreeSet<Uri> = BTreeSet::new();
         for (doc, list) in fresh {
             seen.insert(doc.clone());
@@ -269,8 +277,19 @@ impl Server {
                 self.publish(doc, Vec::new());
             }
         }
+        let published = start.elapsed();
         for project in &mut self.projects {
             project.retire();
+        }
+        let edited_at = self.edited_at.take();
+        if std::env::var_os("JADPO_LSP_TIMING").is_some() {
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+            eprintln!(
+                "jadpo lsp: published in {:.1}ms ({:.1}ms after the edit), retired in {:.1}ms",
+                ms(published),
+                ms((start + published).saturating_duration_since(edited_at.unwrap_or(start))),
+                ms(start.elapsed() - published)
+            );
         }
     }
 

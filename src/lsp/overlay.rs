@@ -2,13 +2,25 @@
 //! checker sees what the author sees.
 
 use jadpo_compiler::load::{FsLoader, Loader};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 /// Open documents by absolute path, read through to the disk otherwise.
 #[derive(Default)]
 pub struct Overlay {
     docs: BTreeMap<String, String>,
+    /// Files last read from disk, kept while their modification time and
+    /// length stay the same: each edit reloads the app, and a `stat` costs
+    /// less than opening and reading every file again.
+    disk: Mutex<HashMap<String, Disk>>,
+}
+
+struct Disk {
+    modified: SystemTime,
+    len: u64,
+    bytes: Vec<u8>,
 }
 
 impl Overlay {
@@ -28,6 +40,39 @@ impl Overlay {
         self.docs.remove(&clean(path));
     }
 
+    /// Drops the files kept from disk (the client says files changed).
+    pub fn forget_disk(&mut self) {
+        if let Ok(disk) = self.disk.get_mut() {
+            disk.clear();
+        }
+    }
+
+    /// A file from disk, from the copy kept if it is unchanged. The time
+    /// and length are taken before reading, so a file changed meanwhile is
+    /// read again next time.
+    fn read_disk(&self, path: &str) -> io::Result<Vec<u8>> {
+        let meta = std::fs::metadata(path)?;
+        let (Ok(modified), true) = (meta.modified(), meta.is_file()) else {
+            return FsLoader.read(path);
+        };
+        let Ok(mut disk) = self.disk.lock() else {
+            return FsLoader.read(path);
+        };
+        if let Some(kept) = disk.get(path) {
+            if kept.modified == modified && kept.len == meta.len() {
+                return Ok(kept.bytes.clone());
+            }
+        }
+        let bytes = FsLoader.read(path)?;
+        let kept = Disk {
+            modified,
+            len: meta.len(),
+            bytes: bytes.clone(),
+        };
+        disk.insert(path.to_string(), kept);
+        Ok(bytes)
+    }
+
     /// Open documents directly inside `dir` (they may not exist on disk yet).
     fn children(&self, dir: &str) -> Vec<&str> {
         let prefix = format!("{}/", clean(dir).trim_end_matches('/'));
@@ -45,7 +90,7 @@ impl Loader for Overlay {
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
         match self.get(path) {
             Some(text) => Ok(text.as_bytes().to_vec()),
-            None => FsLoader.read(path),
+            None => self.read_disk(path),
         }
     }
 

@@ -18,9 +18,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// What is kept of a file's parse while its text is unchanged; the AST
-/// itself stays in the snapshot's `asts` at `index`.
+/// itself stays in the snapshot's `asts` at `index`, the text in its files.
 struct Parsed {
-    hash: blake3::Hash,
     file: FileId,
     index: usize,
     diagnostics: Vec<Diagnostic>,
@@ -64,6 +63,8 @@ impl Snapshot {
 pub struct Project {
     pub root: PathBuf,
     cache: HashMap<String, Parsed>,
+    /// Action summaries of the last analysis, reused where unchanged.
+    summaries: analysis::Cache,
     pub snapshot: Option<Snapshot>,
     retired: Option<Snapshot>,
     pub dirty: bool,
@@ -74,6 +75,7 @@ impl Project {
         Project {
             root,
             cache: HashMap::new(),
+            summaries: analysis::Cache::default(),
             snapshot: None,
             retired: None,
             dirty: true,
@@ -115,9 +117,28 @@ impl Project {
         timer.report();
     }
 
-    /// Frees the snapshot an analysis replaced.
+    /// Frees the snapshot an analysis replaced: its program and files on
+    /// another thread, as they take milliseconds to free and the next edit
+    /// may already be waiting (the analysis holds shared summaries and is
+    /// freed here).
     pub fn retire(&mut self) {
-        self.retired = None;
+        let Some(old) = self.retired.take() else {
+            return;
+        };
+        let Snapshot {
+            files,
+            diagnostics,
+            package_diagnostics,
+            program,
+            analysed,
+            plan,
+            asts,
+            by_path,
+        } = old;
+        drop(analysed);
+        rayon::spawn(move || {
+            drop((files, diagnostics, package_diagnostics, program, plan, asts, by_path));
+        });
     }
 
     fn analyse_loaded(&mut self, loaded: LoadedProject, timer: &mut Timer) -> Snapshot {
@@ -128,8 +149,12 @@ impl Project {
         timer.lap("resolve");
         // `jadpo_checker::check` in two halves: the rules now, the plan
         // only when a hover asks for it.
-        let analysed = analysis::analyse(&program);
+        let analysed = analysis::analyse_cached(&program, &mut self.summaries);
         timer.lap("analyse");
+        timer.note(format!(
+            "{} summaries reused, {} computed",
+            self.summaries.reused, self.summaries.computed
+        ));
         let cx = rules::Cx {
             program: &program,
             files: &loaded.files,
@@ -163,21 +188,26 @@ impl Project {
             None => Vec::new(),
         };
         let mut cache = std::mem::take(&mut self.cache);
+        let old_files = self.snapshot.as_ref().map(|s| &s.files);
         let mut slots: Vec<Option<(SourceFileAst, Vec<Diagnostic>)>> = Vec::new();
         let mut stale = Vec::new();
-        let mut hashes = Vec::new();
         for id in loaded.all_sources() {
             let file = loaded.files.get(id);
-            let hash = blake3::hash(file.text.as_bytes());
+            // Comparing with the text parsed last time costs a memcmp;
+            // hashing every file on every edit cost more.
+            let same_text = |p: &Parsed| {
+                old_files.is_some_and(|f| {
+                    (p.file.0 as usize) < f.len() && f.get(p.file).text == file.text
+                })
+            };
             let reused = cache
                 .remove(&file.path)
-                .filter(|p| p.hash == hash && p.file == id)
+                .filter(|p| p.file == id && same_text(p))
                 .and_then(|p| Some((previous.get_mut(p.index)?.take()?, p.diagnostics)));
             if reused.is_none() {
                 stale.push((slots.len(), id));
             }
             slots.push(reused);
-            hashes.push(hash);
         }
         let ids: Vec<FileId> = stale.iter().map(|(_, id)| *id).collect();
         for ((slot, _), parsed) in stale.iter().zip(parse_many(loaded, &ids)) {
@@ -186,15 +216,10 @@ impl Project {
             }
         }
         let mut asts = Vec::with_capacity(slots.len());
-        for ((ast, diagnostics), hash) in slots
-            .into_iter()
-            .zip(hashes)
-            .filter_map(|(s, h)| Some((s?, h)))
-        {
+        for (ast, diagnostics) in slots.into_iter().flatten() {
             let file = ast.file;
             out.extend(diagnostics.iter().cloned());
             let parsed = Parsed {
-                hash,
                 file,
                 index: asts.len(),
                 diagnostics,
@@ -262,6 +287,7 @@ struct Timer {
     on: bool,
     last: std::time::Instant,
     laps: Vec<(&'static str, std::time::Duration)>,
+    notes: Vec<String>,
 }
 
 impl Timer {
@@ -270,6 +296,7 @@ impl Timer {
             on: std::env::var_os("JADPO_LSP_TIMING").is_some(),
             last: std::time::Instant::now(),
             laps: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -277,6 +304,12 @@ impl Timer {
         let now = std::time::Instant::now();
         self.laps.push((phase, now - self.last));
         self.last = now;
+    }
+
+    fn note(&mut self, note: String) {
+        if self.on {
+            self.notes.push(note);
+        }
     }
 
     fn report(&self) {
@@ -288,6 +321,10 @@ impl Timer {
             .iter()
             .map(|(p, d)| format!("{p} {:.1}ms", d.as_secs_f64() * 1000.0))
             .collect();
-        eprintln!("jadpo lsp: analysed: {}", parts.join(", "));
+        eprintln!(
+            "jadpo lsp: analysed: {} ({})",
+            parts.join(", "),
+            self.notes.join("; ")
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! making no calls (the cycle itself is `effect.recursion`).
 
 pub mod flow;
+pub mod key;
 pub mod late;
 pub mod misc;
 pub mod rope;
@@ -13,6 +14,11 @@ pub mod values;
 use jadpo_compiler::ir::{ActionId, Block, Handling, Node, Program, Target};
 use jadpo_compiler::span::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::follow_up::ActionFollowUps;
+use key::Key;
 
 use flow::{walk_block, OkFail};
 use values::{
@@ -52,12 +58,12 @@ impl Summary {
 /// Summaries by action id.
 #[derive(Clone, Debug, Default)]
 pub struct Summaries {
-    list: Vec<Option<Summary>>,
+    list: Vec<Option<Rc<Summary>>>,
 }
 
 impl Summaries {
     pub fn get(&self, id: ActionId) -> Option<&Summary> {
-        self.list.get(id.0 as usize).and_then(Option::as_ref)
+        self.list.get(id.0 as usize).and_then(Option::as_deref)
     }
 }
 
@@ -105,22 +111,61 @@ pub fn calls_in(block: &Block, out: &mut Vec<(Span, ActionId)>) {
     }
 }
 
+/// Analyses every action from scratch.
 pub fn analyse(program: &Program) -> Analysed {
+    run(program, None)
+}
+
+/// Analyses every action, reusing from `cache` the summaries whose inputs
+/// are unchanged since the last call, and keeping this run's for the next.
+/// Gives exactly what [`analyse`] gives.
+pub fn analyse_cached(program: &Program, cache: &mut Cache) -> Analysed {
+    run(program, Some(cache))
+}
+
+/// Summaries (and follow-ups) of the last analysis, by content key.
+#[derive(Default)]
+pub struct Cache {
+    entries: HashMap<Key, Rc<Cached>>,
+    /// Actions whose summary was reused in the last analysis.
+    pub reused: usize,
+    /// Actions summarised afresh in the last analysis.
+    pub computed: usize,
+}
+
+struct Cached {
+    summary: Rc<Summary>,
+    follow_ups: Rc<ActionFollowUps>,
+}
+
+/// The call graph: callees of each action in body order, callers sorted.
+struct Graph {
+    calls: Vec<Vec<ActionId>>,
+    callers: Vec<Vec<ActionId>>,
+    self_calls: Vec<bool>,
+    graph: DiGraph<(), ()>,
+}
+
+fn call_graph(program: &Program) -> Graph {
     let n = program.actions.len();
     let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
     for _ in 0..n {
         graph.add_node(());
     }
+    let mut calls = Vec::with_capacity(n);
     let mut callers: Vec<Vec<ActionId>> = vec![Vec::new(); n];
     let mut self_calls = vec![false; n];
+    let mut found = Vec::new();
     for (i, action) in program.actions.iter().enumerate() {
-        let mut calls = Vec::new();
-        calls_in(&action.body, &mut calls);
-        for (_, callee) in calls {
+        found.clear();
+        calls_in(&action.body, &mut found);
+        let mut callees = Vec::with_capacity(found.len());
+        for &(_, callee) in &found {
             let j = callee.0 as usize;
             if j >= n {
                 continue;
             }
+            callees.push(callee);
             graph.add_edge(NodeIndex::new(i), NodeIndex::new(j), ());
             if let Some(list) = callers.get_mut(j) {
                 list.push(ActionId(i as u32));
@@ -131,42 +176,173 @@ pub fn analyse(program: &Program) -> Analysed {
                 }
             }
         }
+        calls.push(callees);
     }
     for list in &mut callers {
         list.sort();
         list.dedup();
     }
+    Graph {
+        calls,
+        callers,
+        self_calls,
+        graph,
+    }
+}
+
+fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
+    let n = program.actions.len();
+    let g = call_graph(program);
     let mut summaries = Summaries {
         list: vec![None; n],
     };
+    let mut follow_ups: Vec<Option<Rc<ActionFollowUps>>> = vec![None; n];
+    let mut keys = Keys::new(program, n, cache.is_some());
+    let previous = cache
+        .as_mut()
+        .map(|c| std::mem::take(&mut c.entries))
+        .unwrap_or_default();
+    let mut kept: HashMap<Key, Rc<Cached>> = HashMap::new();
+    let (mut reused, mut computed) = (0, 0);
     let mut cycles = Vec::new();
     // Components come callees first (postorder). `kosaraju_scc` walks with an
     // explicit stack: a recursive walk overflows on long chains of calls.
-    let mut order = Vec::with_capacity(n);
-    for scc in petgraph::algo::kosaraju_scc(&graph) {
+    for scc in petgraph::algo::kosaraju_scc(&g.graph) {
         let mut members: Vec<ActionId> = scc.iter().map(|ix| ActionId(ix.index() as u32)).collect();
         members.sort();
         let cyclic = members.len() > 1
             || members
                 .first()
-                .is_some_and(|a| self_calls.get(a.0 as usize).copied().unwrap_or(false));
+                .is_some_and(|a| g.self_calls.get(a.0 as usize).copied().unwrap_or(false));
+        keys.component(&g.calls, &members, cyclic);
         for &id in &members {
-            let summary = summarise(program, &summaries, id);
+            let key = keys.get(id);
+            let hit = key.and_then(|k| Some((k, previous.get(&k)?.clone())));
+            let entry = match hit {
+                Some((k, entry)) => {
+                    reused += 1;
+                    kept.insert(k, entry.clone());
+                    entry
+                }
+                None => {
+                    computed += 1;
+                    let body = &program.action(id).body;
+                    let entry = Rc::new(Cached {
+                        summary: Rc::new(summarise(program, &summaries, id)),
+                        follow_ups: Rc::new(crate::follow_up::summarise(program, &follow_ups, body)),
+                    });
+                    if let Some(k) = key {
+                        kept.insert(k, entry.clone());
+                    }
+                    entry
+                }
+            };
             if let Some(slot) = summaries.list.get_mut(id.0 as usize) {
-                *slot = Some(summary);
+                *slot = Some(entry.summary.clone());
+            }
+            if let Some(slot) = follow_ups.get_mut(id.0 as usize) {
+                *slot = Some(entry.follow_ups.clone());
             }
         }
-        order.extend(members.iter().copied());
         if cyclic {
             cycles.push(Cycle { members });
         }
     }
+    if let Some(c) = cache {
+        c.entries = kept;
+        c.reused = reused;
+        c.computed = computed;
+    }
     cycles.sort_by(|a, b| a.members.cmp(&b.members));
     Analysed {
-        follow_ups: crate::follow_up::analyse(program, &order),
+        follow_ups: crate::follow_up::FollowUps::from_list(follow_ups),
         summaries,
         cycles,
-        callers,
+        callers: g.callers,
+    }
+}
+
+/// The content keys of the actions summarised so far (none when no cache
+/// is kept: hashing is then wasted work).
+struct Keys {
+    on: bool,
+    context: Key,
+    /// Each action's body alone, hashed up front on all threads.
+    bodies: Vec<Key>,
+    list: Vec<Option<Key>>,
+    w: key::Writer,
+}
+
+impl Keys {
+    fn new(program: &Program, n: usize, on: bool) -> Keys {
+        use rayon::prelude::*;
+        let bodies = if on {
+            program
+                .actions
+                .par_iter()
+                .map_init(key::Writer::default, |w, action| {
+                    w.clear();
+                    key::block(w, &action.body);
+                    w.finish()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Keys {
+            on,
+            context: if on {
+                key::context(program)
+            } else {
+                blake3::hash(&[])
+            },
+            bodies,
+            list: if on { vec![None; n] } else { Vec::new() },
+            w: key::Writer::default(),
+        }
+    }
+
+    fn get(&self, id: ActionId) -> Option<Key> {
+        self.list.get(id.0 as usize).copied().flatten()
+    }
+
+    /// Keys the members of one component. An action outside a cycle is
+    /// keyed by its id, body and callees' keys; the members of a cycle
+    /// together, since each one's summary depends on the others' bodies.
+    fn component(&mut self, calls: &[Vec<ActionId>], members: &[ActionId], cyclic: bool) {
+        if !self.on {
+            return;
+        }
+        let none = blake3::hash(&[]);
+        self.w.clear();
+        self.w.key(&self.context);
+        self.w.u8(u8::from(cyclic));
+        for &id in members {
+            self.w.u32(id.0);
+            let body = self.bodies.get(id.0 as usize).copied().unwrap_or(none);
+            self.w.key(&body);
+            for callee in calls.get(id.0 as usize).map_or(&[][..], Vec::as_slice) {
+                self.w.u32(callee.0);
+                if !members.contains(callee) {
+                    let k = self.get(*callee).unwrap_or(none);
+                    self.w.key(&k);
+                }
+            }
+        }
+        let shared = self.w.finish();
+        for &id in members {
+            let k = if cyclic {
+                self.w.clear();
+                self.w.key(&shared);
+                self.w.u32(id.0);
+                self.w.finish()
+            } else {
+                shared
+            };
+            if let Some(slot) = self.list.get_mut(id.0 as usize) {
+                *slot = Some(k);
+            }
+        }
     }
 }
 

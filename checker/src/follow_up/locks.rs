@@ -115,7 +115,7 @@ impl Locks {
 }
 
 pub struct LockLeaves<'a> {
-    pub done: &'a [Option<ActionFollowUps>],
+    pub done: &'a [Option<std::rc::Rc<ActionFollowUps>>],
 }
 
 impl Leaves for LockLeaves<'_> {
@@ -126,7 +126,7 @@ impl Leaves for LockLeaves<'_> {
     }
 
     fn callee(&mut self, span: Span, action: ActionId) -> OkFail<Locks> {
-        match self.done.get(action.0 as usize).and_then(Option::as_ref) {
+        match self.done.get(action.0 as usize).and_then(Option::as_deref) {
             Some(s) => OkFail {
                 ok: s.locks.ok.as_ref().map(|l| l.call(span, action)),
                 fail: s.locks.fail.as_ref().map(|l| l.call(span, action)),

@@ -11,6 +11,7 @@ pub mod rope;
 pub mod size;
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use jadpo_compiler::ir::{ActionId, Block, Emit, EventId, Handling, Node, Program, Target};
 use jadpo_compiler::span::Span;
@@ -70,12 +71,18 @@ pub struct ActionFollowUps {
 
 #[derive(Clone, Debug, Default)]
 pub struct FollowUps {
-    list: Vec<Option<ActionFollowUps>>,
+    list: Vec<Option<Rc<ActionFollowUps>>>,
 }
 
 impl FollowUps {
+    /// Results by action id, as [`analyse`] builds them (the step
+    /// analyzer's cache reuses them between edits).
+    pub fn from_list(list: Vec<Option<Rc<ActionFollowUps>>>) -> FollowUps {
+        FollowUps { list }
+    }
+
     pub fn get(&self, id: ActionId) -> Option<&ActionFollowUps> {
-        self.list.get(id.0 as usize).and_then(Option::as_ref)
+        self.list.get(id.0 as usize).and_then(Option::as_deref)
     }
 }
 
@@ -83,7 +90,7 @@ impl FollowUps {
 /// it leaves out is analysed afterwards, in id order).
 pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
     let n = program.actions.len();
-    let mut list: Vec<Option<ActionFollowUps>> = vec![None; n];
+    let mut list: Vec<Option<Rc<ActionFollowUps>>> = vec![None; n];
     let rest = (0..n as u32).map(ActionId);
     for id in order.iter().copied().chain(rest) {
         let Some(action) = program.actions.get(id.0 as usize) else {
@@ -94,13 +101,18 @@ pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
         }
         let summary = summarise(program, &list, &action.body);
         if let Some(slot) = list.get_mut(id.0 as usize) {
-            *slot = Some(summary);
+            *slot = Some(Rc::new(summary));
         }
     }
     FollowUps { list }
 }
 
-fn summarise(program: &Program, done: &[Option<ActionFollowUps>], body: &Block) -> ActionFollowUps {
+/// One action's follow-ups, given those of the actions already done.
+pub fn summarise(
+    program: &Program,
+    done: &[Option<Rc<ActionFollowUps>>],
+    body: &Block,
+) -> ActionFollowUps {
     let flow = walk_block(&mut PathLeaves { program, done }, body);
     let locks = walk_block(&mut LockLeaves { done }, body);
     let mut reach = ReachWalker {
@@ -124,7 +136,7 @@ fn summarise(program: &Program, done: &[Option<ActionFollowUps>], body: &Block) 
 /// Path-free facts: whether anything is staged, loops without `max` that
 /// stage, and the first unique follow-up of each event.
 struct ReachWalker<'a> {
-    done: &'a [Option<ActionFollowUps>],
+    done: &'a [Option<Rc<ActionFollowUps>>],
     emits: bool,
     loops: Vec<UnboundedLoop>,
     unique_reach: BTreeMap<(EventId, UniqueKey), Reach>,
@@ -169,7 +181,7 @@ impl ReachWalker<'_> {
         let done = self.done;
         let stages = |a: ActionId| {
             done.get(a.0 as usize)
-                .and_then(Option::as_ref)
+                .and_then(Option::as_deref)
                 .is_some_and(|s| s.emits)
         };
         staging_sites(&stages, body, &mut sites);
@@ -198,7 +210,7 @@ impl ReachWalker<'_> {
     }
 
     fn callee(&mut self, span: Span, callee: ActionId) {
-        let Some(s) = self.done.get(callee.0 as usize).and_then(Option::as_ref) else {
+        let Some(s) = self.done.get(callee.0 as usize).and_then(Option::as_deref) else {
             return;
         };
         self.emits |= s.emits;

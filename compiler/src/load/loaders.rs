@@ -53,6 +53,23 @@ pub struct FsLoader;
 
 impl Loader for FsLoader {
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        // Only regular files: opening a named pipe blocks until a writer
+        // comes, and a device such as `/dev/zero` never ends. Spans are
+        // `u32` offsets, so a larger file could not be pointed into.
+        // (A folder is left to `read`, which says so.)
+        let meta = std::fs::metadata(path)?;
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is not a regular file (a named pipe, a device or a socket)",
+            ));
+        }
+        if meta.len() >= u64::from(u32::MAX) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is 4 GiB or larger, more than Jadpo reads in one file",
+            ));
+        }
         std::fs::read(path)
     }
 

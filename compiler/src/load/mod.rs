@@ -328,7 +328,7 @@ impl Ctx {
             match self.read_text(root, rel, unit) {
                 Ok(id) => ids.push(id),
                 Err(ReadError::NotFound) => {
-                    self.unreadable(&root.shown(rel), "it disappeared while loading", unit);
+                    self.unreadable(&root.shown(rel), "nothing is there to read (a symbolic link to a missing file, or a file removed while loading)", unit);
                 }
                 Err(ReadError::Reported) => {}
             }

@@ -3,7 +3,7 @@
 
 use crate::ast::{Ident, Path};
 use crate::intern::Name;
-use crate::lexer::{starts_line, Keyword, TokenKind};
+use crate::lexer::{starts_line, string_value, Keyword, StrValue, TokenKind};
 use crate::span::Span;
 use chumsky::error::LabelError;
 use chumsky::input::ValueInput;
@@ -19,10 +19,25 @@ pub type Extra<'src> = extra::Err<Error<'src>>;
 pub trait Tokens<'src>: ValueInput<'src, Token = TokenKind, Span = Span> {}
 impl<'src, T: ValueInput<'src, Token = TokenKind, Span = Span>> Tokens<'src> for T {}
 
-/// The source text, needed to tell whether a token starts a line.
+/// The source text, needed to tell whether a token starts a line and to
+/// read the values of strings, decimals and route paths.
 #[derive(Clone, Copy)]
 pub struct Src<'src> {
     pub text: &'src str,
+    /// The lexer's decoded strings ([`crate::lexer::Lexed::strings`]).
+    pub strings: &'src [String],
+}
+
+impl<'src> Src<'src> {
+    /// The text of `span`.
+    pub fn slice(self, span: Span) -> &'src str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+
+    /// The value of a string token.
+    pub fn string(self, value: StrValue, span: Span) -> String {
+        string_value(self.text, self.strings, value, span).to_string()
+    }
 }
 
 /// Chains of operators or postfix operations longer than this are reported

@@ -199,6 +199,9 @@ pub fn expr<'src, I: Tokens<'src>>(
     expr: P<'src, I, Expr>,
     block: P<'src, I, Block>,
 ) -> P<'src, I, Expr> {
+    if super::FAST {
+        return fast_chain(src, expr, block);
+    }
     let atom = atom(src, expr.clone(), block);
     let postfix = postfix(expr.clone(), atom);
     let neg = prefixed(
@@ -214,6 +217,289 @@ pub fn expr<'src, I: Tokens<'src>>(
     prefixed(kw(Keyword::Attempt).map(|s| (s, None)), or)
         .labelled("an expression")
         .boxed()
+}
+
+/// A prefix operator of the fast grammar, in the order they may stack.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Prefix {
+    Attempt,
+    Not,
+    Neg,
+}
+
+type Operand = (Vec<(Span, Prefix)>, Expr);
+
+/// The expression grammar for the fast pass: one flat
+/// `operand (operator operand)*` read, then folded by precedence, instead
+/// of a chain of eight precedence levels that each move every operand.
+///
+/// It builds the same tree as [`expr`] and accepts a subset of its input:
+/// a shape the levels would read differently (`a < b < c`, `a == not b`,
+/// `x + attempt y`) or a chain longer than [`MAX_CHAIN`] is refused with
+/// an error, and then the whole file is read again by the full grammar.
+fn fast_chain<'src, I: Tokens<'src>>(
+    src: Src<'src>,
+    expr: P<'src, I, Expr>,
+    block: P<'src, I, Block>,
+) -> P<'src, I, Expr> {
+    let atom = fast_atom(src, expr.clone(), block);
+    let postfix = postfix(expr, atom);
+    let prefix = select! {
+        TokenKind::Kw(Keyword::Attempt) = e => (e.span(), Prefix::Attempt),
+        TokenKind::Kw(Keyword::Not) = e => (e.span(), Prefix::Not),
+        TokenKind::Minus = e => (e.span(), Prefix::Neg),
+    };
+    let operand = prefix.repeated().collect::<Vec<_>>().then(postfix);
+    let operator = select! {
+        TokenKind::Kw(Keyword::Or) = e => (BinOp::Or, e.span()),
+        TokenKind::Kw(Keyword::And) = e => (BinOp::And, e.span()),
+        TokenKind::EqEq = e => (BinOp::Eq, e.span()),
+        TokenKind::NotEq = e => (BinOp::Ne, e.span()),
+        TokenKind::Le = e => (BinOp::Le, e.span()),
+        TokenKind::Ge = e => (BinOp::Ge, e.span()),
+        TokenKind::Lt = e => (BinOp::Lt, e.span()),
+        TokenKind::Gt = e => (BinOp::Gt, e.span()),
+        TokenKind::Plus = e => (BinOp::Add, e.span()),
+        TokenKind::Minus = e => (BinOp::Sub, e.span()),
+        TokenKind::Star = e => (BinOp::Mul, e.span()),
+        TokenKind::Slash = e => (BinOp::Div, e.span()),
+    };
+    operand
+        .clone()
+        .then(operator.then(operand).repeated().collect::<Vec<_>>())
+        .validate(|(first, rest), _, emitter| {
+            let at = first.1.span;
+            fold_chain(first, rest).unwrap_or_else(|| {
+                emitter.emit(Error::custom(at, tag::TOO_DEEP));
+                error_expr(at)
+            })
+        })
+        .labelled("an expression")
+        .boxed()
+}
+
+/// Folds a flat chain by precedence; `None` when the precedence levels
+/// would not read it this way.
+fn fold_chain(first: Operand, rest: Vec<((BinOp, Span), Operand)>) -> Option<Expr> {
+    if rest.len() > MAX_CHAIN || !prefixes_fit(&first.0, None) {
+        return None;
+    }
+    if rest.is_empty() {
+        // The common case: one operand; its prefixes apply in order.
+        let (prefixes, inner) = first;
+        return Some(wrap(prefixes, inner));
+    }
+    if !rest
+        .iter()
+        .all(|((op, _), (p, _))| prefixes_fit(p, Some(*op)))
+    {
+        return None;
+    }
+    let mut climb = Climb {
+        first: Some(first),
+        rest,
+        next: 0,
+    };
+    let attempts = climb.take_prefixes(Prefix::Attempt);
+    let tree = climb.or()?;
+    Some(wrap(attempts, tree))
+}
+
+/// Whether an operand's prefixes read as the levels read them: in the
+/// order `attempt* not* -*`, `attempt` only on the first operand and
+/// `not` only on the first or after `and`/`or`.
+fn prefixes_fit(prefixes: &[(Span, Prefix)], after: Option<BinOp>) -> bool {
+    if prefixes.is_empty() {
+        return true;
+    }
+    if prefixes.len() > MAX_CHAIN || !prefixes.is_sorted_by_key(|(_, p)| *p) {
+        return false;
+    }
+    let Some(op) = after else {
+        return true;
+    };
+    let has = |what| prefixes.iter().any(|(_, p)| *p == what);
+    let after_logic = matches!(op, BinOp::And | BinOp::Or);
+    !has(Prefix::Attempt) && (after_logic || !has(Prefix::Not))
+}
+
+/// Applies prefix operators (outermost first) to `inner`.
+fn wrap(prefixes: Vec<(Span, Prefix)>, inner: Expr) -> Expr {
+    if prefixes.is_empty() {
+        return inner;
+    }
+    prefixes
+        .into_iter()
+        .rev()
+        .fold(inner, |inner, (span, op)| Expr {
+            span: span.to(inner.span),
+            kind: match op {
+                Prefix::Attempt => ExprKind::Attempt(Box::new(inner)),
+                Prefix::Not => ExprKind::Unary(UnOp::Not, Box::new(inner)),
+                Prefix::Neg => ExprKind::Unary(UnOp::Neg, Box::new(inner)),
+            },
+        })
+}
+
+/// Precedence climbing over a validated chain: `first`, then each
+/// operator with the operand after it. `next` is the index of the next
+/// operator, and so of the operand before it (0 is `first`).
+struct Climb {
+    first: Option<Operand>,
+    rest: Vec<((BinOp, Span), Operand)>,
+    next: usize,
+}
+
+impl Climb {
+    fn peek(&self) -> Option<BinOp> {
+        self.rest.get(self.next).map(|((op, _), _)| *op)
+    }
+
+    /// The operand before operator `next`, unless already taken.
+    fn current(&mut self) -> Option<&mut Operand> {
+        match self.next.checked_sub(1) {
+            None => self.first.as_mut(),
+            Some(i) => self.rest.get_mut(i).map(|(_, operand)| operand),
+        }
+    }
+
+    /// Takes the current operand, leaving an empty one in its place.
+    fn take(&mut self) -> Option<Operand> {
+        match self.next.checked_sub(1) {
+            None => self.first.take(),
+            Some(i) => {
+                let (_, operand) = self.rest.get_mut(i)?;
+                let span = operand.1.span;
+                Some(std::mem::replace(operand, (Vec::new(), error_expr(span))))
+            }
+        }
+    }
+
+    /// Removes the leading prefixes of kind `what` from the current operand.
+    fn take_prefixes(&mut self, what: Prefix) -> Vec<(Span, Prefix)> {
+        let Some((prefixes, _)) = self.current() else {
+            return Vec::new();
+        };
+        let count = prefixes.iter().take_while(|(_, p)| *p == what).count();
+        if count == 0 {
+            return Vec::new();
+        }
+        prefixes.drain(..count).collect()
+    }
+
+    fn binary(&mut self, lhs: Expr, next: fn(&mut Self) -> Option<Expr>) -> Option<Expr> {
+        let op = self.peek()?;
+        self.next += 1;
+        let rhs = next(self)?;
+        Some(Expr {
+            span: lhs.span.to(rhs.span),
+            kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+        })
+    }
+
+    fn or(&mut self) -> Option<Expr> {
+        let mut lhs = self.and()?;
+        while self.peek() == Some(BinOp::Or) {
+            lhs = self.binary(lhs, Self::and)?;
+        }
+        Some(lhs)
+    }
+
+    fn and(&mut self) -> Option<Expr> {
+        let mut lhs = self.not()?;
+        while self.peek() == Some(BinOp::And) {
+            lhs = self.binary(lhs, Self::not)?;
+        }
+        Some(lhs)
+    }
+
+    fn not(&mut self) -> Option<Expr> {
+        let nots = self.take_prefixes(Prefix::Not);
+        let inner = self.compare()?;
+        Some(wrap(nots, inner))
+    }
+
+    fn compare(&mut self) -> Option<Expr> {
+        let is_compare = |op: Option<BinOp>| {
+            matches!(
+                op,
+                Some(BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+            )
+        };
+        let mut lhs = self.sum()?;
+        if is_compare(self.peek()) {
+            lhs = self.binary(lhs, Self::sum)?;
+            // Comparisons do not chain: `a < b < c` is an error.
+            if is_compare(self.peek()) {
+                return None;
+            }
+        }
+        Some(lhs)
+    }
+
+    fn sum(&mut self) -> Option<Expr> {
+        let mut lhs = self.product()?;
+        while matches!(self.peek(), Some(BinOp::Add | BinOp::Sub)) {
+            lhs = self.binary(lhs, Self::product)?;
+        }
+        Some(lhs)
+    }
+
+    fn product(&mut self) -> Option<Expr> {
+        let mut lhs = self.unary()?;
+        while matches!(self.peek(), Some(BinOp::Mul | BinOp::Div)) {
+            lhs = self.binary(lhs, Self::unary)?;
+        }
+        Some(lhs)
+    }
+
+    fn unary(&mut self) -> Option<Expr> {
+        let (prefixes, inner) = self.take()?;
+        if prefixes.iter().any(|(_, p)| *p != Prefix::Neg) {
+            return None;
+        }
+        Some(wrap(prefixes, inner))
+    }
+}
+
+/// [`atom`] for the fast pass: a path is read once and becomes a
+/// construction when `{ fields }` follow an UpperCamelCase name (the full
+/// grammar tries a construction first and reads the path again if that fails).
+fn fast_atom<'src, I: Tokens<'src>>(
+    src: Src<'src>,
+    expr: P<'src, I, Expr>,
+    block: P<'src, I, Block>,
+) -> P<'src, I, Expr> {
+    let fields = field_inits(src, expr.clone()).boxed();
+    let path_parser = path();
+    let construct_fields = fields.clone();
+    let path_or_construct = custom(move |inp| {
+        let path = inp.parse(&path_parser)?;
+        if starts_upper(&path) {
+            let before = inp.save();
+            match inp.parse(&construct_fields) {
+                Ok(fields) => {
+                    let ty = Box::new(path);
+                    return Ok(ExprKind::Construct { ty, fields });
+                }
+                Err(_) => inp.rewind(before),
+            }
+        }
+        Ok(ExprKind::Path(path))
+    });
+    let kind = choice((
+        literal(src),
+        paren(expr.clone()),
+        list(expr.clone()),
+        match_expr(src, expr.clone(), block),
+        writes(src, expr, fields),
+        path_or_construct,
+    ));
+    kind.map_with(|kind, e| Expr {
+        kind,
+        span: e.span(),
+    })
+    .boxed()
 }
 
 fn postfix<'src, I: Tokens<'src>>(
@@ -261,25 +547,26 @@ fn postfix<'src, I: Tokens<'src>>(
         .boxed()
 }
 
-fn atom<'src, I: Tokens<'src>>(
+fn literal<'src, I: Tokens<'src>>(
     src: Src<'src>,
-    expr: P<'src, I, Expr>,
-    block: P<'src, I, Block>,
-) -> P<'src, I, Expr> {
-    let literal = select! {
-        TokenKind::Int(v) => ExprKind::Int(v),
-        TokenKind::Decimal(n) => ExprKind::Decimal(n.as_str().to_string()),
-        TokenKind::Str(s) => ExprKind::Str(s),
-        TokenKind::Duration(amount, unit) => ExprKind::Duration(amount, unit),
+) -> impl Parser<'src, I, ExprKind, Extra<'src>> + Clone {
+    select! {
+        TokenKind::Int(v) => ExprKind::Int(v.get() as i64),
+        TokenKind::Decimal = e => ExprKind::Decimal(src.slice(e.span()).to_string()),
+        TokenKind::Str(value) = e => ExprKind::Str(src.string(value, e.span())),
+        TokenKind::Duration(amount, unit) => ExprKind::Duration(amount.get(), unit),
         TokenKind::Kw(Keyword::True) => ExprKind::Bool(true),
         TokenKind::Kw(Keyword::False) => ExprKind::Bool(false),
         TokenKind::Kw(Keyword::None) => ExprKind::None,
         TokenKind::Error => ExprKind::Error,
     }
-    .labelled("a value");
-    let paren = expr
-        .clone()
-        .map(|e| e.kind)
+    .labelled("a value")
+}
+
+fn paren<'src, I: Tokens<'src>>(
+    expr: P<'src, I, Expr>,
+) -> impl Parser<'src, I, ExprKind, Extra<'src>> + Clone {
+    expr.map(|e| e.kind)
         .delimited_by(just(TokenKind::LParen), just(TokenKind::RParen))
         .recover_with(via_parser(nested_delimiters(
             TokenKind::LParen,
@@ -289,10 +576,13 @@ fn atom<'src, I: Tokens<'src>>(
                 (TokenKind::LBracket, TokenKind::RBracket),
             ],
             |_| ExprKind::Error,
-        )));
-    let list = expr
-        .clone()
-        .separated_by(just(TokenKind::Comma))
+        )))
+}
+
+fn list<'src, I: Tokens<'src>>(
+    expr: P<'src, I, Expr>,
+) -> impl Parser<'src, I, ExprKind, Extra<'src>> + Clone {
+    expr.separated_by(just(TokenKind::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
         .delimited_by(just(TokenKind::LBracket), just(TokenKind::RBracket))
@@ -305,17 +595,27 @@ fn atom<'src, I: Tokens<'src>>(
                 (TokenKind::LBrace, TokenKind::RBrace),
             ],
             |_| ExprKind::Error,
-        )));
+        )))
+}
+
+fn atom<'src, I: Tokens<'src>>(
+    src: Src<'src>,
+    expr: P<'src, I, Expr>,
+    block: P<'src, I, Block>,
+) -> P<'src, I, Expr> {
     let fields = field_inits(src, expr.clone()).boxed();
     let construct = path()
         .filter(starts_upper)
         .then(fields.clone())
-        .map(|(ty, fields)| ExprKind::Construct { ty, fields });
+        .map(|(ty, fields)| ExprKind::Construct {
+            ty: Box::new(ty),
+            fields,
+        });
     let plain_path = path().map(ExprKind::Path);
     let kind = choice((
-        literal,
-        paren,
-        list,
+        literal(src),
+        paren(expr.clone()),
+        list(expr.clone()),
         match_expr(src, expr.clone(), block),
         writes(src, expr.clone(), fields),
         construct,
@@ -343,7 +643,7 @@ fn match_expr<'src, I: Tokens<'src>>(
         .map_with(|p, e| (p, e.span()))
         .labelled("`success(...)` or `failure F`");
     let body = choice((
-        reject(src, expr.clone()).map(ExprKind::Reject),
+        reject(src, expr.clone()).map(|r| ExprKind::Reject(Box::new(r))),
         kw(Keyword::Propagate).to(ExprKind::Propagate),
         block.map(ExprKind::Block),
     ))
@@ -391,6 +691,7 @@ fn writes<'src, I: Tokens<'src>>(
         word(name)
             .ignore_then(just(TokenKind::Colon))
             .ignore_then(path().labelled("a failure"))
+            .map(Box::new)
     };
     let filter = word("where")
         .ignore_then(just(TokenKind::Colon))
@@ -402,7 +703,7 @@ fn writes<'src, I: Tokens<'src>>(
             value,
             span: e.span(),
         });
-    let entity = || path().labelled("an entity");
+    let entity = || path().labelled("an entity").map(Box::new);
     let create = kw(Keyword::Create)
         .ignore_then(entity())
         .then(fields.clone())

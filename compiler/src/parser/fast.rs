@@ -32,6 +32,9 @@ mod types;
 
 type PError<'src> = Quick;
 
+/// See `super::FAST`.
+const FAST: bool = true;
+
 /// An error that only says "this failed".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Quick;
@@ -56,8 +59,12 @@ impl<'a, I: Input<'a>, L> LabelError<'a, I, L> for Quick {
 }
 
 /// The file's items, or `None` when the file has a syntax error.
-pub fn parse<'src>(text: &'src str, input: impl common::Tokens<'src>) -> Option<Vec<Item>> {
-    let (items, errors) = items::file(common::Src { text })
+pub fn parse<'src>(
+    text: &'src str,
+    strings: &'src [String],
+    input: impl common::Tokens<'src>,
+) -> Option<Vec<Item>> {
+    let (items, errors) = items::file(common::Src { text, strings })
         .parse(input)
         .into_output_errors();
     if errors.is_empty() {

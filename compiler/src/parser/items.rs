@@ -17,31 +17,40 @@ use crate::ast::{
 use crate::lexer::TokenKind;
 use crate::span::Span;
 use chumsky::prelude::*;
-use chumsky::recursive::Recursive;
 
 /// The parser for a whole file.
+///
+/// Expressions and blocks are mutually recursive. Each is built with
+/// chumsky's `recursive`, whose self-reference is weak: declaring them with
+/// `Recursive::declare` made a reference cycle, and every parse leaked its
+/// whole parser graph (about 40 KB), which a long editor session noticed.
 pub fn file<'src, I: Tokens<'src>>(src: Src<'src>) -> impl Parser<'src, I, Vec<Item>, Extra<'src>> {
-    let mut expr = Recursive::declare();
-    let mut block = Recursive::declare();
-    let expr_p: P<'src, I, _> = expr.clone().boxed();
-    let block_p: P<'src, I, _> = block.clone().boxed();
-    let settings = settings_block(src, expr_p.clone(), block_p.clone());
+    let block: P<'src, I, Block> = recursive(|block| {
+        let block: P<'src, I, Block> = block.boxed();
+        let expr: P<'src, I, crate::ast::Expr> =
+            recursive(|expr| exprs::expr(src, expr.boxed(), block.clone())).boxed();
+        let settings = settings_block(src, expr.clone(), block.clone());
+        let bare_type = type_expr(src, settings.clone(), false);
+        stmts::block(
+            src,
+            Parts {
+                expr,
+                block,
+                settings,
+                bare_type,
+            },
+        )
+    })
+    .boxed();
+    let expr: P<'src, I, crate::ast::Expr> =
+        recursive(|expr| exprs::expr(src, expr.boxed(), block.clone())).boxed();
+    let settings = settings_block(src, expr.clone(), block.clone());
     let full_type = type_expr(src, settings.clone(), true);
     let bare_type = type_expr(src, settings.clone(), false);
-    expr.define(exprs::expr(src, expr_p.clone(), block_p.clone()));
-    block.define(stmts::block(
-        src,
-        Parts {
-            expr: expr_p.clone(),
-            block: block_p.clone(),
-            settings: settings.clone(),
-            bare_type: bare_type.clone(),
-        },
-    ));
     let g = Grammar {
         src,
-        expr: expr_p,
-        block: block_p,
+        expr,
+        block,
         settings,
         full_type,
         bare_type,
@@ -236,7 +245,8 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
     }
 
     fn decline(&self) -> P<'src, I, Decline> {
-        let reason = select! { TokenKind::Str(value) = e => StringLit { value, span: e.span() } }
+        let src = self.src;
+        let reason = select! { TokenKind::Str(value) = e => StringLit { value: src.string(value, e.span()), span: e.span() } }
             .labelled("the reason, as a string");
         word("decline")
             .ignore_then(path().labelled("the code to decline"))
@@ -316,8 +326,10 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
     }
 
     fn route(&self) -> P<'src, I, Item> {
-        let route_path = select! { TokenKind::RoutePath(p) = e => (p, e.span()) }
-            .labelled("the route's path, starting with `/`");
+        let src = self.src;
+        let route_path =
+            select! { TokenKind::RoutePath = e => (src.slice(e.span()).to_string(), e.span()) }
+                .labelled("the route's path, starting with `/`");
         word("route")
             .ignore_then(self.name("the HTTP method"))
             .then(route_path)

@@ -50,6 +50,11 @@ impl chumsky::span::Span for Span {
 /// [`fast`] compiles the same grammar with an error type that costs nothing.
 type PError<'src> = chumsky::error::Rich<'src, TokenKind, Span>;
 
+/// Whether the grammar is compiled for [`fast`]: there, a few productions
+/// take quicker routes that accept a subset of the same input (see
+/// `exprs::fast_chain`); whatever they refuse, the full grammar reads.
+const FAST: bool = false;
+
 fn split_token(token: &Token) -> (&TokenKind, &Span) {
     (&token.kind, &token.span)
 }
@@ -61,8 +66,27 @@ fn split_token(token: &Token) -> (&TokenKind, &Span) {
 /// parses in any build. Only the pages used are ever committed.
 const PARSER_STACK: usize = 256 * 1024 * 1024;
 
-/// Parses one file, on a thread of its own with a [`PARSER_STACK`] stack.
+/// The pool of big-stack threads every parse runs on, built once: a pool
+/// (or a thread) per call cost more than parsing small files, and a
+/// thread that lives on keeps its caches of names warm. `None` when no
+/// thread could be started.
+fn parse_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("jadpo-parse-{i}"))
+            .stack_size(PARSER_STACK)
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Parses one file on a thread with a [`PARSER_STACK`] stack.
 pub fn parse_file(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
+    if let Some(pool) = parse_pool() {
+        return pool.install(|| parse_here(file, text));
+    }
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .name("jadpo-parse".to_string())
@@ -83,14 +107,21 @@ fn parse_here(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
     let lexed = lexer::lex(file, text);
     let end = text.len() as u32;
     let eoi = Span::new(file, end, end);
-    if let Some(items) = fast::parse(text, lexed.tokens.as_slice().map(eoi, split_token)) {
+    if let Some(items) = fast::parse(
+        text,
+        &lexed.strings,
+        lexed.tokens.as_slice().map(eoi, split_token),
+    ) {
         let ast = SourceFileAst { file, items };
         return (ast, lexed.diagnostics);
     }
     let input = lexed.tokens.as_slice().map(eoi, split_token);
-    let (items, errs) = items::file(common::Src { text })
-        .parse(input)
-        .into_output_errors();
+    let (items, errs) = items::file(common::Src {
+        text,
+        strings: &lexed.strings,
+    })
+    .parse(input)
+    .into_output_errors();
     let mut diags = lexed.diagnostics;
     diags.extend(errors::convert_all(
         errs,
@@ -112,20 +143,15 @@ pub fn parse_files(
     ids: &[FileId],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<SourceFileAst> {
-    // One pool of big-stack threads for the whole batch: a thread per file
-    // cost more than parsing small files. Without a pool, a thread per file.
+    // Without a pool, a thread per file.
     let parse_all = || -> Vec<(SourceFileAst, Vec<Diagnostic>)> {
         ids.par_iter()
             .map(|&id| parse_here(id, &files.get(id).text))
             .collect()
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("jadpo-parse-{i}"))
-        .stack_size(PARSER_STACK)
-        .build();
-    let results = match pool {
-        Ok(pool) => pool.install(parse_all),
-        Err(_) => ids
+    let results = match parse_pool() {
+        Some(pool) => pool.install(parse_all),
+        None => ids
             .par_iter()
             .map(|&id| parse_file(id, &files.get(id).text))
             .collect(),
@@ -136,4 +162,105 @@ pub fn parse_files(
         diagnostics.extend(diags);
     }
     asts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both grammars on `text`: the fast one's items, and the full one's
+    /// items and error count.
+    fn both(text: &str) -> (Option<String>, String, usize) {
+        let file = FileId(0);
+        let lexed = lexer::lex(file, text);
+        let end = text.len() as u32;
+        let eoi = Span::new(file, end, end);
+        let fast = fast::parse(
+            text,
+            &lexed.strings,
+            lexed.tokens.as_slice().map(eoi, split_token),
+        )
+        .map(|items| format!("{items:?}"));
+        let src = common::Src {
+            text,
+            strings: &lexed.strings,
+        };
+        let (items, errs) = items::file(src)
+            .parse(lexed.tokens.as_slice().map(eoi, split_token))
+            .into_output_errors();
+        (fast, format!("{:?}", items.unwrap_or_default()), errs.len())
+    }
+
+    /// The fast grammar reads only what the full grammar reads without
+    /// errors, into the same tree.
+    #[track_caller]
+    fn agree(text: &str) -> bool {
+        let (fast, full, errors) = both(text);
+        if let Some(fast) = &fast {
+            assert_eq!(errors, 0, "fast pass accepted a file with errors: {text}");
+            assert_eq!(*fast, full, "trees differ for: {text}");
+        }
+        fast.is_some() || errors > 0
+    }
+
+    #[test]
+    fn fast_and_full_grammars_agree_on_expressions() {
+        let exprs = [
+            "a + b * c - d / e",
+            "-a * -b - - c",
+            "not a == b and c or not d",
+            "attempt a or b and not c",
+            "attempt not - x.y(z)[0]",
+            "a < b",
+            "a < b < c",
+            "a == not b",
+            "a + not b",
+            "x + attempt y",
+            "not attempt x",
+            "- not x",
+            "a and b or c and d or e",
+            "a == b == c",
+            "1 + 2 * 3 < 4 - 5 / 6 and 7 >= 8 or 9 != 10",
+            "Foo { a: 1 }",
+            "Foo.Bar { a: 1 }.b",
+            "foo { a: 1 }",
+            "Foo",
+            "f(Foo { x: 1 }, [1, 2], (a + b) * c)",
+        ];
+        for e in exprs {
+            let var = format!("function f() -> Int {{\n    var x = {e}\n    return x\n}}\n");
+            // Every error-free file is read by the fast pass.
+            assert!(agree(&var), "{var}");
+            agree(&format!(
+                "function f() -> Int {{\n    if {e} {{\n        return 1\n    }}\n}}\n"
+            ));
+            agree(&format!("application A {{\n    key: {e}\n}}\n"));
+        }
+        let long = vec!["a"; 300].join(" + ");
+        agree(&format!("function f() -> Int {{\n    return {long}\n}}\n"));
+        let nots = "not ".repeat(300);
+        agree(&format!(
+            "function f() -> Int {{\n    return {nots} a\n}}\n"
+        ));
+    }
+
+    #[test]
+    fn fast_and_full_grammars_agree_on_the_examples() {
+        let mut stack = vec![std::path::PathBuf::from("../examples")];
+        let mut seen = 0;
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                for entry in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+                    stack.push(entry.path());
+                }
+            } else if path.extension().is_some_and(|e| e == "jadpo") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let (fast, _, errors) = both(&text);
+                assert!(errors > 0 || fast.is_some(), "{}", path.display());
+                agree(&text);
+                seen += 1;
+            }
+        }
+        assert!(seen > 0);
+    }
 }

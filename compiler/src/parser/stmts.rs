@@ -117,7 +117,7 @@ fn statement<'src, I: Tokens<'src>>(src: Src<'src>, parts: &Parts<'src, I>) -> P
 }
 
 fn int_lit<'src, I: Tokens<'src>>() -> impl Parser<'src, I, IntLit, Extra<'src>> + Clone {
-    select! { TokenKind::Int(value) = e => IntLit { value, span: e.span() } }
+    select! { TokenKind::Int(value) = e => IntLit { value: value.get() as i64, span: e.span() } }
         .labelled("a whole number")
 }
 

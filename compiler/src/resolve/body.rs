@@ -2,6 +2,7 @@
 //! [`crate::ir::Block`]s in evaluation order.
 
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 use crate::ast::{self, SettingValue, StmtKind};
 use crate::diag::Diagnostic;
@@ -32,7 +33,28 @@ pub(super) struct Local {
 pub(super) struct Escape {
     pub failure: FailureId,
     pub span: Span,
-    pub why: String,
+    pub why: Why,
+}
+
+/// Why a failure escapes, worded only when a diagnostic needs it.
+#[derive(Clone, Debug)]
+pub(super) enum Why {
+    /// `attempt` on a call or write, labelled as the author writes it.
+    Attempt(Rc<str>),
+    /// `reject F`, with `F` as written.
+    Rejected(Rc<str>),
+    /// A `failure F => propagate` arm.
+    Propagated,
+}
+
+/// An action's resolved header.
+pub(super) struct Header {
+    pub params: Vec<(Name, Ty, Span)>,
+    pub ret: Ty,
+    /// `fails` entries that resolved, as written.
+    pub fails: Vec<(FailureId, Span)>,
+    /// Some `fails` entry did not resolve.
+    pub unknown: bool,
 }
 
 /// The state of one body being checked.
@@ -95,26 +117,8 @@ impl Cx {
     }
 }
 
-impl<'a> Resolver<'a> {
-    pub(super) fn resolve_headers(&mut self) {
-        for i in 0..self.actions.len() {
-            if let Some(decl) = self.actions[i].decl {
-                self.action_header(ActionId(i as u32), decl);
-            }
-        }
-        for (route, id) in self.route_actions.clone() {
-            self.route_action_header(route, id);
-        }
-        for i in 0..self.functions.len() {
-            let (unit, decl) = (self.functions[i].unit, self.functions[i].decl);
-            let params = self.params(unit, &decl.params);
-            let ret = self.resolve_type(unit, &decl.returns);
-            self.functions[i].params = params;
-            self.functions[i].ret = ret;
-        }
-    }
-
-    fn params(&mut self, unit: Owner, params: &[ast::Param]) -> Vec<(Name, Ty, Span)> {
+impl<'a> Resolver<'_, 'a> {
+    pub(super) fn params(&mut self, unit: Owner, params: &[ast::Param]) -> Vec<(Name, Ty, Span)> {
         let mut out: Vec<(Name, Ty, Span)> = Vec::new();
         for p in params {
             if let Some((_, _, first)) = out.iter().find(|(n, _, _)| *n == p.name.name) {
@@ -128,8 +132,8 @@ impl<'a> Resolver<'a> {
         out
     }
 
-    fn action_header(&mut self, id: ActionId, decl: &ast::ActionDecl) {
-        let unit = self.actions[id.0 as usize].unit;
+    /// An action's parameters, result and `fails` clause.
+    pub(super) fn action_header(&mut self, unit: Owner, decl: &ast::ActionDecl) -> Header {
         let params = self.params(unit, &decl.params);
         let ret = self.resolve_type(unit, &decl.returns);
         let mut fails: Vec<(FailureId, Span)> = Vec::new();
@@ -152,15 +156,19 @@ impl<'a> Resolver<'a> {
             }
             fails.push((f, path.span));
         }
-        let sig = &mut self.actions[id.0 as usize];
-        sig.params = params;
-        sig.ret = ret;
-        sig.fails = fails.iter().map(|(f, _)| *f).collect();
-        sig.fails_unknown = unknown;
-        self.prog.actions[id.0 as usize].fails = fails;
+        Header {
+            params,
+            ret,
+            fails,
+            unknown,
+        }
     }
 
-    fn route_action_header(&mut self, route: &ast::RouteDecl, id: ActionId) {
+    /// A route's inline action takes its `input:` and returns its `output:`.
+    pub(super) fn route_action_header(
+        &mut self,
+        route: &ast::RouteDecl,
+    ) -> (Vec<(Name, Ty, Span)>, Ty) {
         let mut params = Vec::new();
         let mut ret = Ty::unit();
         for s in &route.settings {
@@ -176,25 +184,13 @@ impl<'a> Resolver<'a> {
                 _ => {}
             }
         }
-        let sig = &mut self.actions[id.0 as usize];
-        sig.params = params;
-        sig.ret = ret;
+        (params, ret)
     }
 
     /// A type named by a setting (`input: SubscriptionRequested`).
     pub(super) fn setting_type(&mut self, unit: Owner, e: &ast::Expr) -> Ty {
         match &e.kind {
-            ast::ExprKind::Path(path) => {
-                let t = ast::TypeExpr {
-                    kind: ast::TypeExprKind::Named {
-                        path: path.clone(),
-                        args: Vec::new(),
-                        constraints: Vec::new(),
-                    },
-                    span: path.span,
-                };
-                self.resolve_type(unit, &t)
-            }
+            ast::ExprKind::Path(path) => self.resolve_named_type(unit, path, &[]),
             ast::ExprKind::Error => Ty::Error,
             _ => {
                 let d =
@@ -229,22 +225,12 @@ impl<'a> Resolver<'a> {
         self.error(d);
     }
 
-    pub(super) fn check_bodies(&mut self) {
-        for i in 0..self.actions.len() {
-            if let Some(decl) = self.actions[i].decl {
-                self.action_body(ActionId(i as u32), decl);
-            }
-        }
-        for (route, id) in self.route_actions.clone() {
-            self.route_action_body(route, id);
-        }
-        for i in 0..self.functions.len() {
-            self.function_body(i);
-        }
-    }
-
-    fn action_body(&mut self, id: ActionId, decl: &ast::ActionDecl) {
-        let sig = self.actions[id.0 as usize].clone();
+    /// Checks an action's body and lowers it.
+    pub(super) fn action_body(&mut self, id: ActionId, decl: &ast::ActionDecl) -> ir::Block {
+        let t = self.t;
+        let Some(sig) = t.actions.get(id.0 as usize) else {
+            return ir::Block::default();
+        };
         let mut cx = Cx::new(sig.unit, BodyKind::Action, sig.ret.clone());
         for (name, ty, _) in &sig.params {
             cx.bind(*name, ty.clone(), false);
@@ -252,38 +238,46 @@ impl<'a> Resolver<'a> {
         let mut out = ir::Block::default();
         self.stmts(&mut cx, &decl.body.stmts, &mut out);
         self.check_ends(&cx, &decl.body, decl.returns.span, decl.name);
-        self.prog.actions[id.0 as usize].body = out;
         if !sig.fails_unknown && !cx.uncertain && !self.unreadable(decl.span) {
             self.judge_fails(id, decl, &cx);
         }
+        out
     }
 
-    fn route_action_body(&mut self, route: &ast::RouteDecl, id: ActionId) {
-        let Some(block) = route.settings.iter().find_map(|s| match &s.value {
+    /// Checks a route's inline action; returns its lowered body and the
+    /// failures that escape it (its `fails`), or `None` without one.
+    pub(super) fn route_action_body(
+        &mut self,
+        route: &ast::RouteDecl,
+        id: ActionId,
+    ) -> Option<(ir::Block, Vec<(FailureId, Span)>)> {
+        let block = route.settings.iter().find_map(|s| match &s.value {
             SettingValue::Block(b) if s.key.name.as_str() == "action" => Some(b),
             _ => None,
-        }) else {
-            return;
-        };
-        let sig = self.actions[id.0 as usize].clone();
+        })?;
+        let t = self.t;
+        let sig = t.actions.get(id.0 as usize)?;
         let mut cx = Cx::new(Owner::App, BodyKind::RouteAction, sig.ret.clone());
         for (name, ty, _) in &sig.params {
             cx.bind(*name, ty.clone(), false);
         }
         let mut out = ir::Block::default();
         self.stmts(&mut cx, &block.stmts, &mut out);
-        self.prog.actions[id.0 as usize].body = out;
         let mut fails: Vec<(FailureId, Span)> = Vec::new();
         for e in &cx.escapes {
             if !fails.iter().any(|(f, _)| *f == e.failure) {
                 fails.push((e.failure, e.span));
             }
         }
-        self.prog.actions[id.0 as usize].fails = fails;
+        Some((out, fails))
     }
 
-    fn function_body(&mut self, i: usize) {
-        let sig = self.functions[i].clone();
+    /// Checks a function's body (functions have no effects to lower).
+    pub(super) fn function_body(&mut self, i: usize) {
+        let t = self.t;
+        let Some(sig) = t.functions.get(i) else {
+            return;
+        };
         let mut cx = Cx::new(sig.unit, BodyKind::Function, sig.ret.clone());
         for (name, ty, _) in &sig.params {
             cx.bind(*name, ty.clone(), false);
@@ -571,22 +565,25 @@ impl<'a> Resolver<'a> {
         cx.escapes.push(super::body::Escape {
             failure,
             span: r.failure.span,
-            why: format!("rejected here with `{}`", r.failure.text()),
+            why: Why::Rejected(super::calls::label_of(&r.failure)),
         });
         Some(ir::Reject {
             span: r.span,
             failure,
         })
     }
+}
 
+impl<'r> Resolver<'r, '_> {
     /// The record fields of a type declared as a record (an object, an
-    /// event, an entity), for constructions.
+    /// event, an entity), for constructions; read in place in the tables.
     pub(super) fn record_of(
         &self,
         t: super::tables::TypeId,
-    ) -> Option<Vec<super::tables::FieldDef>> {
-        match &self.types[t.0 as usize].kind {
-            TypeKind::Record(f) => Some(f.clone()),
+    ) -> Option<&'r [super::tables::FieldDef]> {
+        let tables = self.t;
+        match &tables.types[t.0 as usize].kind {
+            TypeKind::Record(f) => Some(f),
             _ => None,
         }
     }

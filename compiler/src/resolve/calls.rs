@@ -2,31 +2,37 @@
 //! argument checks, purity, and how each effect's failures are handled
 //! (`attempt`, an exhaustive `match`, or neither).
 
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::ast::{self, ExprKind};
 use crate::diag::{nearest, Diagnostic, Edit};
+use crate::intern::Name;
 use crate::ir::{self, ActionId, FailureId, OpId, Owner, PkgId};
 use crate::span::Span;
 
-use super::body::{Cx, Escape};
+use super::body::{Cx, Escape, Why};
 use super::lookup::Found;
 use super::tables::{Callable, FnId, Ty};
 use super::Resolver;
 
 /// An effect whose arguments are checked, waiting for its handling.
-pub(super) struct Pending {
+pub(super) struct Pending<'t> {
     pub span: Span,
     pub target: ir::Target,
-    /// Failures other than `Unavailable`/`RateLimited`.
-    pub failures: Vec<FailureId>,
+    /// Failures other than `Unavailable`/`RateLimited`: read in place in
+    /// the callee's signature, or a write's own.
+    pub failures: Cow<'t, [FailureId]>,
     /// The effect can also fail with `Unavailable` and `RateLimited`.
     pub transient: bool,
     pub ty: Ty,
     /// How the author writes the callee, for messages.
-    pub label: String,
+    pub label: Rc<str>,
 }
 
-pub(super) enum Outcome {
-    Effect(Pending),
+pub(super) enum Outcome<'t> {
+    Effect(Pending<'t>),
     /// Not an effect.
     Pure(Ty),
     /// An effect in a function body (already reported as impure).
@@ -42,14 +48,14 @@ enum Callee {
     Silent,
 }
 
-impl<'a> Resolver<'a> {
+impl<'r> Resolver<'r, '_> {
     /// Checks a call or write, returning it as a pending effect.
     pub(super) fn effect_target(
         &mut self,
         cx: &mut Cx,
         e: &ast::Expr,
         out: &mut ir::Block,
-    ) -> Outcome {
+    ) -> Outcome<'r> {
         match &e.kind {
             ExprKind::Call { callee, args } => self.call(cx, e.span, callee, args, out),
             ExprKind::Create { .. } | ExprKind::Update { .. } | ExprKind::Delete { .. } => {
@@ -130,16 +136,11 @@ impl<'a> Resolver<'a> {
     ) -> Ty {
         match self.effect_target(cx, inner, out) {
             Outcome::Effect(p) => {
-                for f in &p.failures {
-                    let why = format!(
-                        "`{}` can fail with `{}`",
-                        p.label,
-                        self.failure_name(*f, cx.unit)
-                    );
+                for f in p.failures.iter() {
                     cx.escapes.push(Escape {
                         failure: *f,
                         span: p.span,
-                        why,
+                        why: Why::Attempt(p.label.clone()),
                     });
                 }
                 out.nodes.push(ir::Node::Effect(ir::Effect {
@@ -187,7 +188,7 @@ impl<'a> Resolver<'a> {
         callee: &ast::Expr,
         args: &[ast::Expr],
         out: &mut ir::Block,
-    ) -> Outcome {
+    ) -> Outcome<'r> {
         let ExprKind::Path(path) = &callee.kind else {
             self.field_values_only_exprs(cx, args, out);
             if !matches!(callee.kind, ExprKind::Error) {
@@ -197,19 +198,21 @@ impl<'a> Resolver<'a> {
             }
             return Outcome::Failed;
         };
+        // The tables outlive this resolver: signatures are read in place.
+        let t = self.t;
         match self.callee(cx, path) {
             Callee::Function(f) => {
-                let sig = self.functions[f.0 as usize].clone();
-                let params: Vec<Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
-                self.check_args(cx, span, &path.text(), &params, args, out);
-                Outcome::Pure(sig.ret)
+                let sig = &t.functions[f.0 as usize];
+                let label = label_of(path);
+                self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
+                Outcome::Pure(sig.ret.clone())
             }
             Callee::Action(a) => {
-                let sig = self.actions[a.0 as usize].clone();
-                let params: Vec<Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
-                self.check_args(cx, span, &path.text(), &params, args, out);
+                let sig = &t.actions[a.0 as usize];
+                let label = label_of(path);
+                self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
                 if self.impure(cx, "purity.action_call", span, "call an action") {
-                    return Outcome::Impure(sig.ret);
+                    return Outcome::Impure(sig.ret.clone());
                 }
                 if sig.fails_unknown {
                     cx.uncertain = true;
@@ -217,40 +220,26 @@ impl<'a> Resolver<'a> {
                 Outcome::Effect(Pending {
                     span: path.span,
                     target: ir::Target::Action(a),
-                    failures: sig.fails.clone(),
+                    failures: Cow::Borrowed(&sig.fails),
                     transient: true,
-                    ty: sig.ret,
-                    label: path.text(),
+                    ty: sig.ret.clone(),
+                    label,
                 })
             }
             Callee::Op(op) => {
-                let sig = self.op_sigs[op.0 as usize].clone();
-                self.check_args(
-                    cx,
-                    span,
-                    &path.text(),
-                    std::slice::from_ref(&sig.request),
-                    args,
-                    out,
-                );
+                let sig = &t.op_sigs[op.0 as usize];
+                let label = label_of(path);
+                self.check_args(cx, span, &label, Params::One(&sig.request), args, out);
                 if self.impure(cx, "purity.outside_call", span, "make an outside call") {
-                    return Outcome::Impure(sig.answer);
+                    return Outcome::Impure(sig.answer.clone());
                 }
-                let failures = self
-                    .prog
-                    .op(op)
-                    .failures
-                    .iter()
-                    .copied()
-                    .filter(|f| !self.is_transient(*f))
-                    .collect();
                 Outcome::Effect(Pending {
                     span: path.span,
                     target: ir::Target::Op(op),
-                    failures,
+                    failures: Cow::Borrowed(&sig.failures),
                     transient: true,
-                    ty: sig.answer,
-                    label: path.text(),
+                    ty: sig.answer.clone(),
+                    label,
                 })
             }
             Callee::Silent => {
@@ -278,13 +267,12 @@ impl<'a> Resolver<'a> {
         cx: &mut Cx,
         span: Span,
         name: &str,
-        params: &[Ty],
+        params: Params<'_>,
         args: &[ast::Expr],
         out: &mut ir::Block,
     ) {
         for (i, a) in args.iter().enumerate() {
-            let want = params.get(i).cloned();
-            self.expr(cx, a, want.as_ref(), out);
+            self.expr(cx, a, params.get(i), out);
         }
         // A call the parser could not read fully holds an error node: its
         // argument count is not the author's.
@@ -445,7 +433,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// `create`, `update` and `delete`.
-    fn write(&mut self, cx: &mut Cx, e: &ast::Expr, out: &mut ir::Block) -> Outcome {
+    fn write(&mut self, cx: &mut Cx, e: &ast::Expr, out: &mut ir::Block) -> Outcome<'r> {
         let (entity, kind) = match &e.kind {
             ExprKind::Create { entity, .. } => (entity, ir::WriteKind::Create),
             ExprKind::Update { entity, .. } => (entity, ir::WriteKind::Update),
@@ -466,7 +454,7 @@ impl<'a> Resolver<'a> {
                     Some(defs) => self.check_inits(cx, entity.span, &ty, defs, inits, out),
                     None => self.field_values_only(cx, inits, out),
                 }
-                named.push(conflict.as_ref());
+                named.push(conflict.as_deref());
             }
             ExprKind::Update {
                 filter,
@@ -475,16 +463,16 @@ impl<'a> Resolver<'a> {
                 conflict,
                 ..
             } => {
-                self.where_clause(cx, &ty, fields.as_deref(), filter, out);
-                self.set_fields(cx, &ty, fields.as_deref(), set, out);
-                named.push(missing.as_ref());
-                named.push(conflict.as_ref());
+                self.where_clause(cx, &ty, fields, (filter.field, &filter.value), out);
+                self.set_fields(cx, &ty, fields, set, out);
+                named.push(missing.as_deref());
+                named.push(conflict.as_deref());
             }
             ExprKind::Delete {
                 filter, missing, ..
             } => {
-                self.where_clause(cx, &ty, fields.as_deref(), filter, out);
-                named.push(missing.as_ref());
+                self.where_clause(cx, &ty, fields, (filter.field, &filter.value), out);
+                named.push(missing.as_deref());
             }
             _ => {}
         }
@@ -510,7 +498,7 @@ impl<'a> Resolver<'a> {
         Outcome::Effect(Pending {
             // `create Entity`: the smallest span that names the write.
             span: Span::new(e.span.file, e.span.start, entity.span.end.max(e.span.start)),
-            failures: failures.iter().map(|(f, _)| *f).collect(),
+            failures: Cow::Owned(failures.iter().map(|(f, _)| *f).collect()),
             target: ir::Target::Write(ir::Write {
                 kind,
                 entity: entity_id,
@@ -518,7 +506,11 @@ impl<'a> Resolver<'a> {
             }),
             transient: false,
             ty: result,
-            label: format!("{} {}", write_word(kind), entity.text()),
+            label: spelled(|out| {
+                out.push_str(write_word(kind));
+                out.push(' ');
+                write_path(out, entity);
+            }),
         })
     }
 
@@ -527,20 +519,20 @@ impl<'a> Resolver<'a> {
         cx: &mut Cx,
         ty: &Ty,
         defs: Option<&[super::tables::FieldDef]>,
-        w: &ast::WhereClause,
+        (field, value): (ast::Ident, &ast::Expr),
         out: &mut ir::Block,
     ) {
         let want = defs
-            .and_then(|d| d.iter().find(|f| f.name == w.field.name))
+            .and_then(|d| d.iter().find(|f| f.name == field.name))
             .map(|f| f.ty.clone());
         if want.is_none() {
             if let Some(defs) = defs {
                 let cands: Vec<String> = defs.iter().map(|d| d.name.as_str().to_string()).collect();
                 let owner = self.type_name(ty, cx.unit);
-                self.report_unknown_field(&owner, w.field.span, w.field.name.as_str(), &cands);
+                self.report_unknown_field(&owner, field.span, field.name.as_str(), &cands);
             }
         }
-        self.expr(cx, &w.value, want.as_ref(), out);
+        self.expr(cx, value, want.as_ref(), out);
     }
 
     fn set_fields(
@@ -552,14 +544,69 @@ impl<'a> Resolver<'a> {
         out: &mut ir::Block,
     ) {
         for f in set {
-            let w = ast::WhereClause {
-                field: f.name,
-                value: f.value.clone(),
-                span: f.span,
-            };
-            self.where_clause(cx, ty, defs, &w, out);
+            self.where_clause(cx, ty, defs, (f.name, &f.value), out);
         }
     }
+}
+
+/// A callee's parameter types.
+#[derive(Clone, Copy)]
+pub(super) enum Params<'p> {
+    /// An action's or function's parameters.
+    Sig(&'p [(Name, Ty, Span)]),
+    /// An operation's request.
+    One(&'p Ty),
+}
+
+impl<'p> Params<'p> {
+    fn get(self, i: usize) -> Option<&'p Ty> {
+        match self {
+            Params::Sig(params) => params.get(i).map(|p| &p.1),
+            Params::One(ty) => (i == 0).then_some(ty),
+        }
+    }
+
+    fn len(self) -> usize {
+        match self {
+            Params::Sig(params) => params.len(),
+            Params::One(_) => 1,
+        }
+    }
+}
+
+/// Writes a dotted name as written (`stripe.customers.create`).
+fn write_path(out: &mut String, path: &ast::Path) {
+    for (i, s) in path.segments.iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        out.push_str(s.name.as_str());
+    }
+}
+
+thread_local! {
+    /// Room to spell labels in before sharing them.
+    static SPELLING: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// A callee's label as written, made for every call checked: spelled in a
+/// reused buffer, so one allocation.
+pub(super) fn label_of(path: &ast::Path) -> Rc<str> {
+    spelled(|out| write_path(out, path))
+}
+
+fn spelled(spell: impl Fn(&mut String)) -> Rc<str> {
+    let shared = SPELLING.try_with(|buf| {
+        let mut buf = buf.borrow_mut();
+        buf.clear();
+        spell(&mut buf);
+        Rc::from(buf.as_str())
+    });
+    shared.unwrap_or_else(|_| {
+        let mut own = String::new();
+        spell(&mut own);
+        Rc::from(own)
+    })
 }
 
 fn write_word(kind: ir::WriteKind) -> &'static str {

@@ -10,10 +10,11 @@ use crate::span::Span;
 use super::tables::{
     ActionSig, Callable, ConfigEntry, Decl, FnId, FnSig, Ty, TypeDef, TypeId, TypeKind,
 };
-use super::Resolver;
+use super::{Builder, Resolver};
 
-impl<'a> Resolver<'a> {
+impl<'a> Builder<'a> {
     pub(super) fn collect_all(&mut self) {
+        self.reserve();
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
             let asts = self.unit_asts[u].clone();
@@ -23,6 +24,34 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
+    }
+
+    /// Sizes the tables for the declarations to come: a large app would
+    /// otherwise grow (and copy) them many times over.
+    fn reserve(&mut self) {
+        let (mut all_types, mut all_actions) = (0, 0);
+        for u in 0..self.units.len() {
+            let (mut decls, mut callables) = (0, 0);
+            for item in self.unit_asts[u].iter().flat_map(|f| f.items.iter()) {
+                match item {
+                    Item::Type(_) | Item::Entity(_) | Item::Event(_) => decls += 1,
+                    Item::Failure(_) => decls += 1,
+                    Item::Action(_) | Item::Function(_) => callables += 1,
+                    _ => {}
+                }
+                if matches!(item, Item::Action(_)) {
+                    all_actions += 1;
+                }
+                if matches!(item, Item::Type(_) | Item::Entity(_) | Item::Event(_)) {
+                    all_types += 1;
+                }
+            }
+            self.units[u].decls.reserve(decls);
+            self.units[u].callables.reserve(callables);
+        }
+        self.types.reserve(all_types);
+        self.actions.reserve(all_actions);
+        self.prog.actions.reserve(all_actions);
     }
 
     fn collect_item(&mut self, unit: Owner, item: &'a Item) {
@@ -64,7 +93,9 @@ impl<'a> Resolver<'a> {
             return;
         }
         match self.application {
-            Some(first) => self.report_duplicate("application", a.name, first.name.span),
+            Some(first) => self
+                .rx()
+                .report_duplicate("application", a.name, first.name.span),
             None => self.application = Some(a),
         }
     }
@@ -72,7 +103,7 @@ impl<'a> Resolver<'a> {
     fn collect_config(&mut self, unit: Owner, f: &'a ast::FieldDecl) {
         if let Some(first) = self.unit(unit).config.get(&f.name.name) {
             let first = first.span;
-            self.report_duplicate("config entry", f.name, first);
+            self.rx().report_duplicate("config entry", f.name, first);
             return;
         }
         let entry = ConfigEntry {
@@ -86,7 +117,7 @@ impl<'a> Resolver<'a> {
     fn collect_store(&mut self, unit: Owner, s: &'a ast::StoreDecl) {
         if let Some(first) = self.unit(unit).stores.get(&s.name.name) {
             let first = *first;
-            self.report_duplicate("store", s.name, first);
+            self.rx().report_duplicate("store", s.name, first);
             return;
         }
         self.unit_mut(unit).stores.insert(s.name.name, s.name.span);
@@ -98,9 +129,10 @@ impl<'a> Resolver<'a> {
         }
         let ty = self.new_type(unit, e.name);
         let id = ir::EntityId(self.prog.entities.len() as u32);
+        let qualified = self.qualify(unit, e.name.name.as_str(), Owner::App);
         self.prog.entities.push(ir::Entity {
             owner: unit,
-            qualified: self.qualify(unit, e.name.name.as_str(), Owner::App),
+            qualified,
             store: None,
             span: e.name.span,
         });
@@ -113,9 +145,10 @@ impl<'a> Resolver<'a> {
         }
         let ty = self.new_type(unit, e.name);
         let id = ir::EventId(self.prog.events.len() as u32);
+        let qualified = self.qualify(unit, e.name.name.as_str(), Owner::App);
         self.prog.events.push(ir::Event {
             owner: unit,
-            qualified: self.qualify(unit, e.name.name.as_str(), Owner::App),
+            qualified,
             fields: Vec::new(),
             span: e.name.span,
         });
@@ -128,9 +161,10 @@ impl<'a> Resolver<'a> {
         }
         let kind = self.failure_kind(f);
         let id = ir::FailureId(self.prog.failures.len() as u32);
+        let qualified = self.qualify(unit, f.name.name.as_str(), Owner::App);
         self.prog.failures.push(ir::Failure {
             owner: unit,
-            qualified: self.qualify(unit, f.name.name.as_str(), Owner::App),
+            qualified,
             kind,
             span: Some(f.name.span),
         });
@@ -228,12 +262,14 @@ impl<'a> Resolver<'a> {
 
     /// A route with `action: { }` gets a synthetic action named after it.
     fn collect_route(&mut self, unit: Owner, r: &'a ast::RouteDecl) {
-        let Some(setting) = r.settings.iter().find(|s| s.key.name.as_str() == "action") else {
+        let action = super::tables::words().action;
+        let Some(setting) = r.settings.iter().find(|s| s.key.name == action) else {
             return;
         };
         let label = format!("route {} {}", r.method.name, r.path);
         let id = self.new_action(unit, Name::new(&label), r.span, setting.key.span, None);
         self.route_actions.push((r, id));
+        self.route_action_of.insert(route_key(r), id);
     }
 
     fn new_action(
@@ -245,10 +281,11 @@ impl<'a> Resolver<'a> {
         decl: Option<&'a ast::ActionDecl>,
     ) -> ir::ActionId {
         let id = ir::ActionId(self.prog.actions.len() as u32);
+        let qualified = self.qualify(unit, name.as_str(), Owner::App);
         self.prog.actions.push(ir::Action {
             owner: unit,
             name,
-            qualified: self.qualify(unit, name.as_str(), Owner::App),
+            qualified,
             public: false,
             span,
             name_span,
@@ -299,7 +336,7 @@ impl<'a> Resolver<'a> {
                     // The stdlib's sources may restate a built-in failure.
                     return true;
                 }
-                self.report_duplicate("declaration", name, first);
+                self.rx().report_duplicate("declaration", name, first);
                 true
             }
             (None, Some(_)) => {
@@ -321,24 +358,12 @@ impl<'a> Resolver<'a> {
     fn is_duplicate_callable(&mut self, unit: Owner, name: Ident) -> bool {
         match self.unit(unit).callables.get(&name.name).map(|(_, s)| *s) {
             Some(first) => {
-                self.report_duplicate("action or function", name, first);
+                self.rx()
+                    .report_duplicate("action or function", name, first);
                 true
             }
             None => false,
         }
-    }
-
-    pub(super) fn report_duplicate(&mut self, what: &str, name: Ident, first: Span) {
-        let d = Diagnostic::error(
-            "name.duplicate",
-            name.span,
-            format!("`{}` is declared twice", name.name),
-        )
-        .with_label(format!("second {what} named `{}`", name.name))
-        .with_related(first, "first declared here")
-        .with_reason("every name in a scope must refer to exactly one declaration")
-        .with_fix("rename or remove one of the two declarations");
-        self.error(d);
     }
 
     fn report_shadows_std(&mut self, name: Ident) {
@@ -352,4 +377,25 @@ impl<'a> Resolver<'a> {
         .with_fix("choose another name");
         self.error(d);
     }
+}
+
+impl Resolver<'_, '_> {
+    pub(super) fn report_duplicate(&mut self, what: &str, name: Ident, first: Span) {
+        let d = Diagnostic::error(
+            "name.duplicate",
+            name.span,
+            format!("`{}` is declared twice", name.name),
+        )
+        .with_label(format!("second {what} named `{}`", name.name))
+        .with_related(first, "first declared here")
+        .with_reason("every name in a scope must refer to exactly one declaration")
+        .with_fix("rename or remove one of the two declarations");
+        self.error(d);
+    }
+}
+
+/// Identifies a route declaration by its address (for lookups only: never
+/// iterated, so addresses cannot reach the output).
+pub(super) fn route_key(r: &ast::RouteDecl) -> usize {
+    std::ptr::from_ref(r) as usize
 }

@@ -21,13 +21,13 @@ const OPTIONS: [&str; 7] = [
 ];
 const UNIQUE: [&str; 2] = ["by_args", "states"];
 
-impl<'a> Resolver<'a> {
+impl<'a> Resolver<'_, 'a> {
     pub(super) fn emit_stmt(&mut self, cx: &mut Cx, e: &ast::EmitStmt, out: &mut ir::Block) {
         let impure = self.impure(cx, "purity.emit", e.span, "emit an event");
         let found = self.find_event(cx.unit, &e.event);
         match found.and_then(|(_, t)| self.record_of(t).map(|d| (t, d))) {
             Some((t, defs)) => {
-                self.check_inits(cx, e.event.span, &Ty::Named(t), &defs, &e.fields, out)
+                self.check_inits(cx, e.event.span, &Ty::Named(t), defs, &e.fields, out)
             }
             None => self.field_values_only(cx, &e.fields, out),
         }

@@ -9,8 +9,10 @@ use crate::ir::{self, ActionId, EntryKind, Owner};
 use crate::span::Span;
 
 use super::body::{BodyKind, Cx};
-use super::tables::{Callable, Ty};
-use super::Resolver;
+use super::calls::Params;
+use super::tables::{words, Callable, Ty};
+use super::{Builder, Resolver};
+use rayon::prelude::*;
 
 const ROUTE_KEYS: [&str; 7] = [
     "auth",
@@ -23,7 +25,7 @@ const ROUTE_KEYS: [&str; 7] = [
 ];
 const APP_KEYS: [&str; 2] = ["steps", "events"];
 
-impl<'a> Resolver<'a> {
+impl<'a> Builder<'a> {
     pub(super) fn resolve_application(&mut self) {
         let Some(app) = self.application else { return };
         self.prog.app.span = Some(app.name.span);
@@ -39,17 +41,22 @@ impl<'a> Resolver<'a> {
                         self.events_setting(item);
                     }
                 }
-                ("steps" | "events", v) => {
-                    self.report_setting_value(s.key, v, "a record such as `{ store: primary }`")
-                }
-                _ => self.report_unknown_key(s.key, "application setting", &APP_KEYS),
+                ("steps" | "events", v) => self.rx().report_setting_value(
+                    s.key,
+                    v,
+                    "a record such as `{ store: primary }`",
+                ),
+                _ => self
+                    .rx()
+                    .report_unknown_key(s.key, "application setting", &APP_KEYS),
             }
         }
     }
 
     fn steps_setting(&mut self, item: &ast::Setting) {
         if item.key.name.as_str() != "encryption_key" {
-            self.report_unknown_key(item.key, "`steps` setting", &["encryption_key"]);
+            self.rx()
+                .report_unknown_key(item.key, "`steps` setting", &["encryption_key"]);
             return;
         }
         let path = match &item.value {
@@ -58,7 +65,7 @@ impl<'a> Resolver<'a> {
                 ..
             }) => p,
             v => {
-                return self.report_setting_value(
+                return self.rx().report_setting_value(
                     item.key,
                     v,
                     "a config entry such as `config.steps_key`",
@@ -66,14 +73,14 @@ impl<'a> Resolver<'a> {
             }
         };
         let [first, entry] = path.segments.as_slice() else {
-            return self.report_setting_value(
+            return self.rx().report_setting_value(
                 item.key,
                 &item.value,
                 "a config entry such as `config.steps_key`",
             );
         };
         if first.name.as_str() != "config" {
-            return self.report_setting_value(
+            return self.rx().report_setting_value(
                 item.key,
                 &item.value,
                 "a config entry such as `config.steps_key`",
@@ -95,7 +102,7 @@ impl<'a> Resolver<'a> {
                     .keys()
                     .map(|n| n.as_str().to_string())
                     .collect();
-                self.report_unknown(
+                self.rx().report_unknown(
                     "name.unknown_config",
                     "config entry",
                     entry.span,
@@ -108,14 +115,51 @@ impl<'a> Resolver<'a> {
 
     fn events_setting(&mut self, item: &ast::Setting) {
         if item.key.name.as_str() != "store" {
-            self.report_unknown_key(item.key, "`events` setting", &["store"]);
+            self.rx()
+                .report_unknown_key(item.key, "`events` setting", &["store"]);
             return;
         }
-        if let Some(store) = self.store_name(&item.value) {
+        if let Some(store) = self.rx().store_name(&item.value) {
             self.prog.app.events_store = Some(store);
         }
     }
 
+    /// Entry points, resolved in parallel (each reads only the tables) and
+    /// added in source order with their diagnostics.
+    pub(super) fn resolve_entries(&mut self) {
+        let items: Vec<(Owner, &'a Item)> = self
+            .units
+            .iter()
+            .zip(&self.unit_asts)
+            .flat_map(|(u, asts)| {
+                asts.iter()
+                    .flat_map(move |file| file.items.iter().map(move |item| (u.owner, item)))
+            })
+            .filter(|(_, item)| {
+                matches!(
+                    item,
+                    Item::Route(_) | Item::Subscriber(_) | Item::Schedule(_)
+                )
+            })
+            .collect();
+        let t = &self.t;
+        let done: Vec<(Option<ir::Entry>, Vec<Diagnostic>)> = items
+            .par_iter()
+            .with_min_len(64)
+            .map(|(owner, item)| {
+                let mut diags = Vec::new();
+                let entry = Resolver::new(t, &mut diags).entry_item(*owner, item);
+                (entry, diags)
+            })
+            .collect();
+        for (entry, mut diags) in done {
+            self.diags.append(&mut diags);
+            self.prog.entries.extend(entry);
+        }
+    }
+}
+
+impl<'a> Resolver<'_, 'a> {
     /// A setting naming a store of the app.
     fn store_name(&mut self, v: &SettingValue) -> Option<(Name, Span)> {
         let one = match v {
@@ -176,46 +220,34 @@ impl<'a> Resolver<'a> {
         self.error(d);
     }
 
-    pub(super) fn resolve_entries(&mut self) {
-        for u in 0..self.units.len() {
-            let owner = self.units[u].owner;
-            for file in self.unit_asts[u].clone() {
-                for item in &file.items {
-                    self.entry_item(owner, item);
-                }
-            }
-        }
-    }
-
-    fn entry_item(&mut self, unit: Owner, item: &'a Item) {
+    fn entry_item(&mut self, unit: Owner, item: &Item) -> Option<ir::Entry> {
         let span = match item {
             Item::Route(r) => r.method.span,
             Item::Subscriber(s) => s.name.span,
             Item::Schedule(s) => s.name.span,
-            _ => return,
+            _ => return None,
         };
         if unit != Owner::App {
             let d = Diagnostic::error("name.misplaced_entry", span, "a package cannot declare entry points")
                 .with_reason("routes, subscribers and schedules belong to the app; a package offers actions and operations")
                 .with_fix("move this entry point to the app and call the package's public action from it");
             self.error(d);
-            return;
+            return None;
         }
         let entry = match item {
             Item::Route(r) => self.route(r),
             Item::Subscriber(s) => self.subscriber(s),
             Item::Schedule(s) => self.schedule(s),
-            _ => return,
+            _ => return None,
         };
-        self.prog.entries.push(entry);
+        Some(entry)
     }
 
-    fn route(&mut self, r: &'a ast::RouteDecl) -> ir::Entry {
+    fn route(&mut self, r: &ast::RouteDecl) -> ir::Entry {
         let inline = self
-            .route_actions
-            .iter()
-            .find(|(x, _)| std::ptr::eq(*x, r))
-            .map(|(_, id)| *id);
+            .route_action_of
+            .get(&super::collect::route_key(r))
+            .copied();
         let label = format!("route {} {}", r.method.name, r.path);
         let mut key_required = false;
         let (mut key_span, mut deadline_ms, mut deadline_span) = (None, None, None);
@@ -272,7 +304,7 @@ impl<'a> Resolver<'a> {
             (_, Some(s)) => {
                 let mut locals = Vec::new();
                 if let Some(t) = input {
-                    locals.push((Name::new("input"), t));
+                    locals.push((words().input, t));
                 }
                 let action = self.run_setting(s, &locals, output.as_ref());
                 (action, s.value.span())
@@ -296,11 +328,11 @@ impl<'a> Resolver<'a> {
             SettingValue::Expr(ast::Expr {
                 kind: ExprKind::Path(p),
                 ..
-            }) if p.text() == "required" => true,
+            }) if is_word(p, "required") => true,
             SettingValue::Expr(ast::Expr {
                 kind: ExprKind::Path(p),
                 ..
-            }) if p.text() == "optional" => false,
+            }) if is_word(p, "optional") => false,
             v => {
                 self.report_setting_value(s.key, v, "`required` or `optional`");
                 false
@@ -342,13 +374,13 @@ impl<'a> Resolver<'a> {
         self.error(d);
     }
 
-    fn subscriber(&mut self, s: &'a ast::SubscriberDecl) -> ir::Entry {
+    fn subscriber(&mut self, s: &ast::SubscriberDecl) -> ir::Entry {
         let event = self.find_event(Owner::App, &s.event);
         let mut locals = Vec::new();
         if let Some((_, t)) = event {
-            locals.push((Name::new("event"), Ty::Named(t)));
+            locals.push((words().event, Ty::Named(t)));
         } else {
-            locals.push((Name::new("event"), Ty::Error));
+            locals.push((words().event, Ty::Error));
         }
         let (action, run_span) = self.entry_run(s.name.span, "subscriber", &s.settings, &locals);
         ir::Entry {
@@ -362,7 +394,7 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn schedule(&mut self, s: &'a ast::ScheduleDecl) -> ir::Entry {
+    fn schedule(&mut self, s: &ast::ScheduleDecl) -> ir::Entry {
         if !matches!(s.every.kind, ExprKind::Duration(..) | ExprKind::Error) {
             let d = Diagnostic::error(
                 "type.setting_value",
@@ -439,10 +471,18 @@ impl<'a> Resolver<'a> {
         }
         let mut sink = ir::Block::default();
         let id = self.run_callee(callee)?;
-        let sig = self.actions[id.0 as usize].clone();
-        let params: Vec<Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
-        let label = self.prog.action(id).qualified.clone();
-        self.check_args(&mut cx, e.span, &label, &params, args, &mut sink);
+        // The tables outlive this resolver: the signature is read in place.
+        let t = self.t;
+        let sig = &t.actions[id.0 as usize];
+        let label = &t.prog.action(id).qualified;
+        self.check_args(
+            &mut cx,
+            e.span,
+            label,
+            Params::Sig(&sig.params),
+            args,
+            &mut sink,
+        );
         if let Some(out) = output {
             if !self.accepts(out, &sig.ret) {
                 let (o, r) = (
@@ -502,6 +542,11 @@ impl<'a> Resolver<'a> {
         );
         None
     }
+}
+
+/// Whether a path is the single word `word`.
+fn is_word(p: &ast::Path, word: &str) -> bool {
+    matches!(p.segments.as_slice(), [one] if one.name.as_str() == word)
 }
 
 pub(super) fn duration_ms(n: u64, unit: ast::DurationUnit) -> u64 {

@@ -19,7 +19,7 @@ enum Lit<'e> {
     Text(&'e str),
 }
 
-impl<'a> Resolver<'a> {
+impl<'a> Resolver<'_, 'a> {
     /// Checks an expression, lowering the effects it contains into `out`,
     /// and checks its type against `expected` when given.
     pub(super) fn expr(
@@ -147,7 +147,8 @@ impl<'a> Resolver<'a> {
     }
 
     fn check_literal(&mut self, unit: Owner, span: Span, lit: &Lit<'_>, ty: &Ty) {
-        for b in self.bounds_of(ty) {
+        let tables = self.t;
+        for b in tables.bounds_of(ty) {
             let problem = match lit {
                 Lit::Int(n) => number_problem(*n as f64, b.min, b.max),
                 Lit::Decimal(v) => number_problem(*v, b.min, b.max),
@@ -290,18 +291,6 @@ impl<'a> Resolver<'a> {
         Some(Ty::Error)
     }
 
-    fn enum_of(&self, ty: &Ty) -> Option<(TypeId, Vec<crate::intern::Name>)> {
-        let target = match ty.unbounded() {
-            Ty::Optional(inner) => inner.unbounded(),
-            other => other,
-        };
-        let Ty::Named(t) = target else { return None };
-        match &self.types[t.0 as usize].kind {
-            TypeKind::Enum(v) => Some((*t, v.clone())),
-            _ => None,
-        }
-    }
-
     /// `value.field`, with "did you mean" among the record's fields.
     pub(super) fn field_of(&mut self, unit: Owner, ty: &Ty, field: ast::Ident) -> Ty {
         if ty.is_error() {
@@ -336,15 +325,7 @@ impl<'a> Resolver<'a> {
         fields: &[ast::FieldInit],
         out: &mut ir::Block,
     ) -> Ty {
-        let ty_expr = ast::TypeExpr {
-            kind: ast::TypeExprKind::Named {
-                path: path.clone(),
-                args: Vec::new(),
-                constraints: Vec::new(),
-            },
-            span: path.span,
-        };
-        let ty = self.resolve_type(cx.unit, &ty_expr);
+        let ty = self.resolve_named_type(cx.unit, path, &[]);
         let Ty::Named(t) = ty else {
             self.field_values_only(cx, fields, out);
             if !ty.is_error() {
@@ -354,7 +335,7 @@ impl<'a> Resolver<'a> {
         };
         match self.record_of(t) {
             Some(defs) => {
-                self.check_inits(cx, path.span, &Ty::Named(t), &defs, fields, out);
+                self.check_inits(cx, path.span, &Ty::Named(t), defs, fields, out);
                 Ty::Named(t)
             }
             None => {
@@ -400,7 +381,6 @@ impl<'a> Resolver<'a> {
         fields: &[ast::FieldInit],
         out: &mut ir::Block,
     ) {
-        let owner = self.type_name(ty, cx.unit);
         for (i, f) in fields.iter().enumerate() {
             if let Some(first) = fields[..i].iter().find(|g| g.name.name == f.name.name) {
                 self.report_duplicate("field", f.name, first.name.span);
@@ -409,13 +389,13 @@ impl<'a> Resolver<'a> {
             }
             match defs.iter().find(|d| d.name == f.name.name) {
                 Some(def) => {
-                    let want = def.ty.clone();
-                    self.expr(cx, &f.value, Some(&want), out);
+                    self.expr(cx, &f.value, Some(&def.ty), out);
                 }
                 None => {
                     self.expr(cx, &f.value, None, out);
                     let cands: Vec<String> =
                         defs.iter().map(|d| d.name.as_str().to_string()).collect();
+                    let owner = self.type_name(ty, cx.unit);
                     self.report_unknown_field(&owner, f.name.span, f.name.name.as_str(), &cands);
                 }
             }
@@ -430,6 +410,7 @@ impl<'a> Resolver<'a> {
         if missing.is_empty() || unreadable {
             return;
         }
+        let owner = self.type_name(ty, cx.unit);
         let names: Vec<String> = missing.iter().map(|d| format!("`{}`", d.name)).collect();
         let mut d = Diagnostic::error(
             "type.missing_field",
@@ -471,7 +452,6 @@ impl<'a> Resolver<'a> {
                 let n = items.len() as u64;
                 let too_many = self
                     .bounds_of(exp)
-                    .iter()
                     .filter_map(|b| b.max_length)
                     .find(|m| n > *m);
                 if let Some(max) = too_many {
@@ -629,6 +609,22 @@ impl<'a> Resolver<'a> {
             );
         self.error(d);
         true
+    }
+}
+
+impl<'r> Resolver<'r, '_> {
+    /// An enum type and its variants, read in place in the tables.
+    fn enum_of(&self, ty: &Ty) -> Option<(TypeId, &'r [crate::intern::Name])> {
+        let target = match ty.unbounded() {
+            Ty::Optional(inner) => inner.unbounded(),
+            other => other,
+        };
+        let Ty::Named(t) = target else { return None };
+        let tables = self.t;
+        match &tables.types[t.0 as usize].kind {
+            TypeKind::Enum(v) => Some((*t, v)),
+            _ => None,
+        }
     }
 }
 

@@ -9,10 +9,10 @@ use crate::diag::{Diagnostic, Edit};
 use crate::ir::{ActionId, FailureId};
 use crate::span::Span;
 
-use super::body::{Cx, Escape};
+use super::body::{Cx, Escape, Why};
 use super::Resolver;
 
-impl<'a> Resolver<'a> {
+impl<'a> Resolver<'_, 'a> {
     pub(super) fn judge_fails(&mut self, id: ActionId, decl: &ast::ActionDecl, cx: &Cx) {
         let declared = self.prog.action(id).fails.clone();
         let mut escaping: Vec<&Escape> = Vec::new();
@@ -68,11 +68,26 @@ impl<'a> Resolver<'a> {
         })
         .with_reason("`fails` lists exactly the failures that can escape the action, so callers know what to handle");
         for e in missing {
-            d = d.with_related(e.span, e.why.clone());
+            d = d.with_related(e.span, self.why_text(e, cx));
         }
         d = d.with_edit_fix(format!("add {} to `fails`", quoted.join(", ")), vec![edit]);
         d = d.with_fix("or handle the failure inside the action with `match`");
         self.error(d);
+    }
+
+    /// Words why a failure escapes, for a related label.
+    fn why_text(&self, e: &Escape, cx: &Cx) -> String {
+        match &e.why {
+            Why::Attempt(label) => format!(
+                "`{label}` can fail with `{}`",
+                self.failure_name(e.failure, cx.unit)
+            ),
+            Why::Rejected(written) => format!("rejected here with `{written}`"),
+            Why::Propagated => format!(
+                "`{}` is propagated here",
+                self.failure_name(e.failure, cx.unit)
+            ),
+        }
     }
 
     /// An edit inserting `fails A, B ` before the header's `->`.

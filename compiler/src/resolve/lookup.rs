@@ -7,7 +7,7 @@ use crate::ir::{FailureId, Owner, PkgId};
 use crate::span::Span;
 
 use super::tables::{Decl, Ty, TypeKind};
-use super::Resolver;
+use super::{Resolver, Tables};
 
 /// The outcome of looking a dotted name up.
 pub(crate) enum Found<T> {
@@ -19,7 +19,7 @@ pub(crate) enum Found<T> {
     No,
 }
 
-impl<'a> Resolver<'a> {
+impl<'a> Tables<'a> {
     /// How a declaration owned by `owner` is written from `viewer`.
     pub fn qualify(&self, owner: Owner, name: &str, viewer: Owner) -> String {
         match owner {
@@ -62,8 +62,8 @@ impl<'a> Resolver<'a> {
         match path.segments.as_slice() {
             [one] => {
                 let own = self.unit(unit).decls.get(&one.name);
-                let std = self.unit(Owner::Stdlib).decls.get(&one.name);
-                match own.or(std) {
+                let found = own.or_else(|| self.unit(Owner::Stdlib).decls.get(&one.name));
+                match found {
                     Some((d, _)) => Found::Yes(*d),
                     None => Found::No,
                 }
@@ -122,7 +122,9 @@ impl<'a> Resolver<'a> {
         }
         out
     }
+}
 
+impl Resolver<'_, '_> {
     /// Reports an unknown name, suggesting the nearest candidate.
     pub fn report_unknown(
         &mut self,

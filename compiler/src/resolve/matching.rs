@@ -6,7 +6,7 @@ use crate::diag::{Diagnostic, Edit};
 use crate::ir::{self, FailureId};
 use crate::span::Span;
 
-use super::body::{Cx, Escape};
+use super::body::{Cx, Escape, Why};
 use super::calls::{Outcome, Pending};
 use super::tables::Ty;
 use super::Resolver;
@@ -22,7 +22,7 @@ struct ArmsSeen {
     values: Vec<(Ty, Span, bool)>,
 }
 
-impl<'a> Resolver<'a> {
+impl<'a> Resolver<'_, 'a> {
     pub(super) fn match_expr(
         &mut self,
         cx: &mut Cx,
@@ -141,7 +141,7 @@ impl<'a> Resolver<'a> {
         span: Span,
         seen: &mut ArmsSeen,
     ) -> Option<ir::ArmPattern> {
-        if path.text() == "_" {
+        if matches!(path.segments.as_slice(), [one] if one.name.as_str() == "_") {
             let d = Diagnostic::error("failure.match_wildcard", path.span, "a `match` cannot have a wildcard failure arm")
                 .with_reason("each failure is handled by name, so adding a failure to an operation shows every place that must decide about it")
                 .with_fix("write one `failure F =>` arm for each failure the call can have");
@@ -186,7 +186,7 @@ impl<'a> Resolver<'a> {
                     cx.escapes.push(Escape {
                         failure: f,
                         span: body.span,
-                        why: format!("`{}` is propagated here", self.failure_name(f, cx.unit)),
+                        why: Why::Propagated,
                     });
                 }
                 (ir::ArmEnd::Propagate(body.span), None)

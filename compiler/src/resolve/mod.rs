@@ -11,6 +11,7 @@
 mod body;
 mod calls;
 mod collect;
+mod drive;
 mod emit;
 mod entries;
 mod exprs;
@@ -34,10 +35,11 @@ use crate::span::FileId;
 
 use tables::{ActionSig, Decl, FnSig, OpSig, TypeDef, UnitInfo};
 
-/// The resolver's state for one project.
-pub(crate) struct Resolver<'a> {
+/// The tables every phase reads: the program being built, the scope units
+/// and the resolved signatures. Filled in sequentially by the [`Builder`];
+/// read, shared, by [`Resolver`]s checking bodies on several threads.
+pub(crate) struct Tables<'a> {
     pub project: &'a LoadedProject,
-    pub diags: Vec<Diagnostic>,
     pub prog: Program,
     /// Index 0: stdlib; 1 + n: package n; last: the app.
     pub units: Vec<UnitInfo>,
@@ -51,10 +53,49 @@ pub(crate) struct Resolver<'a> {
     pub application: Option<&'a ast::Application>,
     /// Routes with an inline `action: { }` and their synthetic actions.
     pub route_actions: Vec<(&'a ast::RouteDecl, ir::ActionId)>,
+    /// The same, by the route's address: found per route without a scan.
+    pub route_action_of: HashMap<usize, ir::ActionId>,
     /// Files with syntax errors: the parser's recovery may have dropped
     /// statements or arms, so whole-body judgements (`fails` exactness,
     /// missing `return`, exhaustive `match`) are not made there.
     pub syntax_files: HashSet<FileId>,
+}
+
+/// Owns the tables and the project's diagnostics; runs the phases in order.
+/// Whatever writes the tables is here; checking is done by a [`Resolver`]
+/// borrowed from it ([`Builder::rx`]).
+pub(crate) struct Builder<'a> {
+    pub t: Tables<'a>,
+    pub diags: Vec<Diagnostic>,
+}
+
+impl<'a> std::ops::Deref for Builder<'a> {
+    type Target = Tables<'a>;
+    fn deref(&self) -> &Tables<'a> {
+        &self.t
+    }
+}
+
+impl<'a> std::ops::DerefMut for Builder<'a> {
+    fn deref_mut(&mut self) -> &mut Tables<'a> {
+        &mut self.t
+    }
+}
+
+/// Checks names, types and bodies against shared, read-only [`Tables`],
+/// reporting into its own list of diagnostics. One per body when bodies are
+/// checked in parallel; their lists are joined in body order, so the output
+/// is the same whatever the number of threads.
+pub(crate) struct Resolver<'r, 'a> {
+    t: &'r Tables<'a>,
+    pub diags: &'r mut Vec<Diagnostic>,
+}
+
+impl<'a> std::ops::Deref for Resolver<'_, 'a> {
+    type Target = Tables<'a>;
+    fn deref(&self) -> &Tables<'a> {
+        self.t
+    }
 }
 
 pub fn resolve(
@@ -62,30 +103,46 @@ pub fn resolve(
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Program {
-    let mut r = Resolver::new(project, asts);
-    r.syntax_files = diagnostics
+    let mut b = Builder::new(project, asts);
+    b.syntax_files = diagnostics
         .iter()
         .filter(|d| d.is_error() && d.code.starts_with("syntax."))
         .map(|d| d.span.file)
         .collect();
-    r.collect_all();
-    r.resolve_type_defs();
-    r.lower_operations();
-    r.resolve_headers();
-    r.resolve_application();
-    r.check_bodies();
-    r.resolve_entries();
-    diagnostics.append(&mut r.diags);
-    let mut prog = r.prog;
+    let tm = std::env::var("JADPO_RT").is_ok();
+    let mut t0 = std::time::Instant::now();
+    let mut lap = |what: &str| {
+        if tm {
+            eprintln!("{what}: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        }
+        t0 = std::time::Instant::now();
+    };
+    b.collect_all();
+    lap("collect");
+    b.resolve_type_defs();
+    lap("typedefs");
+    b.lower_operations();
+    lap("ops");
+    b.resolve_headers();
+    lap("headers");
+    b.resolve_application();
+    b.check_bodies();
+    lap("bodies");
+    b.resolve_entries();
+    lap("entries");
+    diagnostics.append(&mut b.diags);
+    let mut prog = std::mem::take(&mut b.t.prog);
+    drop(b);
+    lap("drop");
     mark_package_errors(project, &mut prog, diagnostics);
+    lap("mark");
     prog
 }
 
-impl<'a> Resolver<'a> {
+impl<'a> Builder<'a> {
     fn new(project: &'a LoadedProject, asts: &'a [SourceFileAst]) -> Self {
-        let mut r = Resolver {
+        let t = Tables {
             project,
-            diags: Vec::new(),
             prog: Program::default(),
             units: Vec::new(),
             types: Vec::new(),
@@ -95,7 +152,12 @@ impl<'a> Resolver<'a> {
             unit_asts: Vec::new(),
             application: None,
             route_actions: Vec::new(),
+            route_action_of: HashMap::new(),
             syntax_files: HashSet::new(),
+        };
+        let mut r = Builder {
+            t,
+            diags: Vec::new(),
         };
         r.prog.app.name = project.app.app.node.clone();
         r.setup_units();
@@ -104,6 +166,21 @@ impl<'a> Resolver<'a> {
         r
     }
 
+    /// A resolver reading the tables as they are, reporting into the
+    /// project's diagnostics.
+    pub fn rx(&mut self) -> Resolver<'_, 'a> {
+        Resolver {
+            t: &self.t,
+            diags: &mut self.diags,
+        }
+    }
+
+    pub fn error(&mut self, diag: Diagnostic) {
+        self.diags.push(diag);
+    }
+}
+
+impl<'a> Tables<'a> {
     /// Every loaded package, in `PkgId` order: stdlib packages, then the
     /// project's packages (sorted by name by the loader).
     pub fn loaded_packages(&self) -> impl Iterator<Item = &'a LoadedPackage> {
@@ -129,7 +206,9 @@ impl<'a> Resolver<'a> {
         let i = self.unit_index(owner);
         &mut self.units[i]
     }
+}
 
+impl<'a> Builder<'a> {
     fn setup_units(&mut self) {
         let project = self.project;
         let stdlib_count = project.stdlib_packages.len();
@@ -204,10 +283,18 @@ impl<'a> Resolver<'a> {
             })
             .collect();
     }
+}
 
+impl<'a> Tables<'a> {
     /// Whether a span lies in a file the parser could not read fully.
     pub fn unreadable(&self, span: crate::span::Span) -> bool {
         self.syntax_files.contains(&span.file)
+    }
+}
+
+impl<'r, 'a> Resolver<'r, 'a> {
+    pub fn new(t: &'r Tables<'a>, diags: &'r mut Vec<Diagnostic>) -> Self {
+        Resolver { t, diags }
     }
 
     pub fn error(&mut self, diag: Diagnostic) {

@@ -9,9 +9,9 @@ use crate::manifest::OperationDecl;
 use crate::span::Spanned;
 
 use super::tables::{Decl, OpSig, Prim, Ty};
-use super::Resolver;
+use super::{Builder, Resolver};
 
-impl<'a> Resolver<'a> {
+impl<'a> Builder<'a> {
     pub(super) fn lower_operations(&mut self) {
         let packages: Vec<_> = self.loaded_packages().collect();
         for (i, pkg) in packages.into_iter().enumerate() {
@@ -24,22 +24,30 @@ impl<'a> Resolver<'a> {
 
     fn lower_operation(&mut self, p: PkgId, op: &OperationDecl) {
         let unit = Owner::Package(p);
-        let request = self.manifest_type(unit, &op.request);
+        let request = self.rx().manifest_type(unit, &op.request);
         let answer = match &op.answer {
-            Some(a) => self.manifest_type(unit, a),
+            Some(a) => self.rx().manifest_type(unit, a),
             None => Ty::unit(),
         };
-        let failures = self.manifest_failures(unit, &op.failures);
+        let failures = self.rx().manifest_failures(unit, &op.failures);
         let mut already_undone = Vec::new();
         for name in &op.already_undone {
-            let Some(f) = self.manifest_failure(unit, name) else {
+            let Some(f) = self.rx().manifest_failure(unit, name) else {
                 continue;
             };
             if !failures.contains(&f) {
-                self.report_undone_unlisted(name);
+                self.rx().report_undone_unlisted(name);
             }
             already_undone.push(f);
         }
+        let lasting: Vec<FailureId> = failures
+            .iter()
+            .copied()
+            .filter(|f| {
+                let f = self.prog.failure(*f);
+                !(f.owner == Owner::Stdlib && f.kind.is_transient())
+            })
+            .collect();
         let pkg = self.prog.package(p).clone();
         let id = ir::OpId(self.prog.operations.len() as u32);
         self.prog.operations.push(ir::Operation {
@@ -56,10 +64,16 @@ impl<'a> Resolver<'a> {
             timeout_ms: op.timeout_ms.unwrap_or(pkg.timeout_ms),
             attempts: op.attempts.unwrap_or(pkg.attempts),
         });
-        self.op_sigs.push(OpSig { request, answer });
+        self.op_sigs.push(OpSig {
+            request,
+            answer,
+            failures: lasting,
+        });
         self.unit_mut(unit).ops.insert(op.name.node.clone(), id);
     }
+}
 
+impl<'a> Resolver<'_, 'a> {
     fn manifest_type(&mut self, unit: Owner, name: &Spanned<String>) -> Ty {
         if let Some(p) = Prim::from_str(&name.node) {
             return Ty::Prim(p);

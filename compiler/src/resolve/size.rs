@@ -24,22 +24,22 @@
 //! or a type that could not be resolved.
 
 use super::tables::{Prim, Ty, TypeKind};
-use super::Resolver;
+use super::Tables;
 
 const NULL_BYTES: u64 = 4;
 
 /// The worst-case JSON size of a field's value, or `None` when unbounded.
 /// An `optional` field counts as present: its worst case includes it.
-pub(crate) fn max_json_bytes(r: &Resolver<'_>, ty: &Ty, optional: bool) -> Option<u64> {
+pub(crate) fn max_json_bytes(r: &Tables<'_>, ty: &Ty, optional: bool) -> Option<u64> {
     let _ = optional;
     size(r, ty, 0)
 }
 
-fn size(r: &Resolver<'_>, ty: &Ty, depth: u32) -> Option<u64> {
+fn size(r: &Tables<'_>, ty: &Ty, depth: u32) -> Option<u64> {
     if depth > 16 {
         return None;
     }
-    let max_length = r.bounds_of(ty).iter().filter_map(|b| b.max_length).min();
+    let max_length = r.bounds_of(ty).filter_map(|b| b.max_length).min();
     match r.base_of(ty) {
         Ty::Prim(p) => prim_size(*p, max_length),
         Ty::List(inner) => {
@@ -67,7 +67,7 @@ fn prim_size(p: Prim, max_length: Option<u64>) -> Option<u64> {
     })
 }
 
-fn named_size(r: &Resolver<'_>, kind: &TypeKind, depth: u32) -> Option<u64> {
+fn named_size(r: &Tables<'_>, kind: &TypeKind, depth: u32) -> Option<u64> {
     match kind {
         TypeKind::Enum(variants) => {
             let longest = variants.iter().map(|v| v.as_str().len() as u64).max()?;

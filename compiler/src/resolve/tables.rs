@@ -1,11 +1,11 @@
 //! The resolver's own tables: resolved types, declarations per unit, and the
 //! signatures of actions, functions and operations.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock};
 
 use crate::ast;
-use crate::intern::Name;
+use crate::intern::{Name, NameHasher};
 use crate::ir::{ActionId, EntityId, EventId, FailureId, OpId, Owner, PkgId};
 use crate::span::{FileId, Span};
 
@@ -82,7 +82,7 @@ pub(crate) enum Ty {
     NoneValue,
     /// An inline constrained type such as a field's `Text { max_length: 64 }`:
     /// structural, it accepts what its inner type accepts.
-    Bounded(Box<Ty>, Rc<Bounds>),
+    Bounded(Box<Ty>, Arc<Bounds>),
 }
 
 impl Ty {
@@ -171,15 +171,117 @@ pub(crate) struct ConfigEntry {
     pub span: Span,
 }
 
+/// Names the resolver looks for, interned once: comparing ids spares
+/// reading the text of every setting key of a large app.
+pub(crate) struct Words {
+    pub action: Name,
+    pub input: Name,
+    pub event: Name,
+}
+
+pub(crate) fn words() -> &'static Words {
+    static WORDS: OnceLock<Words> = OnceLock::new();
+    WORDS.get_or_init(|| Words {
+        action: Name::new("action"),
+        input: Name::new("input"),
+        event: Name::new("event"),
+    })
+}
+
+/// A table keyed by [`Name`]: lookups hash the name's id and never touch
+/// its text. Iteration is always in text order (as a `BTreeMap` would give),
+/// never in hash order, so candidates and messages are deterministic; the
+/// order is computed once, on first use (an error path), and cached.
+#[derive(Debug)]
+pub(crate) struct NameMap<V> {
+    map: HashMap<Name, V, NameHasher>,
+    order: OnceLock<Vec<Name>>,
+}
+
+impl<V> Default for NameMap<V> {
+    fn default() -> Self {
+        NameMap {
+            map: HashMap::default(),
+            order: OnceLock::new(),
+        }
+    }
+}
+
+impl<V: Clone> Clone for NameMap<V> {
+    fn clone(&self) -> Self {
+        NameMap {
+            map: self.map.clone(),
+            order: self.order.clone(),
+        }
+    }
+}
+
+impl<V> NameMap<V> {
+    pub fn get(&self, name: &Name) -> Option<&V> {
+        self.map.get(name)
+    }
+
+    pub fn get_mut(&mut self, name: &Name) -> Option<&mut V> {
+        self.map.get_mut(name)
+    }
+
+    pub fn contains_key(&self, name: &Name) -> bool {
+        self.map.contains_key(name)
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        self.map.reserve(additional);
+    }
+
+    pub fn insert(&mut self, name: Name, value: V) -> Option<V> {
+        self.order = OnceLock::new();
+        self.map.insert(name, value)
+    }
+
+    /// The names in text order.
+    fn order(&self) -> &[Name] {
+        self.order.get_or_init(|| {
+            let mut names: Vec<Name> = self.map.keys().copied().collect();
+            names.sort_unstable();
+            names
+        })
+    }
+
+    /// Entries in text order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Name, &V)> {
+        self.order()
+            .iter()
+            .filter_map(|n| self.map.get_key_value(n))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Name> {
+        self.iter().map(|(n, _)| n)
+    }
+
+    /// Values in no particular order: only where the order cannot show.
+    pub fn values_unordered(&self) -> impl Iterator<Item = &V> {
+        self.map.values()
+    }
+}
+
+impl<'m, V> IntoIterator for &'m NameMap<V> {
+    type Item = (&'m Name, &'m V);
+    type IntoIter = Box<dyn Iterator<Item = (&'m Name, &'m V)> + 'm>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
 /// One scope unit: the standard library, a package, or the app.
 #[derive(Clone, Debug)]
 pub(crate) struct UnitInfo {
     pub owner: Owner,
     pub files: Vec<FileId>,
-    pub decls: BTreeMap<Name, (Decl, Span)>,
-    pub callables: BTreeMap<Name, (Callable, Span)>,
-    pub stores: BTreeMap<Name, Span>,
-    pub config: BTreeMap<Name, ConfigEntry>,
+    pub decls: NameMap<(Decl, Span)>,
+    pub callables: NameMap<(Callable, Span)>,
+    pub stores: NameMap<Span>,
+    pub config: NameMap<ConfigEntry>,
     pub ops: BTreeMap<String, OpId>,
     /// Packages this unit may name, by name.
     pub sees: BTreeMap<String, PkgId>,
@@ -193,10 +295,10 @@ impl UnitInfo {
         UnitInfo {
             owner,
             files: Vec::new(),
-            decls: BTreeMap::new(),
-            callables: BTreeMap::new(),
-            stores: BTreeMap::new(),
-            config: BTreeMap::new(),
+            decls: NameMap::default(),
+            callables: NameMap::default(),
+            stores: NameMap::default(),
+            config: NameMap::default(),
             ops: BTreeMap::new(),
             sees: BTreeMap::new(),
             missing: BTreeSet::new(),
@@ -230,4 +332,6 @@ pub(crate) struct FnSig<'a> {
 pub(crate) struct OpSig {
     pub request: Ty,
     pub answer: Ty,
+    /// The operation's failures other than `Unavailable`/`RateLimited`.
+    pub failures: Vec<FailureId>,
 }

@@ -1,7 +1,7 @@
 //! Types: resolving type expressions and declarations, constraints, and the
 //! nominal "accepts" relation (design section 2).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::ast::{self, ExprKind, Item, SettingValue, TypeExprKind};
 use crate::diag::{nearest, Diagnostic, Edit};
@@ -9,73 +9,9 @@ use crate::ir::{self, Owner};
 
 use super::lookup::Found;
 use super::tables::{Bounds, Decl, FieldDef, Prim, Ty, TypeKind};
-use super::Resolver;
+use super::{Builder, Resolver, Tables};
 
-impl<'a> Resolver<'a> {
-    /// Second pass: the definitions of types, events, entities and config
-    /// entries, now that every name is known.
-    pub(super) fn resolve_type_defs(&mut self) {
-        for u in 0..self.units.len() {
-            let owner = self.units[u].owner;
-            for file in self.unit_asts[u].clone() {
-                for item in &file.items {
-                    self.resolve_def_item(owner, item);
-                }
-            }
-        }
-        self.compute_event_sizes();
-    }
-
-    fn resolve_def_item(&mut self, unit: Owner, item: &ast::Item) {
-        match item {
-            Item::Type(t) => {
-                let Some(Decl::Type(id)) = self.own_decl(unit, t.name) else {
-                    return;
-                };
-                let kind = self.type_def_kind(unit, &t.def);
-                self.types[id.0 as usize].kind = kind;
-            }
-            Item::Event(e) => {
-                let Some(Decl::Event(_, id)) = self.own_decl(unit, e.name) else {
-                    return;
-                };
-                let fields = self.field_defs(unit, &e.fields);
-                self.types[id.0 as usize].kind = TypeKind::Record(fields);
-            }
-            Item::Entity(e) => {
-                let Some(Decl::Entity(eid, id)) = self.own_decl(unit, e.name) else {
-                    return;
-                };
-                let (store, fields): (Vec<_>, Vec<_>) = e
-                    .fields
-                    .iter()
-                    .partition(|f| f.name.name.as_str() == "store");
-                let fields: Vec<ast::FieldDecl> = fields.into_iter().cloned().collect();
-                let defs = self.field_defs(unit, &fields);
-                self.types[id.0 as usize].kind = TypeKind::Record(defs);
-                if let Some(s) = store.first() {
-                    let store = self.entity_store(unit, s);
-                    self.prog.entities[eid.0 as usize].store = store;
-                }
-            }
-            Item::Config(c) => {
-                for f in &c.fields {
-                    self.resolve_config_entry(unit, f);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The declaration a name in this unit's own table stands for, only when
-    /// this very identifier declared it (a duplicate is skipped).
-    fn own_decl(&self, unit: Owner, name: ast::Ident) -> Option<Decl> {
-        match self.unit(unit).decls.get(&name.name) {
-            Some((d, span)) if *span == name.span => Some(*d),
-            _ => None,
-        }
-    }
-
+impl<'a> Resolver<'_, 'a> {
     fn type_def_kind(&mut self, unit: Owner, def: &ast::TypeExpr) -> TypeKind {
         match &def.kind {
             TypeExprKind::Enum(variants) => {
@@ -141,41 +77,6 @@ impl<'a> Resolver<'a> {
         None
     }
 
-    /// `steps_key: StepsKey { binding: "STEPS_KEY" secret: true }`
-    fn resolve_config_entry(&mut self, unit: Owner, f: &ast::FieldDecl) {
-        match self.unit(unit).config.get(&f.name.name) {
-            Some(e) if e.span == f.name.span => {}
-            _ => return,
-        }
-        let (ty, secret) = match &f.ty.kind {
-            TypeExprKind::Named {
-                path,
-                args,
-                constraints,
-            } => {
-                let bare = ast::TypeExpr {
-                    kind: TypeExprKind::Named {
-                        path: path.clone(),
-                        args: args.clone(),
-                        constraints: Vec::new(),
-                    },
-                    span: path.span,
-                };
-                let ty = self.resolve_type(unit, &bare);
-                (ty, self.config_settings(constraints))
-            }
-            _ => (self.resolve_type(unit, &f.ty), false),
-        };
-        if let Some(e) = self.unit_mut(unit).config.get_mut(&f.name.name) {
-            e.ty = if f.optional {
-                Ty::Optional(Box::new(ty))
-            } else {
-                ty
-            };
-            e.secret = secret;
-        }
-    }
-
     /// Reads a config entry's `binding:`/`secret:`/`default:`; returns `secret`.
     fn config_settings(&mut self, settings: &[ast::Setting]) -> bool {
         let mut secret = false;
@@ -232,7 +133,7 @@ impl<'a> Resolver<'a> {
                     return base;
                 }
                 let bounds = self.parse_bounds(unit, &base, constraints);
-                Ty::Bounded(Box::new(base), Rc::new(bounds))
+                Ty::Bounded(Box::new(base), Arc::new(bounds))
             }
             TypeExprKind::Optional(inner) => match self.resolve_type(unit, inner) {
                 Ty::Error => Ty::Error,
@@ -253,9 +154,20 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn resolve_named_type(&mut self, unit: Owner, path: &ast::Path, args: &[ast::TypeExpr]) -> Ty {
-        let text = path.text();
-        if text == "List" {
+    /// A type named by a path, as `resolve_type` resolves a named type
+    /// without constraints.
+    pub(super) fn resolve_named_type(
+        &mut self,
+        unit: Owner,
+        path: &ast::Path,
+        args: &[ast::TypeExpr],
+    ) -> Ty {
+        // Prelude names are single segments; no string is built for them.
+        let single = match path.segments.as_slice() {
+            [one] => Some(one.name.as_str()),
+            _ => None,
+        };
+        if single == Some("List") {
             return match args {
                 [one] => match self.resolve_type(unit, one) {
                     Ty::Error => Ty::Error,
@@ -267,7 +179,7 @@ impl<'a> Resolver<'a> {
                 }
             };
         }
-        if let Some(p) = Prim::from_str(&text) {
+        if let Some(p) = single.and_then(Prim::from_str) {
             if !args.is_empty() {
                 self.report_type_args(path, 0, args.len());
             }
@@ -293,6 +205,7 @@ impl<'a> Resolver<'a> {
                 let mut cands = self.decl_candidates(unit, |d| d.as_type().is_some());
                 cands.extend(Prim::ALL.iter().map(|p| p.as_str().to_string()));
                 cands.push("List".to_string());
+                let text = path.text();
                 self.report_unknown("name.unknown_type", "type", path.span, &text, &cands);
                 Ty::Error
             }
@@ -314,81 +227,6 @@ impl<'a> Resolver<'a> {
             format!("remove the type arguments after `{}`", path.text())
         });
         self.error(d);
-    }
-
-    /// The primitive a type is built on, looking through declared aliases.
-    pub(super) fn prim_of(&self, ty: &Ty) -> Option<Prim> {
-        let mut ty = ty.unbounded();
-        for _ in 0..32 {
-            match ty {
-                Ty::Prim(p) => return Some(*p),
-                Ty::Named(t) => match &self.types[t.0 as usize].kind {
-                    TypeKind::Alias(inner) => ty = inner.unbounded(),
-                    _ => return None,
-                },
-                _ => return None,
-            }
-        }
-        None
-    }
-
-    /// The structural base of a type: declared aliases and bounds removed.
-    pub(super) fn base_of<'t>(&'t self, ty: &'t Ty) -> &'t Ty {
-        let mut ty = ty.unbounded();
-        for _ in 0..32 {
-            match ty {
-                Ty::Named(t) => match &self.types[t.0 as usize].kind {
-                    TypeKind::Alias(inner) => ty = inner.unbounded(),
-                    _ => return ty,
-                },
-                _ => return ty,
-            }
-        }
-        ty
-    }
-
-    /// Every set of bounds that applies to a value of this type.
-    pub(super) fn bounds_of(&self, ty: &Ty) -> Vec<Rc<Bounds>> {
-        let mut out = Vec::new();
-        let mut ty = ty;
-        for _ in 0..32 {
-            match ty {
-                Ty::Bounded(inner, b) => {
-                    out.push(b.clone());
-                    ty = inner;
-                }
-                Ty::Named(t) => match &self.types[t.0 as usize].kind {
-                    TypeKind::Alias(inner) => ty = inner,
-                    _ => break,
-                },
-                Ty::Optional(inner) => ty = inner,
-                _ => break,
-            }
-        }
-        out
-    }
-
-    /// Whether a value of type `actual` may be used where `expected` is
-    /// wanted. Types are nominal; a declared type's value is accepted where
-    /// its structure (a primitive, a list) is expected.
-    pub(super) fn accepts(&self, expected: &Ty, actual: &Ty) -> bool {
-        let (e, a) = (expected.unbounded(), actual.unbounded());
-        match (e, a) {
-            (Ty::Error, _) | (_, Ty::Error) => true,
-            (Ty::Optional(_), Ty::NoneValue) => true,
-            (Ty::Optional(ei), Ty::Optional(ai)) => self.accepts(ei, ai),
-            (Ty::Optional(ei), _) => self.accepts(ei, a),
-            (Ty::Named(t), Ty::Named(u)) => t == u,
-            (Ty::Named(_), _) => false,
-            (_, Ty::Named(_)) => {
-                let base = self.base_of(a);
-                !matches!(base, Ty::Named(_)) && self.accepts(e, base)
-            }
-            (Ty::Prim(Prim::Decimal), Ty::Prim(Prim::Int)) => true,
-            (Ty::Prim(p), Ty::Prim(q)) => p == q,
-            (Ty::List(ei), Ty::List(ai)) => self.accepts(ei, ai),
-            _ => false,
-        }
     }
 
     fn parse_bounds(&mut self, unit: Owner, base: &Ty, settings: &[ast::Setting]) -> Bounds {
@@ -508,14 +346,116 @@ impl<'a> Resolver<'a> {
         .with_fix(format!("write {wanted} after `{key}:`"));
         self.error(d);
     }
+}
+
+impl<'a> Builder<'a> {
+    /// Second pass: the definitions of types, events, entities and config
+    /// entries, now that every name is known.
+    pub(super) fn resolve_type_defs(&mut self) {
+        for u in 0..self.units.len() {
+            let owner = self.units[u].owner;
+            for file in self.unit_asts[u].clone() {
+                for item in &file.items {
+                    self.resolve_def_item(owner, item);
+                }
+            }
+        }
+        self.compute_event_sizes();
+    }
+
+    fn resolve_def_item(&mut self, unit: Owner, item: &ast::Item) {
+        match item {
+            Item::Type(t) => {
+                let Some(Decl::Type(id)) = self.own_decl(unit, t.name) else {
+                    return;
+                };
+                let kind = self.rx().type_def_kind(unit, &t.def);
+                self.types[id.0 as usize].kind = kind;
+            }
+            Item::Event(e) => {
+                let Some(Decl::Event(_, id)) = self.own_decl(unit, e.name) else {
+                    return;
+                };
+                let fields = self.rx().field_defs(unit, &e.fields);
+                self.types[id.0 as usize].kind = TypeKind::Record(fields);
+            }
+            Item::Entity(e) => {
+                let Some(Decl::Entity(eid, id)) = self.own_decl(unit, e.name) else {
+                    return;
+                };
+                let (store, fields): (Vec<_>, Vec<_>) = e
+                    .fields
+                    .iter()
+                    .partition(|f| f.name.name.as_str() == "store");
+                let fields: Vec<ast::FieldDecl> = fields.into_iter().cloned().collect();
+                let defs = self.rx().field_defs(unit, &fields);
+                self.types[id.0 as usize].kind = TypeKind::Record(defs);
+                if let Some(s) = store.first() {
+                    let store = self.rx().entity_store(unit, s);
+                    self.prog.entities[eid.0 as usize].store = store;
+                }
+            }
+            Item::Config(c) => {
+                for f in &c.fields {
+                    self.resolve_config_entry(unit, f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The declaration a name in this unit's own table stands for, only when
+    /// this very identifier declared it (a duplicate is skipped).
+    fn own_decl(&self, unit: Owner, name: ast::Ident) -> Option<Decl> {
+        match self.unit(unit).decls.get(&name.name) {
+            Some((d, span)) if *span == name.span => Some(*d),
+            _ => None,
+        }
+    }
+
+    /// `steps_key: StepsKey { binding: "STEPS_KEY" secret: true }`
+    fn resolve_config_entry(&mut self, unit: Owner, f: &ast::FieldDecl) {
+        match self.unit(unit).config.get(&f.name.name) {
+            Some(e) if e.span == f.name.span => {}
+            _ => return,
+        }
+        let (ty, secret) = match &f.ty.kind {
+            TypeExprKind::Named {
+                path,
+                args,
+                constraints,
+            } => {
+                let bare = ast::TypeExpr {
+                    kind: TypeExprKind::Named {
+                        path: path.clone(),
+                        args: args.clone(),
+                        constraints: Vec::new(),
+                    },
+                    span: path.span,
+                };
+                let ty = self.rx().resolve_type(unit, &bare);
+                (ty, self.rx().config_settings(constraints))
+            }
+            _ => (self.rx().resolve_type(unit, &f.ty), false),
+        };
+        if let Some(e) = self.unit_mut(unit).config.get_mut(&f.name.name) {
+            e.ty = if f.optional {
+                Ty::Optional(Box::new(ty))
+            } else {
+                ty
+            };
+            e.secret = secret;
+        }
+    }
 
     /// The worst-case JSON size of each event field.
     fn compute_event_sizes(&mut self) {
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
+            // Each event's sizes land at its own index: the order is moot.
             let decls: Vec<(ir::EventId, super::tables::TypeId)> = self.units[u]
                 .decls
-                .values()
+                .values_unordered()
                 .filter_map(|(d, _)| match d {
                     Decl::Event(e, t) => Some((*e, *t)),
                     _ => None,
@@ -530,7 +470,7 @@ impl<'a> Resolver<'a> {
                     .iter()
                     .map(|f| ir::EventField {
                         name: f.name,
-                        max_json_bytes: super::size::max_json_bytes(self, &f.ty, f.optional),
+                        max_json_bytes: super::size::max_json_bytes(&self.t, &f.ty, f.optional),
                         span: f.span,
                     })
                     .collect();
@@ -546,5 +486,90 @@ fn number_value(e: &ast::Expr) -> Option<f64> {
         ExprKind::Decimal(s) => s.parse().ok(),
         ExprKind::Unary(ast::UnOp::Neg, inner) => number_value(inner).map(|v| -v),
         _ => None,
+    }
+}
+
+impl<'a> Tables<'a> {
+    /// The primitive a type is built on, looking through declared aliases.
+    pub(super) fn prim_of(&self, ty: &Ty) -> Option<Prim> {
+        let mut ty = ty.unbounded();
+        for _ in 0..32 {
+            match ty {
+                Ty::Prim(p) => return Some(*p),
+                Ty::Named(t) => match &self.types[t.0 as usize].kind {
+                    TypeKind::Alias(inner) => ty = inner.unbounded(),
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The structural base of a type: declared aliases and bounds removed.
+    pub(super) fn base_of<'t>(&'t self, ty: &'t Ty) -> &'t Ty {
+        let mut ty = ty.unbounded();
+        for _ in 0..32 {
+            match ty {
+                Ty::Named(t) => match &self.types[t.0 as usize].kind {
+                    TypeKind::Alias(inner) => ty = inner.unbounded(),
+                    _ => return ty,
+                },
+                _ => return ty,
+            }
+        }
+        ty
+    }
+
+    /// Every set of bounds that applies to a value of this type, outermost
+    /// first; walked lazily, as literals are checked against them often.
+    pub(super) fn bounds_of<'t>(&'t self, ty: &'t Ty) -> impl Iterator<Item = &'t Bounds> + 't {
+        let mut next = Some(ty);
+        let mut steps = 0;
+        std::iter::from_fn(move || {
+            while let Some(ty) = next.take() {
+                steps += 1;
+                if steps > 32 {
+                    return None;
+                }
+                match ty {
+                    Ty::Bounded(inner, b) => {
+                        next = Some(inner);
+                        return Some(&**b);
+                    }
+                    Ty::Named(t) => {
+                        if let TypeKind::Alias(inner) = &self.types[t.0 as usize].kind {
+                            next = Some(inner);
+                        }
+                    }
+                    Ty::Optional(inner) => next = Some(inner),
+                    _ => {}
+                }
+            }
+            None
+        })
+    }
+
+    /// Whether a value of type `actual` may be used where `expected` is
+    /// wanted. Types are nominal; a declared type's value is accepted where
+    /// its structure (a primitive, a list) is expected.
+    pub(super) fn accepts(&self, expected: &Ty, actual: &Ty) -> bool {
+        let (e, a) = (expected.unbounded(), actual.unbounded());
+        match (e, a) {
+            (Ty::Error, _) | (_, Ty::Error) => true,
+            (Ty::Optional(_), Ty::NoneValue) => true,
+            (Ty::Optional(ei), Ty::Optional(ai)) => self.accepts(ei, ai),
+            (Ty::Optional(ei), _) => self.accepts(ei, a),
+            (Ty::Named(t), Ty::Named(u)) => t == u,
+            (Ty::Named(_), _) => false,
+            (_, Ty::Named(_)) => {
+                let base = self.base_of(a);
+                !matches!(base, Ty::Named(_)) && self.accepts(e, base)
+            }
+            (Ty::Prim(Prim::Decimal), Ty::Prim(Prim::Int)) => true,
+            (Ty::Prim(p), Ty::Prim(q)) => p == q,
+            (Ty::List(ei), Ty::List(ai)) => self.accepts(ei, ai),
+            _ => false,
+        }
     }
 }

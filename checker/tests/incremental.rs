@@ -1,0 +1,208 @@
+//! The step analyzer's cache (used by the language server between edits)
+//! gives exactly what a fresh analysis gives: apps are edited the way an
+//! author edits them (a line added at the top, an action added in front,
+//! a call broken, the edit undone) and after each edit the cached analysis
+//! is compared with one from scratch, summary by summary and finding by
+//! finding.
+
+use jadpo_checker::analysis::{self, Analysed, Cache};
+use jadpo_checker::{rules, Scope};
+use jadpo_compiler::ir::{ActionId, Program};
+use jadpo_compiler::load::loaders::MemLoader;
+use jadpo_compiler::source::Files;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const MANIFEST: &str =
+    "app: fixture\npackages: { stripe: \"3\", github: \"1\", twilio: \"1\", postmark: \"1\" }\n";
+
+const ADDED: &str = "action probe_added(request: Text) -> Unit {\n    return\n}\n";
+
+/// An app's files by path under the app folder `app/`.
+type App = BTreeMap<String, String>;
+
+fn compile(app: &App) -> Option<(Program, Files)> {
+    let mut loader = MemLoader::new();
+    for (path, text) in app {
+        loader.insert(format!("app/{path}"), text.as_bytes());
+    }
+    let compiled = jadpo_compiler::compile(&loader, "app");
+    Some((compiled.program?, compiled.files))
+}
+
+/// Everything an analysis gives, as text.
+fn describe(program: &Program, files: &Files, analysed: &Analysed) -> String {
+    let mut out = String::new();
+    for i in 0..program.actions.len() {
+        let id = ActionId(i as u32);
+        out.push_str(&format!(
+            "{i}: {:?}\n{:?}\n",
+            analysed.summaries.get(id),
+            analysed.follow_ups.get(id)
+        ));
+    }
+    out.push_str(&format!("{:?}\n{:?}\n", analysed.cycles, analysed.callers));
+    let cx = rules::Cx {
+        program,
+        files,
+        scope: &Scope::App,
+        analysed,
+    };
+    out.push_str(&format!("{:?}\n", rules::run(&cx)));
+    out
+}
+
+/// Analyses `app` with `cache` and from scratch, and says how many
+/// summaries were reused.
+fn compare(app: &App, cache: &mut Cache, what: &str) -> usize {
+    let Some((program, files)) = compile(app) else {
+        return 0;
+    };
+    let cached = analysis::analyse_cached(&program, cache);
+    let fresh = analysis::analyse(&program);
+    assert_eq!(
+        describe(&program, &files, &cached),
+        describe(&program, &files, &fresh),
+        "cached and fresh analyses differ after {what}"
+    );
+    assert_eq!(cache.reused + cache.computed, program.actions.len());
+    cache.reused
+}
+
+/// Edits every source file of `app` in turn, comparing after each edit.
+fn edit_each_file(app: &App) {
+    let mut cache = Cache::default();
+    compare(app, &mut cache, "the first analysis");
+    let again = compare(app, &mut cache, "no edit");
+    assert_eq!(again, cache.reused + cache.computed, "nothing reused");
+    let sources: Vec<String> = app.keys().filter(|p| p.ends_with(".jadpo")).cloned().collect();
+    for path in sources {
+        let original = app.get(&path).cloned().unwrap_or_default();
+        let edits = [
+            ("a comment line added", format!("// edited\n{original}")),
+            ("an action added in front", format!("{ADDED}{original}")),
+            ("a call broken", original.replacen("attempt ", "attempt x_", 1)),
+            ("a call made twice", twice(&original)),
+            ("the edit undone", original.clone()),
+        ];
+        for (what, text) in edits {
+            let mut edited = app.clone();
+            edited.insert(path.clone(), text);
+            compare(&edited, &mut cache, &format!("{what} in {path}"));
+        }
+    }
+}
+
+/// The first `attempt` line repeated.
+fn twice(text: &str) -> String {
+    let mut out = String::new();
+    let mut done = false;
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if !done && line.trim_start().starts_with("attempt ") {
+            out.push_str(line);
+            out.push('\n');
+            done = true;
+        }
+    }
+    out
+}
+
+fn read_dir(root: &Path, dir: &Path, app: &mut App) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            read_dir(root, &path, app);
+        } else if let (Ok(text), Ok(rel)) =
+            (std::fs::read_to_string(&path), path.strip_prefix(root))
+        {
+            app.insert(rel.to_string_lossy().replace('\\', "/"), text);
+        }
+    }
+}
+
+fn repo(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+#[test]
+fn example_apps_edited_match_fresh_analyses() {
+    for name in ["billing", "mistakes"] {
+        let root = repo(&format!("examples/{name}"));
+        let mut app = App::new();
+        read_dir(&root, &root, &mut app);
+        assert!(app.len() > 2, "examples/{name} not found");
+        edit_each_file(&app);
+    }
+}
+
+/// The step and follow-up rule fixtures (cycles, loops, emits, package
+/// calls), each edited the same way.
+#[test]
+fn rule_fixtures_edited_match_fresh_analyses() {
+    let mut found = 0;
+    for family in ["step", "effect", "follow_up"] {
+        let dir = repo(&format!("tests/fixtures/rules/{family}"));
+        let Ok(rules) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for rule in rules.flatten() {
+            let Ok(cases) = std::fs::read_dir(rule.path()) else {
+                continue;
+            };
+            for case in cases.flatten() {
+                let path = case.path();
+                let mut app = App::new();
+                if path.is_dir() {
+                    read_dir(&path, &path, &mut app);
+                } else if path.extension().is_some_and(|e| e == "jadpo") {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    app.insert("jadpo.yaml".into(), MANIFEST.into());
+                    app.insert("fixture.jadpo".into(), text);
+                } else {
+                    continue;
+                }
+                found += 1;
+                edit_each_file(&app);
+            }
+        }
+    }
+    assert!(found > 20, "only {found} fixtures found");
+}
+
+/// Times fresh and cached analyses of a generated corpus (not a check:
+/// `JADPO_CORPUS=target/bench-corpus/100k cargo test --release -p
+/// jadpo-checker --test incremental -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn time_cached_analysis() {
+    let Some(dir) = std::env::var_os("JADPO_CORPUS") else {
+        return;
+    };
+    let root = std::path::PathBuf::from(dir);
+    let mut app = App::new();
+    read_dir(&root, &root, &mut app);
+    let Some((program, _)) = compile(&app) else {
+        return;
+    };
+    let mut cache = Cache::default();
+    for round in 0..6 {
+        let start = std::time::Instant::now();
+        let fresh = analysis::analyse(&program);
+        let fresh_ms = start.elapsed().as_secs_f64() * 1000.0;
+        drop(fresh);
+        let start = std::time::Instant::now();
+        let cached = analysis::analyse_cached(&program, &mut cache);
+        let cached_ms = start.elapsed().as_secs_f64() * 1000.0;
+        drop(cached);
+        println!(
+            "round {round}: {} actions, fresh {fresh_ms:.1} ms, cached {cached_ms:.1} ms ({} reused)",
+            program.actions.len(),
+            cache.reused
+        );
+    }
+}
