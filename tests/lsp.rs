@@ -579,7 +579,11 @@ fn an_edit_reaches_callers_in_other_files() {
     assert!(text.contains(call), "list_invoices in payments.jadpo");
     // A second 30s x 1 attempt call: 60s, past the route's 35s deadline.
     let twice = call.replacen("return ", "var first = ", 1);
-    open(&mut client, &payments, &text.replacen(call, &format!("{twice}{call}"), 1));
+    open(
+        &mut client,
+        &payments,
+        &text.replacen(call, &format!("{twice}{call}"), 1),
+    );
     let found = client.diagnostics("src/entries.jadpo");
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(code_of(&found[0]), "route.calls_past_deadline");

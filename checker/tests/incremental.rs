@@ -75,13 +75,20 @@ fn edit_each_file(app: &App) {
     compare(app, &mut cache, "the first analysis");
     let again = compare(app, &mut cache, "no edit");
     assert_eq!(again, cache.reused + cache.computed, "nothing reused");
-    let sources: Vec<String> = app.keys().filter(|p| p.ends_with(".jadpo")).cloned().collect();
+    let sources: Vec<String> = app
+        .keys()
+        .filter(|p| p.ends_with(".jadpo"))
+        .cloned()
+        .collect();
     for path in sources {
         let original = app.get(&path).cloned().unwrap_or_default();
         let edits = [
             ("a comment line added", format!("// edited\n{original}")),
             ("an action added in front", format!("{ADDED}{original}")),
-            ("a call broken", original.replacen("attempt ", "attempt x_", 1)),
+            (
+                "a call broken",
+                original.replacen("attempt ", "attempt x_", 1),
+            ),
             ("a call made twice", twice(&original)),
             ("the edit undone", original.clone()),
         ];
@@ -172,37 +179,4 @@ fn rule_fixtures_edited_match_fresh_analyses() {
         }
     }
     assert!(found > 20, "only {found} fixtures found");
-}
-
-/// Times fresh and cached analyses of a generated corpus (not a check:
-/// `JADPO_CORPUS=target/bench-corpus/100k cargo test --release -p
-/// jadpo-checker --test incremental -- --ignored --nocapture`).
-#[test]
-#[ignore]
-fn time_cached_analysis() {
-    let Some(dir) = std::env::var_os("JADPO_CORPUS") else {
-        return;
-    };
-    let root = std::path::PathBuf::from(dir);
-    let mut app = App::new();
-    read_dir(&root, &root, &mut app);
-    let Some((program, _)) = compile(&app) else {
-        return;
-    };
-    let mut cache = Cache::default();
-    for round in 0..6 {
-        let start = std::time::Instant::now();
-        let fresh = analysis::analyse(&program);
-        let fresh_ms = start.elapsed().as_secs_f64() * 1000.0;
-        drop(fresh);
-        let start = std::time::Instant::now();
-        let cached = analysis::analyse_cached(&program, &mut cache);
-        let cached_ms = start.elapsed().as_secs_f64() * 1000.0;
-        drop(cached);
-        println!(
-            "round {round}: {} actions, fresh {fresh_ms:.1} ms, cached {cached_ms:.1} ms ({} reused)",
-            program.actions.len(),
-            cache.reused
-        );
-    }
 }

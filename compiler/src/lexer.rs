@@ -1134,8 +1134,6 @@ fn invalid_escape(whole: Span, start: u32, end: u32, unicode: bool) -> Diagnosti
         .with_fix("write `\\\\` for a backslash, or use one of the known escapes")
 }
 
-/// Merges the adjacent tokens after `route METHOD` that start with `/` into
-
 fn unmatched_close(tok: &Token) -> Diagnostic {
     let text = tok.kind.punct_text();
     let opener = match tok.kind {

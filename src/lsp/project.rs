@@ -137,7 +137,15 @@ impl Project {
         } = old;
         drop(analysed);
         rayon::spawn(move || {
-            drop((files, diagnostics, package_diagnostics, program, plan, asts, by_path));
+            drop((
+                files,
+                diagnostics,
+                package_diagnostics,
+                program,
+                plan,
+                asts,
+                by_path,
+            ));
         });
     }
 

@@ -132,6 +132,16 @@ fn measure(
         let scope = jadpo_checker::Scope::App;
         std::hint::black_box(jadpo_checker::diagnose(&program, files, scope));
     });
+    let analyse = best_of(runs, || {
+        std::hint::black_box(jadpo_checker::analysis::analyse(&program));
+    });
+    // What the language server pays after an edit that changes no summary.
+    let mut cache = jadpo_checker::analysis::Cache::default();
+    drop(jadpo_checker::analysis::analyse_cached(&program, &mut cache));
+    let cached = best_of(runs, || {
+        let analysed = jadpo_checker::analysis::analyse_cached(&program, &mut cache);
+        std::hint::black_box(analysed);
+    });
     let plan = best_of(runs.min(2), || {
         let scope = jadpo_checker::Scope::App;
         std::hint::black_box(jadpo_checker::check(&program, files, scope));
@@ -150,6 +160,8 @@ fn measure(
         phase("parse", "parse (lex included)", parse),
         phase("resolve", "resolve", resolve),
         phase("check", "check (step analyzer)", check),
+        phase("analyse", "step analysis alone", analyse),
+        phase("analyse_cached", "step analysis, summaries reused", cached),
         phase("plan", "check + plan (jadpo build)", plan),
         phase("pipeline", "load+parse+resolve+check", whole),
     ]

@@ -7,8 +7,8 @@
 //! is reused only where they still mean the same thing.
 
 use jadpo_compiler::ir::{
-    ArmEnd, ArmPattern, Block, Effect, Emit, Handling, Node, OptionValue, Program, Reject,
-    Target, WriteKind,
+    ArmEnd, ArmPattern, Block, Effect, Emit, Handling, Node, OptionValue, Program, Reject, Target,
+    WriteKind,
 };
 use jadpo_compiler::span::Span;
 

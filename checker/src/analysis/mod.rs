@@ -229,7 +229,11 @@ fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
                     let body = &program.action(id).body;
                     let entry = Rc::new(Cached {
                         summary: Rc::new(summarise(program, &summaries, id)),
-                        follow_ups: Rc::new(crate::follow_up::summarise(program, &follow_ups, body)),
+                        follow_ups: Rc::new(crate::follow_up::summarise(
+                            program,
+                            &follow_ups,
+                            body,
+                        )),
                     });
                     if let Some(k) = key {
                         kept.insert(k, entry.clone());

@@ -40,6 +40,29 @@ impl<'src> Src<'src> {
     }
 }
 
+/// What a repeated parser read, without the `None`s its recovered parts
+/// left: collected straight into one vector instead of a vector of
+/// options flattened into a second one.
+pub struct Present<T>(pub Vec<T>);
+
+impl<T> Default for Present<T> {
+    fn default() -> Self {
+        Present(Vec::new())
+    }
+}
+
+impl<T> chumsky::container::Container<Option<T>> for Present<T> {
+    fn with_capacity(n: usize) -> Self {
+        Present(Vec::with_capacity(n))
+    }
+
+    fn push(&mut self, item: Option<T>) {
+        if let Some(item) = item {
+            self.0.push(item);
+        }
+    }
+}
+
 /// Chains of operators or postfix operations longer than this are reported
 /// as `syntax.too_deep`: they would build a tree too deep for later phases.
 pub const MAX_CHAIN: usize = 256;

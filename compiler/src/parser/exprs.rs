@@ -4,7 +4,8 @@
 //! `update` and `delete`.
 
 use super::common::{
-    any_word, ident, kw, path, punct, skip_line, tag, word, Error, Extra, Src, Tokens, MAX_CHAIN,
+    any_word, ident, kw, path, punct, skip_line, tag, word, Error, Extra, Present, Src, Tokens,
+    MAX_CHAIN,
 };
 use super::types::P;
 use crate::ast::{
@@ -42,8 +43,8 @@ pub fn field_inits<'src, I: Tokens<'src>>(
         .recover_with(via_parser(skip_line(src).to(None)))
         .then_ignore(just(TokenKind::Comma).or_not())
         .repeated()
-        .collect::<Vec<_>>()
-        .map(|fields| fields.into_iter().flatten().collect::<Vec<_>>())
+        .collect::<Present<_>>()
+        .map(|present| present.0)
         .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
 }
 
@@ -670,8 +671,8 @@ fn match_expr<'src, I: Tokens<'src>>(
         .then(
             arm.then_ignore(just(TokenKind::Comma).or_not())
                 .repeated()
-                .collect::<Vec<_>>()
-                .map(|arms| arms.into_iter().flatten().collect::<Vec<_>>())
+                .collect::<Present<_>>()
+                .map(|present| present.0)
                 .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace)),
         )
         .map(|(scrutinee, arms)| ExprKind::Match {

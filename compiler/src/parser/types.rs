@@ -2,8 +2,8 @@
 //! `Object { }`), field declarations and `name: value` settings.
 
 use super::common::{
-    any_word, ident, path, punct, rest_of_line, skip_line, tag, word, Error, Extra, Src, Tokens,
-    MAX_CHAIN,
+    any_word, ident, path, punct, rest_of_line, skip_line, tag, word, Error, Extra, Present, Src,
+    Tokens, MAX_CHAIN,
 };
 use crate::ast::{
     Block, Expr, ExprKind, FieldDecl, Ident, Setting, SettingValue, TypeExpr, TypeExprKind,
@@ -65,8 +65,8 @@ pub fn settings_block<'src, I: Tokens<'src>>(
         setting
             .then_ignore(just(TokenKind::Comma).or_not())
             .repeated()
-            .collect::<Vec<_>>()
-            .map(|settings| settings.into_iter().flatten().collect::<Vec<_>>())
+            .collect::<Present<_>>()
+            .map(|present| present.0)
             .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
     })
     .boxed()
@@ -182,7 +182,7 @@ pub fn fields_block<'src, I: Tokens<'src>>(
         .recover_with(via_parser(skip_line(src).to(None)))
         .then_ignore(just(TokenKind::Comma).or_not())
         .repeated()
-        .collect::<Vec<_>>()
-        .map(|fields| fields.into_iter().flatten().collect::<Vec<_>>())
+        .collect::<Present<_>>()
+        .map(|present| present.0)
         .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
 }

@@ -2,7 +2,6 @@
 //! [`crate::ir::Block`]s in evaluation order.
 
 use std::collections::BTreeSet;
-use std::rc::Rc;
 
 use crate::ast::{self, SettingValue, StmtKind};
 use crate::diag::Diagnostic;
@@ -10,6 +9,7 @@ use crate::intern::Name;
 use crate::ir::{self, ActionId, FailureId, Owner};
 use crate::span::Span;
 
+use super::calls::Label;
 use super::tables::{Ty, TypeKind};
 use super::Resolver;
 
@@ -40,9 +40,9 @@ pub(super) struct Escape {
 #[derive(Clone, Debug)]
 pub(super) enum Why {
     /// `attempt` on a call or write, labelled as the author writes it.
-    Attempt(Rc<str>),
+    Attempt(Label),
     /// `reject F`, with `F` as written.
-    Rejected(Rc<str>),
+    Rejected(Label),
     /// A `failure F => propagate` arm.
     Propagated,
 }
@@ -565,7 +565,7 @@ impl<'a> Resolver<'_, 'a> {
         cx.escapes.push(super::body::Escape {
             failure,
             span: r.failure.span,
-            why: Why::Rejected(super::calls::label_of(&r.failure)),
+            why: Why::Rejected(Label::of(&r.failure)),
         });
         Some(ir::Reject {
             span: r.span,

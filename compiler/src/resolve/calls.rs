@@ -3,7 +3,6 @@
 //! (`attempt`, an exhaustive `match`, or neither).
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::ast::{self, ExprKind};
@@ -28,7 +27,7 @@ pub(super) struct Pending<'t> {
     pub transient: bool,
     pub ty: Ty,
     /// How the author writes the callee, for messages.
-    pub label: Rc<str>,
+    pub label: Label,
 }
 
 pub(super) enum Outcome<'t> {
@@ -203,13 +202,13 @@ impl<'r> Resolver<'r, '_> {
         match self.callee(cx, path) {
             Callee::Function(f) => {
                 let sig = &t.functions[f.0 as usize];
-                let label = label_of(path);
+                let label = Label::of(path);
                 self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
                 Outcome::Pure(sig.ret.clone())
             }
             Callee::Action(a) => {
                 let sig = &t.actions[a.0 as usize];
-                let label = label_of(path);
+                let label = Label::of(path);
                 self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
                 if self.impure(cx, "purity.action_call", span, "call an action") {
                     return Outcome::Impure(sig.ret.clone());
@@ -228,7 +227,7 @@ impl<'r> Resolver<'r, '_> {
             }
             Callee::Op(op) => {
                 let sig = &t.op_sigs[op.0 as usize];
-                let label = label_of(path);
+                let label = Label::of(path);
                 self.check_args(cx, span, &label, Params::One(&sig.request), args, out);
                 if self.impure(cx, "purity.outside_call", span, "make an outside call") {
                     return Outcome::Impure(sig.answer.clone());
@@ -266,7 +265,7 @@ impl<'r> Resolver<'r, '_> {
         &mut self,
         cx: &mut Cx,
         span: Span,
-        name: &str,
+        name: &dyn std::fmt::Display,
         params: Params<'_>,
         args: &[ast::Expr],
         out: &mut ir::Block,
@@ -506,11 +505,7 @@ impl<'r> Resolver<'r, '_> {
             }),
             transient: false,
             ty: result,
-            label: spelled(|out| {
-                out.push_str(write_word(kind));
-                out.push(' ');
-                write_path(out, entity);
-            }),
+            label: Label::write(kind, entity),
         })
     }
 
@@ -574,39 +569,63 @@ impl<'p> Params<'p> {
     }
 }
 
-/// Writes a dotted name as written (`stripe.customers.create`).
-fn write_path(out: &mut String, path: &ast::Path) {
-    for (i, s) in path.segments.iter().enumerate() {
-        if i > 0 {
-            out.push('.');
+/// How the author writes a callee (`stripe.customers.create`) or a write
+/// (`create Order`). Made for every call checked, so it keeps the names and
+/// spells them only when a message needs it.
+#[derive(Clone, Debug)]
+pub(super) struct Label {
+    write: Option<ir::WriteKind>,
+    names: Names,
+}
+
+/// A path's names: inline when short (every callee of a valid call).
+#[derive(Clone, Debug)]
+enum Names {
+    Inline([Option<Name>; 4]),
+    Spilled(Rc<[Name]>),
+}
+
+impl Label {
+    pub(super) fn of(path: &ast::Path) -> Label {
+        let names = match path.segments.as_slice() {
+            segs if segs.len() <= 4 => {
+                let mut inline = [None; 4];
+                for (slot, seg) in inline.iter_mut().zip(segs) {
+                    *slot = Some(seg.name);
+                }
+                Names::Inline(inline)
+            }
+            segs => Names::Spilled(segs.iter().map(|s| s.name).collect()),
+        };
+        Label { write: None, names }
+    }
+
+    fn write(kind: ir::WriteKind, entity: &ast::Path) -> Label {
+        Label {
+            write: Some(kind),
+            ..Label::of(entity)
         }
-        out.push_str(s.name.as_str());
     }
 }
 
-thread_local! {
-    /// Room to spell labels in before sharing them.
-    static SPELLING: RefCell<String> = const { RefCell::new(String::new()) };
-}
-
-/// A callee's label as written, made for every call checked: spelled in a
-/// reused buffer, so one allocation.
-pub(super) fn label_of(path: &ast::Path) -> Rc<str> {
-    spelled(|out| write_path(out, path))
-}
-
-fn spelled(spell: impl Fn(&mut String)) -> Rc<str> {
-    let shared = SPELLING.try_with(|buf| {
-        let mut buf = buf.borrow_mut();
-        buf.clear();
-        spell(&mut buf);
-        Rc::from(buf.as_str())
-    });
-    shared.unwrap_or_else(|_| {
-        let mut own = String::new();
-        spell(&mut own);
-        Rc::from(own)
-    })
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(kind) = self.write {
+            write!(f, "{} ", write_word(kind))?;
+        }
+        let (inline, spilled): (&[Option<Name>], &[Name]) = match &self.names {
+            Names::Inline(names) => (names, &[]),
+            Names::Spilled(names) => (&[], names),
+        };
+        let all = inline.iter().flatten().chain(spilled);
+        for (i, name) in all.enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            f.write_str(name.as_str())?;
+        }
+        Ok(())
+    }
 }
 
 fn write_word(kind: ir::WriteKind) -> &'static str {

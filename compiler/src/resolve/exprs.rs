@@ -152,7 +152,7 @@ impl<'a> Resolver<'_, 'a> {
             let problem = match lit {
                 Lit::Int(n) => number_problem(*n as f64, b.min, b.max),
                 Lit::Decimal(v) => number_problem(*v, b.min, b.max),
-                Lit::Text(s) => text_problem(s, &b),
+                Lit::Text(s) => text_problem(s, b),
             };
             if let Some(problem) = problem {
                 let name = self.type_name(ty, unit);

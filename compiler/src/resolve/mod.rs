@@ -7,6 +7,14 @@
 //! order); resolve type definitions; lower operations from the manifests;
 //! resolve action and function headers; check and lower bodies; resolve entry
 //! points and application settings.
+//!
+//! The [`Builder`] owns the [`Tables`] and runs the phases; the declarations
+//! and type definitions are collected in order, one thread. Headers, bodies
+//! and entry points are then checked in parallel (`drive.rs`, `entries.rs`),
+//! each by a [`Resolver`] that reads the tables and keeps its own
+//! diagnostics; results are applied in declaration order, so the program and
+//! the diagnostics are the same whatever the number of threads. Tables keyed
+//! by [`Name`] hash its id and are iterated only in text order.
 
 mod body;
 mod calls;
@@ -109,33 +117,21 @@ pub fn resolve(
         .filter(|d| d.is_error() && d.code.starts_with("syntax."))
         .map(|d| d.span.file)
         .collect();
-    let tm = std::env::var("JADPO_RT").is_ok();
-    let mut t0 = std::time::Instant::now();
-    let mut lap = |what: &str| {
-        if tm {
-            eprintln!("{what}: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
-        }
-        t0 = std::time::Instant::now();
-    };
     b.collect_all();
-    lap("collect");
     b.resolve_type_defs();
-    lap("typedefs");
     b.lower_operations();
-    lap("ops");
     b.resolve_headers();
-    lap("headers");
     b.resolve_application();
     b.check_bodies();
-    lap("bodies");
     b.resolve_entries();
-    lap("entries");
     diagnostics.append(&mut b.diags);
     let mut prog = std::mem::take(&mut b.t.prog);
-    drop(b);
-    lap("drop");
+    // The largest tables own nothing borrowed: another thread frees them
+    // while the caller goes on.
+    let units = std::mem::take(&mut b.t.units);
+    let types = std::mem::take(&mut b.t.types);
+    rayon::spawn(move || drop((units, types)));
     mark_package_errors(project, &mut prog, diagnostics);
-    lap("mark");
     prog
 }
 
