@@ -11,6 +11,11 @@ use jadpo_compiler::load::FsLoader;
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
+// The checker allocates many small nodes and frees them in bulk; mimalloc
+// does both faster than the system allocator (about a tenth of a large check).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The input being processed, named in the bug-report line of a panic.
 static INPUT: OnceLock<String> = OnceLock::new();
 

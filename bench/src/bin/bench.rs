@@ -11,6 +11,10 @@ use rayon::prelude::*;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+// The same allocator as the `jadpo` binary, so phase times match it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut dir: Option<String> = None;

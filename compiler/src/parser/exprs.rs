@@ -4,8 +4,8 @@
 //! `update` and `delete`.
 
 use super::common::{
-    any_word, ident, kw, path, punct, skip_line, tag, word, Error, Extra, Present, Src, Tokens,
-    MAX_CHAIN,
+    any_word, exact, ident, kw, path, punct, skip_line, tag, word, Error, Extra, Present, Src,
+    Tokens, MAX_CHAIN,
 };
 use super::types::P;
 use crate::ast::{
@@ -44,7 +44,7 @@ pub fn field_inits<'src, I: Tokens<'src>>(
         .then_ignore(just(TokenKind::Comma).or_not())
         .repeated()
         .collect::<Present<_>>()
-        .map(|present| present.0)
+        .map(|present| exact(present.0))
         .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
 }
 
@@ -511,6 +511,7 @@ fn postfix<'src, I: Tokens<'src>>(
         .separated_by(just(TokenKind::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(exact)
         .delimited_by(just(TokenKind::LParen), just(TokenKind::RParen))
         .recover_with(via_parser(nested_delimiters(
             TokenKind::LParen,
@@ -586,6 +587,7 @@ fn list<'src, I: Tokens<'src>>(
     expr.separated_by(just(TokenKind::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(exact)
         .delimited_by(just(TokenKind::LBracket), just(TokenKind::RBracket))
         .map(ExprKind::List)
         .recover_with(via_parser(nested_delimiters(
@@ -672,7 +674,7 @@ fn match_expr<'src, I: Tokens<'src>>(
             arm.then_ignore(just(TokenKind::Comma).or_not())
                 .repeated()
                 .collect::<Present<_>>()
-                .map(|present| present.0)
+                .map(|present| exact(present.0))
                 .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace)),
         )
         .map(|(scrutinee, arms)| ExprKind::Match {

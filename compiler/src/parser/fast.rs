@@ -6,6 +6,10 @@
 //!
 //! The grammar files are included here a second time by path; their
 //! `super::PError` is [`Quick`] here and chumsky's `Rich` in [`super`].
+//! With [`FAST`] set, expressions are read by one flat chain folded by
+//! precedence, and a path is read once before deciding whether `{ ... }`
+//! makes it a construction; both accept a subset of what the full grammar
+//! accepts and build the same tree (`parser::tests` compares them).
 
 // The copies are private and only `items::file` is called.
 #![allow(dead_code)]

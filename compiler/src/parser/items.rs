@@ -4,7 +4,7 @@
 //! start of a line and becomes [`Item::Error`].
 
 use super::common::{
-    error_item, ident, path, punct, skip_item, tag, word, Error, Extra, Src, Tokens,
+    error_item, exact, ident, path, punct, skip_item, tag, word, Error, Extra, Src, Tokens,
 };
 use super::exprs;
 use super::stmts::{self, Parts};
@@ -59,6 +59,7 @@ pub fn file<'src, I: Tokens<'src>>(src: Src<'src>) -> impl Parser<'src, I, Vec<I
         .recover_with(via_parser(skip_item(src).map(Item::Error)))
         .repeated()
         .collect::<Vec<_>>()
+        .map(exact)
         .then_ignore(end())
 }
 
@@ -223,6 +224,7 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
             .separated_by(just(TokenKind::Comma))
             .allow_trailing()
             .collect::<Vec<_>>()
+            .map(exact)
             .delimited_by(just(TokenKind::LParen), just(TokenKind::RParen))
             .recover_with(via_parser(nested_delimiters(
                 TokenKind::LParen,
@@ -266,7 +268,8 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
                     .labelled("a failure")
                     .separated_by(just(TokenKind::Comma))
                     .at_least(1)
-                    .collect::<Vec<_>>(),
+                    .collect::<Vec<_>>()
+                    .map(exact),
             )
             .map_with(|failures, e| FailsClause {
                 failures,
@@ -275,6 +278,7 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
         self.decline()
             .repeated()
             .collect::<Vec<_>>()
+            .map(exact)
             .then(word("public").or_not())
             .then_ignore(word("action"))
             .then(self.name("the action's name"))

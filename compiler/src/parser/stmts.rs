@@ -3,8 +3,8 @@
 //! becomes [`StmtKind::Error`].
 
 use super::common::{
-    ident, kw, on_same_line, path, rest_of_line, skip_line, statement_end, tag, word, Error, Extra,
-    Src, Tokens, MAX_CHAIN,
+    exact, ident, kw, on_same_line, path, rest_of_line, skip_line, statement_end, tag, word, Error,
+    Extra, Src, Tokens, MAX_CHAIN,
 };
 use super::exprs::{field_inits, reject};
 use super::types::P;
@@ -34,6 +34,7 @@ pub fn block<'src, I: Tokens<'src>>(src: Src<'src>, parts: Parts<'src, I>) -> P<
         })));
     stmt.repeated()
         .collect::<Vec<_>>()
+        .map(exact)
         .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
         .map_with(|stmts, e| Block {
             stmts,

@@ -2,8 +2,8 @@
 //! `Object { }`), field declarations and `name: value` settings.
 
 use super::common::{
-    any_word, ident, path, punct, rest_of_line, skip_line, tag, word, Error, Extra, Present, Src,
-    Tokens, MAX_CHAIN,
+    any_word, exact, ident, path, punct, rest_of_line, skip_line, tag, word, Error, Extra, Present,
+    Src, Tokens, MAX_CHAIN,
 };
 use crate::ast::{
     Block, Expr, ExprKind, FieldDecl, Ident, Setting, SettingValue, TypeExpr, TypeExprKind,
@@ -66,7 +66,7 @@ pub fn settings_block<'src, I: Tokens<'src>>(
             .then_ignore(just(TokenKind::Comma).or_not())
             .repeated()
             .collect::<Present<_>>()
-            .map(|present| present.0)
+            .map(|present| exact(present.0))
             .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
     })
     .boxed()
@@ -86,6 +86,7 @@ pub fn type_expr<'src, I: Tokens<'src>>(
                     .then_ignore(just(TokenKind::Comma).or_not())
                     .repeated()
                     .collect::<Vec<_>>()
+                    .map(exact)
                     .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace)),
             )
             .map(TypeExprKind::Enum);
@@ -98,6 +99,7 @@ pub fn type_expr<'src, I: Tokens<'src>>(
             .at_least(1)
             .allow_trailing()
             .collect::<Vec<_>>()
+            .map(exact)
             .delimited_by(just(TokenKind::Lt), just(TokenKind::Gt))
             .or_not()
             .map(Option::unwrap_or_default);
@@ -183,6 +185,6 @@ pub fn fields_block<'src, I: Tokens<'src>>(
         .then_ignore(just(TokenKind::Comma).or_not())
         .repeated()
         .collect::<Present<_>>()
-        .map(|present| present.0)
+        .map(|present| exact(present.0))
         .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
 }
