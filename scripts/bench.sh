@@ -58,8 +58,8 @@ value_of() {
     echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "- jadpo: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree may differ), seed $SEED, runs $RUNS"
     echo
-    echo "| size | lines | MB | lex 1 thread (lines/s) | lex (lines/s) | parse (lines/s) | resolve (lines/s) | check (lines/s) | whole \`jadpo check\` wall | whole (lines/s) | peak MiB | check / lex | diagnostics |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| size | lines | MB | lex 1 thread (lines/s) | lex (lines/s) | parse (lines/s) | resolve (lines/s) | check (lines/s) | whole \`jadpo check\` wall | whole (lines/s) | peak MiB | check / lex 1 thread | check / lex all threads | diagnostics |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$OUT/results.md"
 
 declare -A WALL LINES
@@ -94,7 +94,7 @@ rate = lambda ms: f"{lines / (ms / 1e3):,.0f}"
 diag = summary.split(":", 1)[-1].strip()
 print(f"| {size} | {lines:,} | {bytes_ / 1e6:.1f} | {rate(lex1)} | {rate(lex)} | {rate(parse)} | "
       f"{rate(resolve)} | {rate(check)} | {wall * 1e3:,.0f} ms | {lines / wall:,.0f} | {peak} | "
-      f"{wall * 1e3 / lex:.1f}x | {diag} |")
+      f"{wall * 1e3 / lex1:.1f}x | {wall * 1e3 / lex:.1f}x | {diag} |")
 EOF
 done
 
@@ -133,6 +133,21 @@ EOF
 else
     echo "ruff not found (pip install ruff): comparison skipped" | tee -a "$OUT/results.md"
 fi
+
+# The language server: from didChange to the publishDiagnostics of that edit.
+LSP_SIZES=${LSP_SIZES:-"10k 100k"}
+LSP_EDITS=${LSP_EDITS:-200}
+{
+    echo
+    echo "jadpo lsp, didChange to publishDiagnostics ($LSP_EDITS edits each, \`target/release/lsp_latency\`):"
+} >>"$OUT/results.md"
+for size in $LSP_SIZES; do
+    dir="$CORPORA/$size"
+    [ -d "$dir" ] || "$GEN" --lines "$size" --seed "$SEED" --out "$dir"
+    echo "== jadpo lsp latency ($size)"
+    line=$(target/release/lsp_latency --app "$dir" --edits "$LSP_EDITS" --jadpo "$JADPO" | tee "$OUT/lsp-$size.txt" | grep 'didChange')
+    echo "- $size: $line" >>"$OUT/results.md"
+done
 
 echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/results.md"
 echo

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod follow_up;
 pub mod plan;
+mod pool;
 pub mod rules;
 
 use jadpo_compiler::diag::Diagnostic;
@@ -31,28 +32,33 @@ pub struct Analysis {
 
 /// The diagnostics of [`check`] without building the plan.
 pub fn diagnose(program: &Program, files: &Files, scope: Scope) -> Vec<Diagnostic> {
-    let analysed = analysis::analyse(program);
-    let cx = rules::Cx {
-        program,
-        files,
-        scope: &scope,
-        analysed: &analysed,
-    };
-    rules::run(&cx)
+    pool::install(|| {
+        let analysed = analysis::analyse(program);
+        let cx = rules::Cx {
+            program,
+            files,
+            scope: &scope,
+            analysed: &analysed,
+        };
+        let diagnostics = rules::run(&cx);
+        analysed.release();
+        diagnostics
+    })
 }
 
 /// Analyses every action once (bottom-up over the call graph), runs the
 /// rules for `scope`, and builds the plan (or the package's surface).
 pub fn check(program: &Program, files: &Files, scope: Scope) -> Analysis {
-    let analysed = analysis::analyse(program);
-    let cx = rules::Cx {
-        program,
-        files,
-        scope: &scope,
-        analysed: &analysed,
-    };
-    Analysis {
-        diagnostics: rules::run(&cx),
-        plan: plan::build(&cx),
-    }
+    pool::install(|| {
+        let analysed = analysis::analyse(program);
+        let cx = rules::Cx {
+            program,
+            files,
+            scope: &scope,
+            analysed: &analysed,
+        };
+        let (diagnostics, plan) = rayon::join(|| rules::run(&cx), || plan::build(&cx));
+        analysed.release();
+        Analysis { diagnostics, plan }
+    })
 }

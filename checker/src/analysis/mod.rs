@@ -15,7 +15,7 @@ use jadpo_compiler::ir::{ActionId, Block, Handling, Node, Program, Target};
 use jadpo_compiler::span::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::follow_up::ActionFollowUps;
 use key::Key;
@@ -58,7 +58,7 @@ impl Summary {
 /// Summaries by action id.
 #[derive(Clone, Debug, Default)]
 pub struct Summaries {
-    list: Vec<Option<Rc<Summary>>>,
+    list: Vec<Option<Arc<Summary>>>,
 }
 
 impl Summaries {
@@ -81,6 +81,23 @@ pub struct Analysed {
     pub callers: Vec<Vec<ActionId>>,
     /// Follow-up facts per action (`follow_up.*` rules and the plan).
     pub follow_ups: crate::follow_up::FollowUps,
+}
+
+impl Analysed {
+    /// Frees the summaries on all threads: dropping a large program's
+    /// summaries and ropes one by one costs a noticeable share of a check.
+    pub fn release(self) {
+        use rayon::prelude::*;
+        let Analysed {
+            summaries,
+            follow_ups,
+            ..
+        } = self;
+        rayon::join(
+            || summaries.list.into_par_iter().for_each(drop),
+            || follow_ups.release(),
+        );
+    }
 }
 
 /// The action calls in a body, in evaluation order.
@@ -113,20 +130,20 @@ pub fn calls_in(block: &Block, out: &mut Vec<(Span, ActionId)>) {
 
 /// Analyses every action from scratch.
 pub fn analyse(program: &Program) -> Analysed {
-    run(program, None)
+    crate::pool::install(|| run(program, None))
 }
 
 /// Analyses every action, reusing from `cache` the summaries whose inputs
 /// are unchanged since the last call, and keeping this run's for the next.
 /// Gives exactly what [`analyse`] gives.
 pub fn analyse_cached(program: &Program, cache: &mut Cache) -> Analysed {
-    run(program, Some(cache))
+    crate::pool::install(|| run(program, Some(cache)))
 }
 
 /// Summaries (and follow-ups) of the last analysis, by content key.
 #[derive(Default)]
 pub struct Cache {
-    entries: HashMap<Key, Rc<Cached>>,
+    entries: HashMap<Key, Arc<Cached>>,
     /// Actions whose summary was reused in the last analysis.
     pub reused: usize,
     /// Actions summarised afresh in the last analysis.
@@ -134,8 +151,8 @@ pub struct Cache {
 }
 
 struct Cached {
-    summary: Rc<Summary>,
-    follow_ups: Rc<ActionFollowUps>,
+    summary: Arc<Summary>,
+    follow_ups: Arc<ActionFollowUps>,
 }
 
 /// The call graph: callees of each action in body order, callers sorted.
@@ -155,12 +172,22 @@ fn call_graph(program: &Program) -> Graph {
     let mut calls = Vec::with_capacity(n);
     let mut callers: Vec<Vec<ActionId>> = vec![Vec::new(); n];
     let mut self_calls = vec![false; n];
-    let mut found = Vec::new();
-    for (i, action) in program.actions.iter().enumerate() {
-        found.clear();
-        calls_in(&action.body, &mut found);
+    // Bodies are walked on all threads; the graph is built in id order.
+    let found: Vec<Vec<(Span, ActionId)>> = {
+        use rayon::prelude::*;
+        program
+            .actions
+            .par_iter()
+            .map(|action| {
+                let mut out = Vec::new();
+                calls_in(&action.body, &mut out);
+                out
+            })
+            .collect()
+    };
+    for (i, found) in found.iter().enumerate() {
         let mut callees = Vec::with_capacity(found.len());
-        for &(_, callee) in &found {
+        for &(_, callee) in found {
             let j = callee.0 as usize;
             if j >= n {
                 continue;
@@ -190,77 +217,185 @@ fn call_graph(program: &Program) -> Graph {
     }
 }
 
-fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
-    let n = program.actions.len();
-    let g = call_graph(program);
-    let mut summaries = Summaries {
-        list: vec![None; n],
-    };
-    let mut follow_ups: Vec<Option<Rc<ActionFollowUps>>> = vec![None; n];
-    let mut keys = Keys::new(program, n, cache.is_some());
-    let previous = cache
-        .as_mut()
-        .map(|c| std::mem::take(&mut c.entries))
-        .unwrap_or_default();
-    let mut kept: HashMap<Key, Rc<Cached>> = HashMap::new();
-    let (mut reused, mut computed) = (0, 0);
-    let mut cycles = Vec::new();
-    // Components come callees first (postorder). `kosaraju_scc` walks with an
-    // explicit stack: a recursive walk overflows on long chains of calls.
-    for scc in petgraph::algo::kosaraju_scc(&g.graph) {
+/// One strongly connected component of the call graph.
+struct Component {
+    /// Members, sorted by id.
+    members: Vec<ActionId>,
+    /// Its members call each other (or the one member calls itself).
+    cyclic: bool,
+}
+
+/// The components callees first, grouped in levels: a component's level is
+/// one more than the highest level of the components it calls, so the
+/// components of one level depend only on lower levels and can be
+/// summarised at the same time.
+fn levels(g: &Graph) -> Vec<Vec<Component>> {
+    // `kosaraju_scc` gives components callees first (postorder) and walks
+    // with an explicit stack: a recursive walk overflows on long call chains.
+    let sccs = petgraph::algo::kosaraju_scc(&g.graph);
+    let mut comp_of = vec![0usize; g.calls.len()];
+    for (c, scc) in sccs.iter().enumerate() {
+        for ix in scc {
+            if let Some(slot) = comp_of.get_mut(ix.index()) {
+                *slot = c;
+            }
+        }
+    }
+    let mut level_of = vec![0usize; sccs.len()];
+    let mut out: Vec<Vec<Component>> = Vec::new();
+    for (c, scc) in sccs.into_iter().enumerate() {
         let mut members: Vec<ActionId> = scc.iter().map(|ix| ActionId(ix.index() as u32)).collect();
         members.sort();
+        let mut level = 0;
+        for m in &members {
+            for callee in g.calls.get(m.0 as usize).map_or(&[][..], Vec::as_slice) {
+                let d = comp_of.get(callee.0 as usize).copied().unwrap_or(c);
+                if d != c {
+                    level = level.max(level_of.get(d).copied().unwrap_or(0) + 1);
+                }
+            }
+        }
+        if let Some(slot) = level_of.get_mut(c) {
+            *slot = level;
+        }
         let cyclic = members.len() > 1
             || members
                 .first()
                 .is_some_and(|a| g.self_calls.get(a.0 as usize).copied().unwrap_or(false));
-        keys.component(&g.calls, &members, cyclic);
-        for &id in &members {
-            let key = keys.get(id);
-            let hit = key.and_then(|k| Some((k, previous.get(&k)?.clone())));
-            let entry = match hit {
-                Some((k, entry)) => {
-                    reused += 1;
-                    kept.insert(k, entry.clone());
-                    entry
-                }
-                None => {
-                    computed += 1;
-                    let body = &program.action(id).body;
-                    let entry = Rc::new(Cached {
-                        summary: Rc::new(summarise(program, &summaries, id)),
-                        follow_ups: Rc::new(crate::follow_up::summarise(
-                            program,
-                            &follow_ups,
-                            body,
-                        )),
-                    });
-                    if let Some(k) = key {
-                        kept.insert(k, entry.clone());
-                    }
-                    entry
-                }
-            };
-            if let Some(slot) = summaries.list.get_mut(id.0 as usize) {
-                *slot = Some(entry.summary.clone());
-            }
-            if let Some(slot) = follow_ups.get_mut(id.0 as usize) {
-                *slot = Some(entry.follow_ups.clone());
-            }
+        if out.len() <= level {
+            out.resize_with(level + 1, Vec::new);
         }
-        if cyclic {
-            cycles.push(Cycle { members });
+        if let Some(list) = out.get_mut(level) {
+            list.push(Component { members, cyclic });
         }
     }
+    out
+}
+
+/// The summaries built so far, by action id, and the cache bookkeeping.
+struct Slots<'p> {
+    program: &'p Program,
+    summaries: Summaries,
+    follow_ups: Vec<Option<Arc<ActionFollowUps>>>,
+    previous: HashMap<Key, Arc<Cached>>,
+    kept: HashMap<Key, Arc<Cached>>,
+    reused: usize,
+    computed: usize,
+}
+
+impl Slots<'_> {
+    /// The cached entry for `key`, if the last analysis left one.
+    fn reuse(&mut self, key: Option<Key>) -> Option<Arc<Cached>> {
+        let k = key?;
+        let entry = self.previous.get(&k)?.clone();
+        self.reused += 1;
+        self.kept.insert(k, entry.clone());
+        Some(entry)
+    }
+
+    /// Summarises one action from the slots filled so far.
+    fn compute(&self, id: ActionId) -> Arc<Cached> {
+        let body = &self.program.action(id).body;
+        Arc::new(Cached {
+            summary: Arc::new(summarise(self.program, &self.summaries, id)),
+            follow_ups: Arc::new(crate::follow_up::summarise(
+                self.program,
+                &self.follow_ups,
+                body,
+            )),
+        })
+    }
+
+    fn store(&mut self, id: ActionId, key: Option<Key>, entry: Arc<Cached>, fresh: bool) {
+        if fresh {
+            self.computed += 1;
+            if let Some(k) = key {
+                self.kept.insert(k, entry.clone());
+            }
+        }
+        if let Some(slot) = self.summaries.list.get_mut(id.0 as usize) {
+            *slot = Some(entry.summary.clone());
+        }
+        if let Some(slot) = self.follow_ups.get_mut(id.0 as usize) {
+            *slot = Some(entry.follow_ups.clone());
+        }
+    }
+
+    /// One level: every action outside a cycle at once (each reads only
+    /// lower levels), then each cycle's members in id order, each seeing the
+    /// members before it.
+    fn level(&mut self, keys: &Keys, comps: &[Component]) {
+        use rayon::prelude::*;
+        let mut todo = Vec::new();
+        for comp in comps.iter().filter(|c| !c.cyclic) {
+            for &id in &comp.members {
+                let key = keys.get(id);
+                match self.reuse(key) {
+                    Some(entry) => self.store(id, key, entry, false),
+                    None => todo.push(id),
+                }
+            }
+        }
+        let this = &*self;
+        let done: Vec<Arc<Cached>> = todo.par_iter().map(|&id| this.compute(id)).collect();
+        for (id, entry) in todo.into_iter().zip(done) {
+            self.store(id, keys.get(id), entry, true);
+        }
+        for comp in comps.iter().filter(|c| c.cyclic) {
+            for &id in &comp.members {
+                let key = keys.get(id);
+                match self.reuse(key) {
+                    Some(entry) => self.store(id, key, entry, false),
+                    None => {
+                        let entry = self.compute(id);
+                        self.store(id, key, entry, true);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
+    let n = program.actions.len();
+    let g = call_graph(program);
+    let mut keys = Keys::new(program, n, cache.is_some());
+    let mut slots = Slots {
+        program,
+        summaries: Summaries {
+            list: vec![None; n],
+        },
+        follow_ups: vec![None; n],
+        previous: cache
+            .as_mut()
+            .map(|c| std::mem::take(&mut c.entries))
+            .unwrap_or_default(),
+        kept: HashMap::new(),
+        reused: 0,
+        computed: 0,
+    };
+    let mut cycles = Vec::new();
+    for comps in levels(&g) {
+        for comp in &comps {
+            keys.component(&g.calls, &comp.members, comp.cyclic);
+        }
+        slots.level(&keys, &comps);
+        cycles.extend(
+            comps
+                .into_iter()
+                .filter(|c| c.cyclic)
+                .map(|c| Cycle { members: c.members }),
+        );
+    }
     if let Some(c) = cache {
-        c.entries = kept;
-        c.reused = reused;
-        c.computed = computed;
+        c.entries = slots.kept;
+        c.reused = slots.reused;
+        c.computed = slots.computed;
     }
     cycles.sort_by(|a, b| a.members.cmp(&b.members));
     Analysed {
-        follow_ups: crate::follow_up::FollowUps::from_list(follow_ups),
-        summaries,
+        follow_ups: crate::follow_up::FollowUps::from_list(slots.follow_ups),
+        summaries: slots.summaries,
         cycles,
         callers: g.callers,
     }

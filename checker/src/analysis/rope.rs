@@ -2,7 +2,7 @@
 //! remember the path they chose at every branch without ever copying a list.
 //! A rope is flattened only when a diagnostic or the plan needs it.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use jadpo_compiler::ir::{ActionId, OpId};
 use jadpo_compiler::span::Span;
@@ -15,20 +15,24 @@ pub enum Rope {
     Call {
         span: Span,
         action: ActionId,
-        inner: Rc<Rope>,
+        inner: Arc<Rope>,
     },
     /// `first` then `second`.
-    Cat(Rc<Rope>, Rc<Rope>),
+    Cat(Arc<Rope>, Arc<Rope>),
     /// A loop body counted `n` times (deadline sums only).
-    Times { n: u32, span: Span, inner: Rc<Rope> },
+    Times {
+        n: u32,
+        span: Span,
+        inner: Arc<Rope>,
+    },
 }
 
 /// A possibly empty witness.
-pub type W = Option<Rc<Rope>>;
+pub type W = Option<Arc<Rope>>;
 
 pub fn cat(a: &W, b: &W) -> W {
     match (a, b) {
-        (Some(x), Some(y)) => Some(Rc::new(Rope::Cat(x.clone(), y.clone()))),
+        (Some(x), Some(y)) => Some(Arc::new(Rope::Cat(x.clone(), y.clone()))),
         (Some(x), None) => Some(x.clone()),
         (None, Some(y)) => Some(y.clone()),
         (None, None) => None,
@@ -36,12 +40,12 @@ pub fn cat(a: &W, b: &W) -> W {
 }
 
 pub fn op(span: Span, op: OpId) -> W {
-    Some(Rc::new(Rope::Op { span, op }))
+    Some(Arc::new(Rope::Op { span, op }))
 }
 
 pub fn call(span: Span, action: ActionId, inner: &W) -> W {
     inner.as_ref().map(|inner| {
-        Rc::new(Rope::Call {
+        Arc::new(Rope::Call {
             span,
             action,
             inner: inner.clone(),
@@ -54,7 +58,7 @@ pub fn times(n: u32, span: Span, inner: &W) -> W {
         return inner.clone();
     }
     inner.as_ref().map(|inner| {
-        Rc::new(Rope::Times {
+        Arc::new(Rope::Times {
             n,
             span,
             inner: inner.clone(),
@@ -84,8 +88,8 @@ pub fn flatten(w: &W) -> Vec<Leaf> {
     let mut out = Vec::new();
     let Some(root) = w else { return out };
     // Each frame: a rope, the call chain above it, the loop multiplier.
-    type Frame = (Rc<Rope>, Rc<Vec<(Span, ActionId)>>, u32);
-    let mut stack: Vec<Frame> = vec![(root.clone(), Rc::new(Vec::new()), 1)];
+    type Frame = (Arc<Rope>, Arc<Vec<(Span, ActionId)>>, u32);
+    let mut stack: Vec<Frame> = vec![(root.clone(), Arc::new(Vec::new()), 1)];
     while let Some((rope, via, mult)) = stack.pop() {
         if out.len() >= MAX_LEAVES {
             break;
@@ -104,7 +108,7 @@ pub fn flatten(w: &W) -> Vec<Leaf> {
             } => {
                 let mut deeper = via.as_ref().clone();
                 deeper.push((*span, *action));
-                stack.push((inner.clone(), Rc::new(deeper), mult));
+                stack.push((inner.clone(), Arc::new(deeper), mult));
             }
             Rope::Cat(a, b) => {
                 stack.push((b.clone(), via.clone(), mult));

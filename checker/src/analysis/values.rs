@@ -2,7 +2,7 @@
 //! changing calls on the longest path, per-path keyed/unkeyed states, the
 //! deadline cost, writes before calls, and large answers recorded as steps.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use jadpo_compiler::ir::{ActionId, EntityId, EventId, OpId, Program, WriteKind};
 use jadpo_compiler::span::Span;
@@ -165,31 +165,77 @@ impl Leaves for CostLeaves<'_> {
 /// unkeyed one, and up to two others.
 #[derive(Clone, Debug, Default)]
 pub struct UWitness {
-    pub unkeyed: Option<Rc<Rope>>,
-    pub others: Vec<Rc<Rope>>,
+    pub unkeyed: Option<Arc<Rope>>,
+    pub others: Others,
+}
+
+/// The other changing calls of a [`UWitness`], in order. Two are kept
+/// inline, so joining paths allocates nothing in the common case; more
+/// only come from a callee's bad path (see `UnkeyedLeaves::callee`).
+#[derive(Clone, Debug, Default)]
+pub struct Others {
+    head: [Option<Arc<Rope>>; 2],
+    rest: Vec<Arc<Rope>>,
+}
+
+impl Others {
+    pub fn one(rope: Arc<Rope>) -> Others {
+        Others {
+            head: [Some(rope), None],
+            rest: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.head.iter().flatten().count() + self.rest.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn push(&mut self, rope: Arc<Rope>) {
+        match self.head.iter_mut().find(|slot| slot.is_none()) {
+            Some(slot) => *slot = Some(rope),
+            None => self.rest.push(rope),
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Rope>> {
+        self.head.iter().flatten().chain(self.rest.iter())
+    }
+
+    fn map(&self, f: impl Fn(&Arc<Rope>) -> Arc<Rope>) -> Others {
+        Others {
+            head: [self.head[0].as_ref().map(&f), self.head[1].as_ref().map(&f)],
+            rest: self.rest.iter().map(&f).collect(),
+        }
+    }
 }
 
 impl UWitness {
     fn join(&self, next: &UWitness) -> UWitness {
         let mut out = self.clone();
-        let mut rest: Vec<Rc<Rope>> = Vec::new();
-        match (&out.unkeyed, &next.unkeyed) {
-            (None, Some(u)) => out.unkeyed = Some(u.clone()),
-            (Some(_), Some(u)) => rest.push(u.clone()),
-            _ => {}
-        }
-        rest.extend(next.others.iter().cloned());
-        for r in rest {
-            if out.others.len() < 2 {
-                out.others.push(r);
+        let extra = match (&out.unkeyed, &next.unkeyed) {
+            (None, Some(u)) => {
+                out.unkeyed = Some(u.clone());
+                None
             }
+            (Some(_), Some(u)) => Some(u),
+            _ => None,
+        };
+        for r in extra.into_iter().chain(next.others.iter()) {
+            if out.others.len() >= 2 {
+                break;
+            }
+            out.others.push(r.clone());
         }
         out
     }
 
     fn wrap(&self, span: Span, action: ActionId) -> UWitness {
-        let wrap = |r: &Rc<Rope>| {
-            Rc::new(Rope::Call {
+        let wrap = |r: &Arc<Rope>| {
+            Arc::new(Rope::Call {
                 span,
                 action,
                 inner: r.clone(),
@@ -197,7 +243,7 @@ impl UWitness {
         };
         UWitness {
             unkeyed: self.unkeyed.as_ref().map(wrap),
-            others: self.others.iter().map(wrap).collect(),
+            others: self.others.map(wrap),
         }
     }
 }
@@ -271,13 +317,13 @@ impl Leaves for UnkeyedLeaves<'_> {
         if !o.changes {
             return UStates::unit();
         }
-        let leaf = Rc::new(Rope::Op { span, op });
+        let leaf = Arc::new(Rope::Op { span, op });
         if o.idempotent {
             UStates::one(
                 2,
                 UWitness {
                     unkeyed: None,
-                    others: vec![leaf],
+                    others: Others::one(leaf),
                 },
             )
         } else {
@@ -285,7 +331,7 @@ impl Leaves for UnkeyedLeaves<'_> {
                 3,
                 UWitness {
                     unkeyed: Some(leaf),
-                    others: Vec::new(),
+                    others: Others::default(),
                 },
             )
         }
@@ -302,7 +348,9 @@ impl Leaves for UnkeyedLeaves<'_> {
                 let mut w = w.wrap(span, action);
                 // Seen from here, the callee's bad path is two keyed calls.
                 let i = if i == UStates::BAD {
-                    w.others.extend(w.unkeyed.take());
+                    if let Some(u) = w.unkeyed.take() {
+                        w.others.push(u);
+                    }
                     4
                 } else {
                     i

@@ -115,7 +115,7 @@ impl Locks {
 }
 
 pub struct LockLeaves<'a> {
-    pub done: &'a [Option<std::rc::Rc<ActionFollowUps>>],
+    pub done: &'a [Option<std::sync::Arc<ActionFollowUps>>],
 }
 
 impl Leaves for LockLeaves<'_> {

@@ -11,7 +11,7 @@ pub mod rope;
 pub mod size;
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use jadpo_compiler::ir::{ActionId, Block, Emit, EventId, Handling, Node, Program, Target};
 use jadpo_compiler::span::Span;
@@ -71,18 +71,24 @@ pub struct ActionFollowUps {
 
 #[derive(Clone, Debug, Default)]
 pub struct FollowUps {
-    list: Vec<Option<Rc<ActionFollowUps>>>,
+    list: Vec<Option<Arc<ActionFollowUps>>>,
 }
 
 impl FollowUps {
     /// Results by action id, as [`analyse`] builds them (the step
     /// analyzer's cache reuses them between edits).
-    pub fn from_list(list: Vec<Option<Rc<ActionFollowUps>>>) -> FollowUps {
+    pub fn from_list(list: Vec<Option<Arc<ActionFollowUps>>>) -> FollowUps {
         FollowUps { list }
     }
 
     pub fn get(&self, id: ActionId) -> Option<&ActionFollowUps> {
         self.list.get(id.0 as usize).and_then(Option::as_deref)
+    }
+
+    /// Frees the results on all threads (see `Analysed::release`).
+    pub fn release(self) {
+        use rayon::prelude::*;
+        self.list.into_par_iter().for_each(drop);
     }
 }
 
@@ -90,7 +96,7 @@ impl FollowUps {
 /// it leaves out is analysed afterwards, in id order).
 pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
     let n = program.actions.len();
-    let mut list: Vec<Option<Rc<ActionFollowUps>>> = vec![None; n];
+    let mut list: Vec<Option<Arc<ActionFollowUps>>> = vec![None; n];
     let rest = (0..n as u32).map(ActionId);
     for id in order.iter().copied().chain(rest) {
         let Some(action) = program.actions.get(id.0 as usize) else {
@@ -101,7 +107,7 @@ pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
         }
         let summary = summarise(program, &list, &action.body);
         if let Some(slot) = list.get_mut(id.0 as usize) {
-            *slot = Some(Rc::new(summary));
+            *slot = Some(Arc::new(summary));
         }
     }
     FollowUps { list }
@@ -110,7 +116,7 @@ pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
 /// One action's follow-ups, given those of the actions already done.
 pub fn summarise(
     program: &Program,
-    done: &[Option<Rc<ActionFollowUps>>],
+    done: &[Option<Arc<ActionFollowUps>>],
     body: &Block,
 ) -> ActionFollowUps {
     let flow = walk_block(&mut PathLeaves { program, done }, body);
@@ -136,7 +142,7 @@ pub fn summarise(
 /// Path-free facts: whether anything is staged, loops without `max` that
 /// stage, and the first unique follow-up of each event.
 struct ReachWalker<'a> {
-    done: &'a [Option<Rc<ActionFollowUps>>],
+    done: &'a [Option<Arc<ActionFollowUps>>],
     emits: bool,
     loops: Vec<UnboundedLoop>,
     unique_reach: BTreeMap<(EventId, UniqueKey), Reach>,
@@ -271,6 +277,18 @@ pub fn for_each_node<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Node)) {
             Node::Emit(_) | Node::Reject(_) | Node::Return(_) => {}
         }
     }
+}
+
+/// An action's own emits in evaluation order (as [`own_emits`], without
+/// the loops around each: most rules need only the emits).
+pub fn emits_in(block: &Block) -> Vec<&Emit> {
+    let mut out = Vec::new();
+    for_each_node(block, &mut |node| {
+        if let Node::Emit(emit) = node {
+            out.push(emit);
+        }
+    });
+    out
 }
 
 /// An action's own emits, each with the `max` of its enclosing loops,

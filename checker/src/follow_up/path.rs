@@ -3,7 +3,7 @@
 //! follow-ups are staged and how many bytes they take, with loop bodies
 //! counted once and counted `max N` times.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use jadpo_compiler::ir::{ActionId, Emit, OpId, Program};
 use jadpo_compiler::span::Span;
@@ -101,7 +101,7 @@ impl FuPath {
 
 pub struct PathLeaves<'a> {
     pub program: &'a Program,
-    pub done: &'a [Option<std::rc::Rc<ActionFollowUps>>],
+    pub done: &'a [Option<Arc<ActionFollowUps>>],
 }
 
 impl Leaves for PathLeaves<'_> {
@@ -128,7 +128,7 @@ impl Leaves for PathLeaves<'_> {
 
     fn emit(&mut self, emit: &Emit) -> FuPath {
         let bytes = size::emit_size(self.program, emit).total();
-        let w: W = Some(Rc::new(Rope::Emit {
+        let w: W = Some(Arc::new(Rope::Emit {
             span: emit.span,
             event: emit.event,
             bytes,

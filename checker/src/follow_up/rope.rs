@@ -3,7 +3,7 @@
 //! action judged, with each call's follow-ups summed, never listed.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use jadpo_compiler::ir::{ActionId, EventId};
 use jadpo_compiler::span::Span;
@@ -20,23 +20,23 @@ pub enum Rope {
     Call {
         span: Span,
         action: ActionId,
-        inner: Rc<Rope>,
+        inner: Arc<Rope>,
     },
-    Cat(Rc<Rope>, Rc<Rope>),
+    Cat(Arc<Rope>, Arc<Rope>),
     /// A loop body counted `n` times (`for ... max n`).
     Times {
         n: u32,
         span: Span,
-        inner: Rc<Rope>,
+        inner: Arc<Rope>,
     },
 }
 
 /// A possibly empty witness.
-pub type W = Option<Rc<Rope>>;
+pub type W = Option<Arc<Rope>>;
 
 pub fn cat(a: &W, b: &W) -> W {
     match (a, b) {
-        (Some(x), Some(y)) => Some(Rc::new(Rope::Cat(x.clone(), y.clone()))),
+        (Some(x), Some(y)) => Some(Arc::new(Rope::Cat(x.clone(), y.clone()))),
         (Some(x), None) => Some(x.clone()),
         (None, y) => y.clone(),
     }
@@ -44,7 +44,7 @@ pub fn cat(a: &W, b: &W) -> W {
 
 pub fn call(span: Span, action: ActionId, inner: &W) -> W {
     inner.as_ref().map(|inner| {
-        Rc::new(Rope::Call {
+        Arc::new(Rope::Call {
             span,
             action,
             inner: inner.clone(),
@@ -54,7 +54,7 @@ pub fn call(span: Span, action: ActionId, inner: &W) -> W {
 
 pub fn times(n: u32, span: Span, inner: &W) -> W {
     inner.as_ref().map(|inner| {
-        Rc::new(Rope::Times {
+        Arc::new(Rope::Times {
             n,
             span,
             inner: inner.clone(),
@@ -112,7 +112,7 @@ impl Item {
 }
 
 /// The loops around a place: (loop, max), outermost first.
-type Loops = Rc<Vec<(Span, u32)>>;
+type Loops = Arc<Vec<(Span, u32)>>;
 
 /// Totals of a sub-rope: (follow-ups, bytes, some `max` above 1 inside).
 type Totals = (u64, u64, bool);
@@ -125,7 +125,7 @@ pub fn items(w: &W) -> Vec<Item> {
     let mut out = Vec::new();
     let Some(root) = w else { return out };
     let mut memo: HashMap<*const Rope, Totals> = HashMap::new();
-    let mut stack: Vec<(Rc<Rope>, Loops)> = vec![(root.clone(), Rc::new(Vec::new()))];
+    let mut stack: Vec<(Arc<Rope>, Loops)> = vec![(root.clone(), Arc::new(Vec::new()))];
     while let Some((rope, loops)) = stack.pop() {
         let times = loops
             .iter()
@@ -163,7 +163,7 @@ pub fn items(w: &W) -> Vec<Item> {
             Rope::Times { n, span, inner } => {
                 let mut deeper = loops.as_ref().clone();
                 deeper.push((*span, *n));
-                stack.push((inner.clone(), Rc::new(deeper)));
+                stack.push((inner.clone(), Arc::new(deeper)));
             }
         }
     }
@@ -171,14 +171,14 @@ pub fn items(w: &W) -> Vec<Item> {
 }
 
 /// Sums a sub-rope, each shared node once (iterative post-order).
-fn totals(root: &Rc<Rope>, memo: &mut HashMap<*const Rope, Totals>) -> Totals {
-    let mut stack: Vec<(Rc<Rope>, bool)> = vec![(root.clone(), false)];
+fn totals(root: &Arc<Rope>, memo: &mut HashMap<*const Rope, Totals>) -> Totals {
+    let mut stack: Vec<(Arc<Rope>, bool)> = vec![(root.clone(), false)];
     while let Some((rope, children_done)) = stack.pop() {
-        let key = Rc::as_ptr(&rope);
+        let key = Arc::as_ptr(&rope);
         if memo.contains_key(&key) {
             continue;
         }
-        let children: Vec<&Rc<Rope>> = match &*rope {
+        let children: Vec<&Arc<Rope>> = match &*rope {
             Rope::Emit { .. } => Vec::new(),
             Rope::Call { inner, .. } | Rope::Times { inner, .. } => vec![inner],
             Rope::Cat(a, b) => vec![a, b],
@@ -190,8 +190,8 @@ fn totals(root: &Rc<Rope>, memo: &mut HashMap<*const Rope, Totals>) -> Totals {
             }
             continue;
         }
-        let get = |r: &Rc<Rope>, memo: &HashMap<*const Rope, Totals>| {
-            memo.get(&Rc::as_ptr(r)).copied().unwrap_or((0, 0, false))
+        let get = |r: &Arc<Rope>, memo: &HashMap<*const Rope, Totals>| {
+            memo.get(&Arc::as_ptr(r)).copied().unwrap_or((0, 0, false))
         };
         let value = match &*rope {
             Rope::Emit { bytes, .. } => (1, *bytes, false),
@@ -208,7 +208,7 @@ fn totals(root: &Rc<Rope>, memo: &mut HashMap<*const Rope, Totals>) -> Totals {
         };
         memo.insert(key, value);
     }
-    memo.get(&Rc::as_ptr(root))
+    memo.get(&Arc::as_ptr(root))
         .copied()
         .unwrap_or((0, 0, false))
 }

@@ -176,10 +176,22 @@ impl<'a> Cx<'a> {
 /// Runs every check, applies declines, keeps findings in the checked unit's
 /// sources, and sorts them.
 pub fn run(cx: &Cx) -> Vec<Diagnostic> {
-    let mut findings = Vec::new();
-    for check in CHECKS {
-        check(cx, &mut findings);
-    }
+    crate::pool::install(|| run_here(cx))
+}
+
+fn run_here(cx: &Cx) -> Vec<Diagnostic> {
+    use rayon::prelude::*;
+    // Each check on its own thread, joined in CHECKS order: the same
+    // findings in the same order as one after the other.
+    let per_check: Vec<Vec<Finding>> = CHECKS
+        .par_iter()
+        .map(|check| {
+            let mut found = Vec::new();
+            check(cx, &mut found);
+            found
+        })
+        .collect();
+    let findings: Vec<Finding> = per_check.into_iter().flatten().collect();
     let findings = decline::apply(cx, findings);
     let mut diags: Vec<Diagnostic> = findings
         .into_iter()

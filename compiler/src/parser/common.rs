@@ -253,7 +253,8 @@ pub fn rest_of_line<'src, I: Tokens<'src>>(
         .map_with(|_, e| e.span())
 }
 
-const ITEM_WORDS: [&str; 14] = [
+/// The words that start a declaration; `split` cuts files before them.
+pub const ITEM_WORDS: [&str; 14] = [
     "application",
     "config",
     "store",

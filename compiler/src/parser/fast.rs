@@ -77,3 +77,30 @@ pub fn parse<'src>(
         None
     }
 }
+
+/// The items of each token range of `tokens`, or `None` for a range with a
+/// syntax error. One parser serves all ranges: building it costs more than
+/// parsing a small declaration. `eoi` gives the end-of-input span of the
+/// range ending at a token index.
+pub fn parse_ranges<'src>(
+    text: &'src str,
+    strings: &'src [String],
+    tokens: &'src [crate::lexer::Token],
+    ranges: &[std::ops::Range<usize>],
+    eoi: impl Fn(usize) -> Span,
+) -> Vec<Option<Vec<Item>>> {
+    let parser = items::file(common::Src { text, strings });
+    ranges
+        .iter()
+        .map(|range| {
+            let slice = tokens.get(range.clone()).unwrap_or(&[]);
+            let input = slice.map(eoi(range.end), super::split_token);
+            let (items, errors) = parser.parse(input).into_output_errors();
+            if errors.is_empty() {
+                items
+            } else {
+                None
+            }
+        })
+        .collect()
+}

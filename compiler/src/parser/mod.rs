@@ -10,6 +10,7 @@ mod errors;
 mod exprs;
 mod fast;
 mod items;
+mod split;
 mod stmts;
 mod types;
 
@@ -102,38 +103,73 @@ pub fn parse_file(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) 
     })
 }
 
-/// Parses one file on the current thread.
+/// Parses one file on the current thread: the fast pass over the file's
+/// pieces, the full grammar over the pieces it refuses (see [`split`]).
 fn parse_here(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
-    let lexed = lexer::lex(file, text);
-    let end = text.len() as u32;
-    let eoi = Span::new(file, end, end);
-    if let Some(items) = fast::parse(
-        text,
-        &lexed.strings,
-        lexed.tokens.as_slice().map(eoi, split_token),
-    ) {
-        let ast = SourceFileAst { file, items };
-        return (ast, lexed.diagnostics);
-    }
-    let input = lexed.tokens.as_slice().map(eoi, split_token);
-    let (items, errs) = items::file(common::Src {
-        text,
-        strings: &lexed.strings,
-    })
-    .parse(input)
-    .into_output_errors();
-    let mut diags = lexed.diagnostics;
+    parse_split(file, text, split::GROUP_TOKENS)
+}
+
+/// The full grammar over the whole file: what [`split`] must agree with,
+/// and where it falls back to.
+fn whole_full<'src>(
+    text: &'src str,
+    strings: &'src [String],
+    tokens: &'src [Token],
+    eoi: Span,
+) -> (Vec<crate::ast::Item>, Vec<PError<'src>>) {
+    let (items, errs) = items::file(common::Src { text, strings })
+        .parse(tokens.map(eoi, split_token))
+        .into_output_errors();
+    (items.unwrap_or_default(), errs)
+}
+
+/// The AST and diagnostics from the full grammar's items and errors.
+fn finish(
+    file: FileId,
+    text: &str,
+    lexed: &lexer::Lexed,
+    items: Vec<crate::ast::Item>,
+    errs: Vec<PError<'_>>,
+) -> (SourceFileAst, Vec<Diagnostic>) {
+    let mut diags = lexed.diagnostics.clone();
     diags.extend(errors::convert_all(
         errs,
         &lexed.tokens,
         text,
         lexed.quiet_from,
     ));
-    let ast = SourceFileAst {
-        file,
-        items: items.unwrap_or_default(),
+    (SourceFileAst { file, items }, diags)
+}
+
+/// Parses one file with the full grammar over the whole file, never the
+/// fast pass or [`split`]: the reference the split error path is tested
+/// against.
+#[doc(hidden)]
+pub fn parse_whole_full(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
+    let lexed = lexer::lex(file, text);
+    let end = text.len() as u32;
+    let eoi = Span::new(file, end, end);
+    let (items, errs) = whole_full(text, &lexed.strings, &lexed.tokens, eoi);
+    finish(file, text, &lexed, items, errs)
+}
+
+/// Parses one file the way [`parse_file`] does, with the fast pass reading
+/// groups of pieces of about `group_tokens` tokens.
+#[doc(hidden)]
+pub fn parse_split(
+    file: FileId,
+    text: &str,
+    group_tokens: usize,
+) -> (SourceFileAst, Vec<Diagnostic>) {
+    let lexed = lexer::lex(file, text);
+    let end = text.len() as u32;
+    let eoi = Span::new(file, end, end);
+    let read = split::parse(file, text, &lexed.strings, &lexed.tokens, group_tokens);
+    let (items, errs) = match read {
+        Some(read) => read,
+        None => whole_full(text, &lexed.strings, &lexed.tokens, eoi),
     };
-    (ast, diags)
+    finish(file, text, &lexed, items, errs)
 }
 
 /// Parses the given files (in parallel), returning ASTs in the order given and

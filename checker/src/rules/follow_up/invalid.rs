@@ -84,8 +84,8 @@ use jadpo_compiler::ir::{ActionId, Emit, EmitOption, EventId, OptionValue};
 use jadpo_compiler::span::Span;
 
 use super::value_span;
+use crate::follow_up::emits_in;
 use crate::follow_up::options::KNOWN_STATES;
-use crate::follow_up::own_emits;
 use crate::rules::{rule_info, Cx, Finding};
 
 rule_info!(
@@ -101,7 +101,7 @@ const MAX_TAGS: usize = 20;
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let mut emitted: BTreeMap<EventId, (ActionId, Span)> = BTreeMap::new();
     for id in cx.actions() {
-        for (emit, _) in own_emits(&cx.program.action(id).body) {
+        for emit in emits_in(&cx.program.action(id).body) {
             emitted.entry(emit.event).or_insert((id, emit.span));
             let mut found = Vec::new();
             emit_problems(cx, emit, &mut found);

@@ -95,7 +95,7 @@ use jadpo_compiler::span::Span;
 
 use super::{event, head};
 use crate::follow_up::options::{self, UniqueKey};
-use crate::follow_up::{own_emits, Reach};
+use crate::follow_up::{emits_in, Reach};
 use crate::rules::{rule_info, text, Cx, Finding};
 
 rule_info!(
@@ -179,7 +179,7 @@ fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entr
 fn same_options_elsewhere(cx: &Cx, ev: EventId, unique: &UniqueKey, except: Span) -> Vec<Span> {
     let mut spans = Vec::new();
     for action in &cx.program.actions {
-        for (emit, _) in own_emits(&action.body) {
+        for emit in emits_in(&action.body) {
             if emit.event != ev || emit.span == except || !cx.reportable(emit.span) {
                 continue;
             }

@@ -69,7 +69,7 @@ use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::Emit;
 
 use super::{event, head};
-use crate::follow_up::{own_emits, size};
+use crate::follow_up::{emits_in, size};
 use crate::rules::{rule_info, Cx, Finding};
 
 rule_info!(
@@ -82,7 +82,7 @@ rule_info!(
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     for id in cx.actions() {
         let action = cx.program.action(id);
-        for (emit, _) in own_emits(&action.body) {
+        for emit in emits_in(&action.body) {
             let unbounded = size::emit_size(cx.program, emit).unbounded;
             if !unbounded.is_empty() {
                 out.push(Finding::of(id, diagnostic(cx, emit, &unbounded)));

@@ -124,7 +124,7 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         .with_label(format!(
             "`{op}`{inside} takes no key and is not safe to repeat"
         ));
-        for other in &witness.others {
+        for other in witness.others.iter() {
             for leaf in flatten(&Some(other.clone())) {
                 let (span, inside) = text::leaf_place(cx, &leaf);
                 d = d.with_related(

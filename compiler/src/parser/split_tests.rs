@@ -1,0 +1,310 @@
+//! Differential test of [`super::parse`]: every fixture and example, damaged
+//! at seeded random places, must give exactly the AST and diagnostics of the
+//! full grammar over the whole file.
+
+use crate::lexer;
+use crate::parser::{parse_split, parse_whole_full};
+use crate::span::FileId;
+use std::path::PathBuf;
+
+/// A small seeded generator (xorshift), so failures can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        if n == 0 {
+            0
+        } else {
+            (self.0 % n as u64) as usize
+        }
+    }
+}
+
+fn sources() -> Vec<(PathBuf, String)> {
+    let mut stack = vec![
+        PathBuf::from("../tests/fixtures"),
+        PathBuf::from("../examples"),
+    ];
+    let mut found = Vec::new();
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+                stack.push(entry.path());
+            }
+        } else if path.extension().is_some_and(|e| e == "jadpo") {
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                found.push((path, text));
+            }
+        }
+    }
+    found.sort();
+    // Small files are mostly read whole; joined files have many pieces
+    // before and after the damage.
+    let mut rng = Rng(7);
+    let singles = found.len();
+    for n in 0..singles / 2 {
+        let mut joined = String::new();
+        for _ in 0..12 {
+            if let Some((_, text)) = found.get(rng.below(singles)) {
+                joined.push_str(text);
+                joined.push('\n');
+            }
+        }
+        found.push((PathBuf::from(format!("joined-{n}")), joined));
+    }
+    found
+}
+
+const STRAYS: [&str; 16] = [
+    "action", "if", "}", "{", "(", ")", "=", "->", "var", "fails", ",", ".", ":", "store",
+    "type X =", "else",
+];
+
+/// `text` with one small piece of damage.
+fn damage(text: &str, rng: &mut Rng) -> String {
+    let tokens = lexer::lex(FileId(0), text).tokens;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut out = text.to_string();
+    match rng.below(6) {
+        0 => {
+            if let Some(t) = tokens.get(rng.below(tokens.len())) {
+                out.replace_range(t.span.range(), "");
+            }
+        }
+        1 => {
+            let at = rng.below(lines.len());
+            let mut copy: Vec<&str> = lines.clone();
+            if let Some(line) = lines.get(at) {
+                copy.insert(at, line);
+            }
+            out = copy.concat();
+        }
+        2 => {
+            let braces: Vec<usize> = text.match_indices('}').map(|(i, _)| i).collect();
+            if let Some(&at) = braces.get(rng.below(braces.len())) {
+                out.replace_range(at..at + 1, "");
+            }
+        }
+        3 => {
+            let stray = STRAYS[rng.below(STRAYS.len())];
+            if let Some(t) = tokens.get(rng.below(tokens.len())) {
+                out.insert_str(t.span.start as usize, &format!("{stray} "));
+            }
+        }
+        4 => {
+            let stray = STRAYS[rng.below(STRAYS.len())];
+            let at = rng.below(lines.len());
+            let mut copy: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            copy.insert(at, format!("{stray}\n"));
+            out = copy.concat();
+        }
+        _ => {
+            let at = rng.below(lines.len());
+            let mut copy: Vec<&str> = lines.clone();
+            if at < copy.len() {
+                copy.remove(at);
+            }
+            out = copy.concat();
+        }
+    }
+    out
+}
+
+/// Both paths on `text`; the message names the difference.
+fn compare(text: &str, group_tokens: usize) -> Result<(), String> {
+    let (split_ast, split_diags) = parse_split(FileId(0), text, group_tokens);
+    let (whole_ast, whole_diags) = parse_whole_full(FileId(0), text);
+    if split_diags != whole_diags {
+        return Err(format!(
+            "diagnostics differ\nsplit: {split_diags:#?}\nwhole: {whole_diags:#?}"
+        ));
+    }
+    let (split_ast, whole_ast) = (format!("{split_ast:#?}"), format!("{whole_ast:#?}"));
+    if split_ast != whole_ast {
+        let at = split_ast
+            .lines()
+            .zip(whole_ast.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        let near = |s: &str| {
+            s.lines()
+                .skip(at.saturating_sub(12))
+                .take(16)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        return Err(format!(
+            "ASTs differ (groups of {group_tokens} tokens) at line {at}\nsplit:\n{}\nwhole:\n{}",
+            near(&split_ast),
+            near(&whole_ast)
+        ));
+    }
+    Ok(())
+}
+
+fn run_all(rounds: usize) -> (usize, Vec<String>) {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut failures = Vec::new();
+    let mut split_used = 0;
+    for (path, text) in sources() {
+        // Undamaged, cut into pieces of every size.
+        for group_tokens in [1, 40, super::GROUP_TOKENS] {
+            if let Err(why) = compare(&text, group_tokens) {
+                failures.push(format!("{} undamaged: {why}", path.display()));
+            }
+        }
+        for round in 0..rounds {
+            let mut broken = damage(&text, &mut rng);
+            if round % 3 == 2 {
+                broken = damage(&broken, &mut rng);
+            }
+            // Groups of one piece, of a few, and of the real size.
+            let group_tokens = [1, 40, super::GROUP_TOKENS][round % 3];
+            let lexed = lexer::lex(FileId(0), &broken);
+            let split = super::parse(
+                FileId(0),
+                &broken,
+                &lexed.strings,
+                &lexed.tokens,
+                group_tokens,
+            );
+            if split.is_some_and(|(_, errors)| !errors.is_empty()) {
+                split_used += 1;
+            }
+            if let Err(why) = compare(&broken, group_tokens) {
+                failures.push(format!(
+                    "{} round {round}: {why}\n--- text ---\n{broken}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    (split_used, failures)
+}
+
+#[test]
+fn split_parse_matches_the_whole_file_parse_on_damaged_files() {
+    let rounds = std::env::var("JADPO_SPLIT_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(12);
+    let run = move || run_all(rounds);
+    let (split_used, failures) = match crate::parser::parse_pool() {
+        Some(pool) => pool.install(run),
+        None => run(),
+    };
+    eprintln!(
+        "split path used {split_used} times, {} differ",
+        failures.len()
+    );
+    assert!(
+        rounds == 0 || split_used > 1000,
+        "the split path was used only {split_used} times"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of the damaged files differ; first:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(3)
+            .map(|f| f.chars().take(3000).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n=====\n")
+    );
+}
+
+/// Times the split path against the old one (the fast pass over the whole
+/// file, then the full grammar over the whole file) on `JADPO_SPLIT_FILE`.
+#[test]
+#[ignore]
+fn time_split_against_whole() {
+    let Ok(path) = std::env::var("JADPO_SPLIT_FILE") else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let run = || {
+        // Once to warm up, timed further down.
+        drop(parse_split(FileId(0), &text, super::GROUP_TOKENS));
+        let start = std::time::Instant::now();
+        let lexed = lexer::lex(FileId(0), &text);
+        let eoi = crate::span::Span::new(FileId(0), text.len() as u32, text.len() as u32);
+        let fast = crate::parser::fast::parse(
+            &text,
+            &lexed.strings,
+            chumsky::input::Input::map(lexed.tokens.as_slice(), eoi, crate::parser::split_token),
+        );
+        let fast_ms = start.elapsed().as_secs_f64() * 1000.0;
+        eprintln!("old fast pass alone (lex incl.) {fast_ms:.1} ms");
+        drop(fast);
+        drop(lexed);
+        let lex_ms = start.elapsed().as_secs_f64() * 1000.0;
+        let start = std::time::Instant::now();
+        let old = parse_whole_full(FileId(0), &text);
+        let old_ms = lex_ms + start.elapsed().as_secs_f64() * 1000.0;
+        drop(old);
+        // Again, now that both paths ran once.
+        let start = std::time::Instant::now();
+        drop(parse_split(FileId(0), &text, super::GROUP_TOKENS));
+        let split_ms = start.elapsed().as_secs_f64() * 1000.0;
+        let start = std::time::Instant::now();
+        drop(lexer::lex(FileId(0), &text));
+        let one_lex = start.elapsed().as_secs_f64() * 1000.0;
+        eprintln!(
+            "split {split_ms:.1} ms; old (lex, fast, full) {:.1} ms; lexing {one_lex:.1} ms",
+            old_ms - one_lex
+        );
+    };
+    match crate::parser::parse_pool() {
+        Some(pool) => pool.install(run),
+        None => run(),
+    }
+}
+
+/// Peak memory of one path (`JADPO_SPLIT_MODE` = `split` or `old`) on
+/// `JADPO_SPLIT_FILE`, from `/proc/self/status`.
+#[test]
+#[ignore]
+fn peak_memory_of_one_path() {
+    let (Ok(path), Ok(mode)) = (
+        std::env::var("JADPO_SPLIT_FILE"),
+        std::env::var("JADPO_SPLIT_MODE"),
+    ) else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let run = || {
+        let start = std::time::Instant::now();
+        let items = if mode == "split" {
+            parse_split(FileId(0), &text, super::GROUP_TOKENS)
+                .0
+                .items
+                .len()
+        } else {
+            let lexed = lexer::lex(FileId(0), &text);
+            let eoi = crate::span::Span::new(FileId(0), text.len() as u32, text.len() as u32);
+            let tokens = chumsky::input::Input::map(
+                lexed.tokens.as_slice(),
+                eoi,
+                crate::parser::split_token,
+            );
+            drop(crate::parser::fast::parse(&text, &lexed.strings, tokens));
+            drop(lexed);
+            parse_whole_full(FileId(0), &text).0.items.len()
+        };
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let peak = status
+            .lines()
+            .find(|l| l.starts_with("VmHWM"))
+            .unwrap_or("");
+        eprintln!("{mode}: {items} items, {ms:.0} ms, {peak}");
+    };
+    match crate::parser::parse_pool() {
+        Some(pool) => pool.install(run),
+        None => run(),
+    }
+}
