@@ -103,10 +103,32 @@ pub fn parse_file(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) 
     })
 }
 
-/// Parses one file on the current thread: the fast pass over the file's
-/// pieces, the full grammar over the pieces it refuses (see [`split`]).
+/// Parses one file on the current thread: the fast pass over the whole
+/// file, and on a syntax error the fast pass over the file's pieces with
+/// the full grammar over the pieces it refuses (see [`split`]). (Reading
+/// the pieces first was about a fifth slower on a 50 MB file without
+/// errors.)
 fn parse_here(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
-    parse_split(file, text, split::GROUP_TOKENS)
+    let lexed = lexer::lex(file, text);
+    let end = text.len() as u32;
+    let eoi = Span::new(file, end, end);
+    let tokens = lexed.tokens.as_slice().map(eoi, split_token);
+    if let Some(items) = fast::parse(text, &lexed.strings, tokens) {
+        let ast = SourceFileAst { file, items };
+        return (ast, lexed.diagnostics);
+    }
+    let read = split::parse(
+        file,
+        text,
+        &lexed.strings,
+        &lexed.tokens,
+        split::GROUP_TOKENS,
+    );
+    let (items, errs) = match read {
+        Some(read) => read,
+        None => whole_full(text, &lexed.strings, &lexed.tokens, eoi),
+    };
+    finish(file, text, &lexed, items, errs)
 }
 
 /// The full grammar over the whole file: what [`split`] must agree with,

@@ -27,6 +27,9 @@ use std::ops::Range;
 /// fixed cost, and most groups have no error.
 pub const GROUP_TOKENS: usize = 4096;
 
+/// Groups read in parallel before their items are moved into the file's.
+const BATCH_GROUPS: usize = 64;
+
 /// Tokens the fast pass should read per parallel job, at least.
 const JOB_TOKENS: usize = 32 * 1024;
 
@@ -51,10 +54,37 @@ pub fn parse<'src>(
     let groups = group(&pieces, group_tokens);
     let group_ranges: Vec<Range<usize>> =
         groups.iter().map(|g| cut.tokens_of(&pieces, g)).collect();
-    let read = cut.fast(&group_ranges);
-    if read.iter().all(Option::is_some) {
-        return Some((concat(read), Vec::new()));
+    // Good groups go straight into the file's vector, a batch at a time,
+    // so that their own vectors never all live at once.
+    let mut items: Vec<Item> = Vec::with_capacity(pieces.len());
+    let mut offsets: Vec<Option<usize>> = Vec::with_capacity(groups.len());
+    for batch in group_ranges.chunks(BATCH_GROUPS) {
+        for read in cut.fast(batch) {
+            match read {
+                Some(mut got) => {
+                    offsets.push(Some(items.len()));
+                    items.append(&mut got);
+                }
+                None => offsets.push(None),
+            }
+        }
     }
+    if offsets.iter().all(Option::is_some) {
+        items.shrink_to_fit();
+        return Some((items, Vec::new()));
+    }
+    // Each group's items on their own again for the repair below, from
+    // the group before the first failing one on; the groups before it keep
+    // theirs in `items`, which stands for the first group.
+    let first = offsets.iter().position(Option::is_none).unwrap_or(0);
+    let keep = first.saturating_sub(1).max(1);
+    let mut read: Vec<Option<Vec<Item>>> = Vec::with_capacity(groups.len());
+    for offset in offsets.get(keep..).unwrap_or(&[]).iter().rev() {
+        read.push(offset.map(|start| items.split_off(start.min(items.len()))));
+    }
+    read.extend((1..keep.min(offsets.len())).map(|_| Some(Vec::new())));
+    read.push(offsets.first().copied().flatten().map(|_| items));
+    read.reverse();
     // Each piece of a failing group and of its neighbours on its own, so
     // that the good pieces around the damage have their own items; any
     // other good group stands for its pieces (its items go with its first
@@ -81,20 +111,6 @@ pub fn parse<'src>(
         }
     }
     cut.repair(&pieces, by_piece)
-}
-
-/// The items of several groups in one vector, allocated once.
-fn concat(groups: Vec<Option<Vec<Item>>>) -> Vec<Item> {
-    let count: usize = groups.iter().flatten().map(Vec::len).sum();
-    let mut groups = groups.into_iter().flatten();
-    let Some(mut items) = groups.next() else {
-        return Vec::new();
-    };
-    items.reserve_exact(count.saturating_sub(items.len()));
-    for mut group in groups {
-        items.append(&mut group);
-    }
-    items
 }
 
 /// Consecutive pieces gathered into runs of at least `group_tokens` tokens.
@@ -212,10 +228,18 @@ impl<'src> Cut<'src> {
         // One allocation for the whole file; each piece is freed as soon
         // as its items moved.
         let good: usize = read.iter().flatten().map(Vec::len).sum();
-        let mut items = Vec::with_capacity(good + 16);
-        let mut errors = Vec::new();
+        let regions = bad_regions(&read, first_bad);
         let mut next = 0;
-        for region in bad_regions(&read, first_bad) {
+        let mut items = Vec::new();
+        // The first piece may hold the items of many before the damage:
+        // take its vector rather than copy it.
+        if regions.first().is_some_and(|r| r.start > 0) {
+            items = std::mem::take(read.first_mut()?)?;
+            next = 1;
+        }
+        items.reserve(good.saturating_sub(items.len()) + 16);
+        let mut errors = Vec::new();
+        for region in regions {
             for piece in read.get_mut(next..region.start).into_iter().flatten() {
                 items.append(&mut std::mem::take(piece)?);
             }

@@ -190,7 +190,7 @@ fn split_parse_matches_the_whole_file_parse_on_damaged_files() {
     let rounds = std::env::var("JADPO_SPLIT_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(12);
+        .unwrap_or(6);
     let run = move || run_all(rounds);
     let (split_used, failures) = match crate::parser::parse_pool() {
         Some(pool) => pool.install(run),
@@ -215,96 +215,4 @@ fn split_parse_matches_the_whole_file_parse_on_damaged_files() {
             .collect::<Vec<_>>()
             .join("\n=====\n")
     );
-}
-
-/// Times the split path against the old one (the fast pass over the whole
-/// file, then the full grammar over the whole file) on `JADPO_SPLIT_FILE`.
-#[test]
-#[ignore]
-fn time_split_against_whole() {
-    let Ok(path) = std::env::var("JADPO_SPLIT_FILE") else {
-        return;
-    };
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let run = || {
-        // Once to warm up, timed further down.
-        drop(parse_split(FileId(0), &text, super::GROUP_TOKENS));
-        let start = std::time::Instant::now();
-        let lexed = lexer::lex(FileId(0), &text);
-        let eoi = crate::span::Span::new(FileId(0), text.len() as u32, text.len() as u32);
-        let fast = crate::parser::fast::parse(
-            &text,
-            &lexed.strings,
-            chumsky::input::Input::map(lexed.tokens.as_slice(), eoi, crate::parser::split_token),
-        );
-        let fast_ms = start.elapsed().as_secs_f64() * 1000.0;
-        eprintln!("old fast pass alone (lex incl.) {fast_ms:.1} ms");
-        drop(fast);
-        drop(lexed);
-        let lex_ms = start.elapsed().as_secs_f64() * 1000.0;
-        let start = std::time::Instant::now();
-        let old = parse_whole_full(FileId(0), &text);
-        let old_ms = lex_ms + start.elapsed().as_secs_f64() * 1000.0;
-        drop(old);
-        // Again, now that both paths ran once.
-        let start = std::time::Instant::now();
-        drop(parse_split(FileId(0), &text, super::GROUP_TOKENS));
-        let split_ms = start.elapsed().as_secs_f64() * 1000.0;
-        let start = std::time::Instant::now();
-        drop(lexer::lex(FileId(0), &text));
-        let one_lex = start.elapsed().as_secs_f64() * 1000.0;
-        eprintln!(
-            "split {split_ms:.1} ms; old (lex, fast, full) {:.1} ms; lexing {one_lex:.1} ms",
-            old_ms - one_lex
-        );
-    };
-    match crate::parser::parse_pool() {
-        Some(pool) => pool.install(run),
-        None => run(),
-    }
-}
-
-/// Peak memory of one path (`JADPO_SPLIT_MODE` = `split` or `old`) on
-/// `JADPO_SPLIT_FILE`, from `/proc/self/status`.
-#[test]
-#[ignore]
-fn peak_memory_of_one_path() {
-    let (Ok(path), Ok(mode)) = (
-        std::env::var("JADPO_SPLIT_FILE"),
-        std::env::var("JADPO_SPLIT_MODE"),
-    ) else {
-        return;
-    };
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let run = || {
-        let start = std::time::Instant::now();
-        let items = if mode == "split" {
-            parse_split(FileId(0), &text, super::GROUP_TOKENS)
-                .0
-                .items
-                .len()
-        } else {
-            let lexed = lexer::lex(FileId(0), &text);
-            let eoi = crate::span::Span::new(FileId(0), text.len() as u32, text.len() as u32);
-            let tokens = chumsky::input::Input::map(
-                lexed.tokens.as_slice(),
-                eoi,
-                crate::parser::split_token,
-            );
-            drop(crate::parser::fast::parse(&text, &lexed.strings, tokens));
-            drop(lexed);
-            parse_whole_full(FileId(0), &text).0.items.len()
-        };
-        let ms = start.elapsed().as_secs_f64() * 1000.0;
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        let peak = status
-            .lines()
-            .find(|l| l.starts_with("VmHWM"))
-            .unwrap_or("");
-        eprintln!("{mode}: {items} items, {ms:.0} ms, {peak}");
-    };
-    match crate::parser::parse_pool() {
-        Some(pool) => pool.install(run),
-        None => run(),
-    }
 }
