@@ -248,11 +248,12 @@ fn expr() -> BoxedStrategy<Expr> {
                         args
                     })
                 ),
-                (type_path(), field_inits(inner.clone()))
-                    .prop_map(|(ty, fields)| ex(ExprKind::Construct {
+                (type_path(), field_inits(inner.clone())).prop_map(|(ty, fields)| ex(
+                    ExprKind::Construct {
                         ty: Box::new(ty),
                         fields
-                    })),
+                    }
+                )),
                 prop::collection::vec(inner.clone(), 0..3)
                     .prop_map(|items| ex(ExprKind::List(items))),
                 (any::<bool>(), inner.clone()).prop_map(|(not, e)| {

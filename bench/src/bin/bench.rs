@@ -141,7 +141,9 @@ fn measure(
     });
     // What the language server pays after an edit that changes no summary.
     let mut cache = jadpo_checker::analysis::Cache::default();
-    drop(jadpo_checker::analysis::analyse_cached(&program, &mut cache));
+    drop(jadpo_checker::analysis::analyse_cached(
+        &program, &mut cache,
+    ));
     let cached = best_of(runs, || {
         let analysed = jadpo_checker::analysis::analyse_cached(&program, &mut cache);
         std::hint::black_box(analysed);
