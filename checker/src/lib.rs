@@ -32,33 +32,36 @@ pub struct Analysis {
 
 /// The diagnostics of [`check`] without building the plan.
 pub fn diagnose(program: &Program, files: &Files, scope: Scope) -> Vec<Diagnostic> {
-    pool::install(|| {
-        let analysed = analysis::analyse(program);
-        let cx = rules::Cx {
-            program,
-            files,
-            scope: &scope,
-            analysed: &analysed,
-        };
-        let diagnostics = rules::run(&cx);
-        analysed.release();
-        diagnostics
-    })
+    with_analysis(program, files, &scope, rules::run)
 }
 
 /// Analyses every action once (bottom-up over the call graph), runs the
 /// rules for `scope`, and builds the plan (or the package's surface).
 pub fn check(program: &Program, files: &Files, scope: Scope) -> Analysis {
+    with_analysis(program, files, &scope, |cx| {
+        let (diagnostics, plan) = rayon::join(|| rules::run(cx), || plan::build(cx));
+        Analysis { diagnostics, plan }
+    })
+}
+
+/// Analyses every action on the checker's pool, runs `then` over the
+/// result, and frees the summaries on all threads.
+fn with_analysis<R: Send>(
+    program: &Program,
+    files: &Files,
+    scope: &Scope,
+    then: impl FnOnce(&rules::Cx) -> R + Send,
+) -> R {
     pool::install(|| {
         let analysed = analysis::analyse(program);
         let cx = rules::Cx {
             program,
             files,
-            scope: &scope,
+            scope,
             analysed: &analysed,
         };
-        let (diagnostics, plan) = rayon::join(|| rules::run(&cx), || plan::build(&cx));
+        let result = then(&cx);
         analysed.release();
-        Analysis { diagnostics, plan }
+        result
     })
 }
