@@ -274,3 +274,41 @@ fn plan_fields_match_the_schema() {
         keys(&defs["surface"]["properties"])
     );
 }
+
+/// `plan::action` (the language server's hover plans one action at a time)
+/// gives exactly that action's entry of the whole plan, and nothing for an
+/// action outside the app.
+#[test]
+fn one_action_planned_alone_matches_the_whole_plan() {
+    use jadpo_checker::{analysis, plan, rules, Scope};
+    use jadpo_compiler::ir::ActionId;
+    let roots = [
+        "../examples/billing",
+        "../examples/mistakes",
+        "../tests/fixtures/rules/step/too_many/pass_package_and_app_calls",
+    ];
+    for root in roots {
+        let compiled = jadpo_compiler::compile(&jadpo_compiler::load::FsLoader, root);
+        let program = compiled.program.expect("the app loads");
+        let analysed = analysis::analyse(&program);
+        let cx = rules::Cx {
+            program: &program,
+            files: &compiled.files,
+            scope: &Scope::App,
+            analysed: &analysed,
+        };
+        let whole = plan::build(&cx);
+        let listed = whole["actions"].as_array().cloned().unwrap_or_default();
+        let lines = plan::Lines::new(&cx);
+        let mut planned = 0;
+        for (i, action) in program.actions.iter().enumerate() {
+            let alone = plan::action(&cx, &lines, ActionId(i as u32));
+            let found = listed
+                .iter()
+                .find(|a| a["name"] == action.qualified.as_str());
+            assert_eq!(alone.as_ref(), found, "{root}: {}", action.qualified);
+            planned += usize::from(alone.is_some());
+        }
+        assert!(planned > 0 && planned < program.actions.len(), "{root}");
+    }
+}

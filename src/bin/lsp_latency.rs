@@ -168,6 +168,7 @@ fn measure(
     let initial = server.diagnostics_for(&uri)?;
     let cold = start.elapsed();
     let mut times = Vec::with_capacity(args.edits);
+    let mut hovers = Vec::new();
     let (name_line, name_col, name_len) = first_call(text).ok_or("no call to break in the file")?;
     for i in 0..args.edits {
         let change = edit(i, name_line, name_col, name_len);
@@ -178,9 +179,20 @@ fn measure(
         )?;
         let _ = server.diagnostics_for(&uri)?;
         times.push(start.elapsed());
+        if i % 4 == 3 {
+            // The text is as opened again: hover on the call just fixed.
+            let start = Instant::now();
+            let at = json!({ "line": name_line, "character": name_col });
+            server.request(
+                "textDocument/hover",
+                json!({ "textDocument": { "uri": uri }, "position": at }),
+            )?;
+            hovers.push(start.elapsed());
+        }
     }
     times.sort();
-    let pick = |q: f64| {
+    hovers.sort();
+    let pick = |times: &[Duration], q: f64| {
         let i = ((times.len() as f64 - 1.0) * q).round() as usize;
         times.get(i).copied().unwrap_or_default()
     };
@@ -197,9 +209,15 @@ fn measure(
     println!(
         "didChange to publishDiagnostics over {} edits: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
         times.len(),
-        ms(pick(0.5)),
-        ms(pick(0.95)),
+        ms(pick(&times, 0.5)),
+        ms(pick(&times, 0.95)),
         ms(times.last().copied().unwrap_or_default())
+    );
+    println!(
+        "hover on the edited call right after its edit, {} times: p50 {:.1} ms, p95 {:.1} ms",
+        hovers.len(),
+        ms(pick(&hovers, 0.5)),
+        ms(pick(&hovers, 0.95)),
     );
     Ok(())
 }

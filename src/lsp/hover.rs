@@ -8,6 +8,7 @@ use super::project::Snapshot;
 use jadpo_compiler::ir::{ActionId, Effect, OpId, Program, Target};
 use jadpo_compiler::span::{FileId, Span};
 use serde_json::Value;
+use std::rc::Rc;
 
 /// The hover text (markdown) at a position.
 pub fn hover(snap: &Snapshot, file: FileId, offset: usize) -> Option<String> {
@@ -24,7 +25,12 @@ pub fn hover(snap: &Snapshot, file: FileId, offset: usize) -> Option<String> {
 
 fn call_facts(snap: &Snapshot, program: &Program, holder: ActionId, effect: &Effect) -> String {
     let holder_name = &program.action(holder).qualified;
-    let steps = plan_steps(snap, holder_name);
+    let plan = plan_action(snap, holder_name);
+    let steps: Vec<&Value> = plan
+        .as_deref()
+        .and_then(|a| a["steps"].as_array())
+        .map(|s| s.iter().collect())
+        .unwrap_or_default();
     let here = site(snap, effect.span);
     match &effect.target {
         Target::Op(op) => {
@@ -196,18 +202,8 @@ fn reaching_entries(snap: &Snapshot, name: &str) -> Vec<String> {
     labels
 }
 
-fn plan_action<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a Value> {
-    snap.plan()?["actions"]
-        .as_array()?
-        .iter()
-        .find(|a| a["name"] == name)
-}
-
-fn plan_steps<'a>(snap: &'a Snapshot, name: &str) -> Vec<&'a Value> {
-    plan_action(snap, name)
-        .and_then(|a| a["steps"].as_array())
-        .map(|s| s.iter().collect())
-        .unwrap_or_default()
+fn plan_action(snap: &Snapshot, name: &str) -> Option<Rc<Value>> {
+    snap.plan_action(name)
 }
 
 /// `file:line:col` as the plan writes sites (1-based, columns in characters).

@@ -9,13 +9,17 @@ use jadpo_checker::analysis::{self, Analysed};
 use jadpo_checker::{plan, rules, Scope};
 use jadpo_compiler::ast::SourceFileAst;
 use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
+use jadpo_compiler::ir::ActionId;
 use jadpo_compiler::ir::Program;
 use jadpo_compiler::load::{self, LoadedProject};
 use jadpo_compiler::source::{Files, Unit};
 use jadpo_compiler::span::FileId;
 use jadpo_compiler::{parser, resolve};
+use serde_json::Value;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// What is kept of a file's parse while its text is unchanged; the AST
 /// itself stays in the snapshot's `asts` at `index`, the text in its files.
@@ -35,8 +39,10 @@ pub struct Snapshot {
     pub package_diagnostics: Vec<Diagnostic>,
     pub program: Option<Program>,
     analysed: Option<Analysed>,
-    /// The plan `jadpo build` writes, built on first use.
-    plan: std::cell::OnceCell<Option<serde_json::Value>>,
+    /// Actions' entries of the plan, by name, planned on first use.
+    plans: RefCell<HashMap<String, Option<Rc<Value>>>>,
+    /// Line starts of every file, for the plan's sites.
+    lines: OnceCell<plan::Lines>,
     /// Parsed sources, by file.
     pub asts: Vec<SourceFileAst>,
     /// Files by absolute path (embedded ones are not on disk).
@@ -44,25 +50,38 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The plan, as `jadpo build` writes it (built once per snapshot).
-    pub fn plan(&self) -> Option<&serde_json::Value> {
-        self.plan
-            .get_or_init(|| {
-                let cx = rules::Cx {
-                    program: self.program.as_ref()?,
-                    files: &self.files,
-                    scope: &Scope::App,
-                    analysed: self.analysed.as_ref()?,
-                };
-                Some(plan::build(&cx))
-            })
-            .as_ref()
+    /// An app action's entry of the plan `jadpo build` writes, planned on
+    /// first use (a hover plans one action and its callers, not the app).
+    pub fn plan_action(&self, name: &str) -> Option<Rc<Value>> {
+        if let Some(found) = self.plans.borrow().get(name) {
+            return found.clone();
+        }
+        let program = self.program.as_ref()?;
+        let cx = rules::Cx {
+            program,
+            files: &self.files,
+            scope: &Scope::App,
+            analysed: self.analysed.as_ref()?,
+        };
+        let lines = self.lines.get_or_init(|| plan::Lines::new(&cx));
+        let planned = program
+            .actions
+            .iter()
+            .position(|a| a.qualified == name)
+            .and_then(|i| plan::action(&cx, lines, ActionId(i as u32)))
+            .map(Rc::new);
+        self.plans
+            .borrow_mut()
+            .insert(name.to_string(), planned.clone());
+        planned
     }
 }
 
 pub struct Project {
     pub root: PathBuf,
     cache: HashMap<String, Parsed>,
+    /// Checked bodies of the last resolution, reused where they still hold.
+    resolved: resolve::Cache,
     /// Action summaries of the last analysis, reused where unchanged.
     summaries: analysis::Cache,
     pub snapshot: Option<Snapshot>,
@@ -75,6 +94,7 @@ impl Project {
         Project {
             root,
             cache: HashMap::new(),
+            resolved: resolve::Cache::default(),
             summaries: analysis::Cache::default(),
             snapshot: None,
             retired: None,
@@ -106,7 +126,8 @@ impl Project {
                 package_diagnostics: Vec::new(),
                 program: None,
                 analysed: None,
-                plan: std::cell::OnceCell::new(),
+                plans: RefCell::default(),
+                lines: OnceCell::new(),
                 asts: Vec::new(),
             },
         };
@@ -131,18 +152,19 @@ impl Project {
             package_diagnostics,
             program,
             analysed,
-            plan,
+            plans,
+            lines,
             asts,
             by_path,
         } = old;
-        drop(analysed);
+        drop((analysed, plans));
         rayon::spawn(move || {
             drop((
                 files,
                 diagnostics,
                 package_diagnostics,
                 program,
-                plan,
+                lines,
                 asts,
                 by_path,
             ));
@@ -153,8 +175,19 @@ impl Project {
         let mut diagnostics = loaded.diagnostics.clone();
         let asts = self.parse(&loaded, &mut diagnostics);
         timer.lap("parse");
-        let program = resolve::resolve(&loaded, &asts, &mut diagnostics);
+        let previous = self.snapshot.as_mut().and_then(|s| s.program.as_mut());
+        let program = resolve::resolve_cached(
+            &loaded,
+            &asts,
+            &mut diagnostics,
+            &mut self.resolved,
+            previous,
+        );
         timer.lap("resolve");
+        timer.note(format!(
+            "{} resolved items reused, {} checked",
+            self.resolved.reused, self.resolved.computed
+        ));
         // `jadpo_checker::check` in two halves: the rules now, the plan
         // only when a hover asks for it.
         let analysed = analysis::analyse_cached(&program, &mut self.summaries);
@@ -182,7 +215,8 @@ impl Project {
             files: loaded.files,
             program: Some(program),
             analysed: Some(analysed),
-            plan: std::cell::OnceCell::new(),
+            plans: RefCell::default(),
+            lines: OnceCell::new(),
             asts,
         }
     }

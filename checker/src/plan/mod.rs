@@ -87,6 +87,25 @@ pub fn build(cx: &Cx) -> Value {
     plan
 }
 
+/// One app action's entry of the plan, exactly as [`build`] writes it,
+/// without planning the other actions (the language server's hover); `None`
+/// for an action outside the app. `lines` is [`Lines::new`], kept by the
+/// caller between calls.
+pub fn action(cx: &Cx, lines: &Lines, id: ActionId) -> Option<Value> {
+    if !cx.is_app() || !cx.in_scope(id) {
+        return None;
+    }
+    let entry_ids: Vec<usize> = cx
+        .program
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.action == Some(id))
+        .map(|(i, _)| i)
+        .collect();
+    Some(action_plan(cx, lines, id, &entry_ids))
+}
+
 fn app_plan(cx: &Cx) -> Value {
     let lines = Lines::new(cx);
     let by_action = entries_by_action(cx);

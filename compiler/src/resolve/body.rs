@@ -48,6 +48,7 @@ pub(super) enum Why {
 }
 
 /// An action's resolved header.
+#[derive(Clone)]
 pub(super) struct Header {
     pub params: Vec<(Name, Ty, Span)>,
     pub ret: Ty,

@@ -8,9 +8,10 @@ use rayon::prelude::*;
 use crate::ast;
 use crate::diag::Diagnostic;
 use crate::ir::{self, ActionId, FailureId};
-use crate::span::Span;
+use crate::span::{FileId, Span};
 
 use super::body::Header;
+use super::reuse::{block_spans, Cache, Memo, Reuse};
 use super::{Builder, Resolver, Tables};
 
 /// Items per rayon task: bodies are small, so a task takes a batch.
@@ -48,19 +49,86 @@ fn par_resolve<'a, T: Sync, R: Send>(
         .collect()
 }
 
+/// [`par_resolve`] keeping results: an item (in `files[i]`) whose memo in
+/// the cache list `memos` still holds takes its result again; the rest are
+/// checked, and the list is rebuilt for the next resolution.
+fn par_resolve_reusing<'a, T: Sync, R: Send + Clone>(
+    t: &Tables<'a>,
+    (items, files): (&[T], &[FileId]),
+    reuse: Option<&mut Reuse<'_>>,
+    memos: fn(&mut Cache) -> &mut Vec<(Memo, R)>,
+    spans: fn(&R, &mut Vec<Span>),
+    f: impl Fn(&mut Resolver<'_, 'a>, &T) -> R + Sync,
+) -> Vec<(R, Vec<Diagnostic>)> {
+    let Some(reuse) = reuse else {
+        return par_resolve(t, items, f);
+    };
+    let old = std::mem::take(memos(reuse.cache));
+    let kept: Vec<bool> = files
+        .iter()
+        .enumerate()
+        .map(|(i, file)| reuse.holds(old.get(i).map(|(m, _)| m), *file))
+        .collect();
+    let todo: Vec<&T> = items
+        .iter()
+        .zip(&kept)
+        .filter(|(_, k)| !**k)
+        .map(|(t, _)| t)
+        .collect();
+    let mut done = par_resolve(t, &todo, |r, item| f(r, item)).into_iter();
+    let mut old = old.into_iter();
+    let mut out = Vec::with_capacity(items.len());
+    let mut new = Vec::with_capacity(items.len());
+    for (i, file) in files.iter().enumerate() {
+        match (kept[i], old.next()) {
+            (true, Some((memo, value))) => {
+                reuse.cache.reused += 1;
+                out.push((value.clone(), memo.diags.clone()));
+                new.push((memo, value));
+            }
+            _ => {
+                let Some((value, diags)) = done.next() else {
+                    continue;
+                };
+                reuse.cache.computed += 1;
+                let mut held = Vec::new();
+                spans(&value, &mut held);
+                new.push((Memo::new(*file, &held, &diags), value.clone()));
+                out.push((value, diags));
+            }
+        }
+    }
+    *memos(reuse.cache) = new;
+    out
+}
+
+fn header_spans(h: &Header, out: &mut Vec<Span>) {
+    out.extend(h.params.iter().map(|(_, _, s)| *s));
+    out.extend(h.fails.iter().map(|(_, s)| *s));
+}
+
 impl<'a> Builder<'a> {
-    /// Action and function headers: parameters, results and `fails`.
-    pub(super) fn resolve_headers(&mut self) {
+    /// Action and function headers: parameters, results and `fails`; with
+    /// `reuse`, keeps what still holds of the last resolution's.
+    pub(super) fn resolve_headers(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
         let actions: Vec<(usize, &'a ast::ActionDecl)> = self
             .actions
             .iter()
             .enumerate()
             .filter_map(|(i, a)| a.decl.map(|d| (i, d)))
             .collect();
-        let done = par_resolve(&self.t, &actions, |r, (i, decl)| {
-            let unit = r.actions[*i].unit;
-            r.action_header(unit, decl)
-        });
+        let files: Vec<FileId> = actions.iter().map(|(_, d)| d.span.file).collect();
+        let done = par_resolve_reusing(
+            &self.t,
+            (&actions, &files),
+            reuse.as_deref_mut(),
+            |c| &mut c.headers,
+            header_spans,
+            |r, (i, decl)| {
+                let unit = r.actions[*i].unit;
+                r.action_header(unit, decl)
+            },
+        );
         for ((i, _), (header, mut diags)) in actions.iter().zip(done) {
             self.diags.append(&mut diags);
             self.set_header(*i, header);
@@ -72,13 +140,21 @@ impl<'a> Builder<'a> {
             sig.ret = ret;
         }
         let functions: Vec<usize> = (0..self.functions.len()).collect();
-        let done = par_resolve(&self.t, &functions, |r, i| {
-            let sig = &r.functions[*i];
-            let (unit, decl) = (sig.unit, sig.decl);
-            let params = r.params(unit, &decl.params);
-            let ret = r.resolve_type(unit, &decl.returns);
-            (params, ret)
-        });
+        let files: Vec<FileId> = self.functions.iter().map(|f| f.decl.span.file).collect();
+        let done = par_resolve_reusing(
+            &self.t,
+            (&functions, &files),
+            reuse,
+            |c| &mut c.function_headers,
+            |(params, _), out| out.extend(params.iter().map(|(_, _, s)| *s)),
+            |r, i| {
+                let sig = &r.functions[*i];
+                let (unit, decl) = (sig.unit, sig.decl);
+                let params = r.params(unit, &decl.params);
+                let ret = r.resolve_type(unit, &decl.returns);
+                (params, ret)
+            },
+        );
         for (i, ((params, ret), mut diags)) in done.into_iter().enumerate() {
             self.diags.append(&mut diags);
             self.functions[i].params = params;
@@ -96,8 +172,61 @@ impl<'a> Builder<'a> {
     }
 
     /// Checks and lowers every body: actions, routes' inline actions, then
-    /// functions.
-    pub(super) fn check_bodies(&mut self) {
+    /// functions; with `reuse`, keeps what still holds of the last
+    /// resolution's results and checks only the rest.
+    pub(super) fn check_bodies(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
+        let jobs = self.body_jobs();
+        let files: Vec<FileId> = jobs.iter().map(|j| self.job_file(j)).collect();
+        let kept: Vec<bool> = match reuse.as_deref() {
+            Some(r) => files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| r.body_holds(i, *f))
+                .collect(),
+            None => vec![false; jobs.len()],
+        };
+        let todo: Vec<&Job<'a>> = jobs
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| !**k)
+            .map(|(j, _)| j)
+            .collect();
+        let mut done = par_resolve(&self.t, &todo, |r, job| match job {
+            Job::Action(id, decl) => Done::Action(*id, r.action_body(*id, decl)),
+            Job::Route(route, id) => Done::Route(*id, r.route_action_body(route, *id)),
+            Job::Function(i) => {
+                r.function_body(*i);
+                Done::Function
+            }
+        })
+        .into_iter();
+        let mut memos = Vec::with_capacity(if reuse.is_some() { jobs.len() } else { 0 });
+        for (i, job) in jobs.iter().enumerate() {
+            let (done, mut diags) = match (kept[i], reuse.as_deref_mut()) {
+                (true, Some(r)) => kept_body(r, i, job),
+                _ => match done.next() {
+                    Some(d) => d,
+                    None => continue,
+                },
+            };
+            if let Some(r) = reuse.as_deref_mut() {
+                memos.push(if kept[i] {
+                    r.cache.reused += 1;
+                    r.take_body_memo(i)
+                } else {
+                    r.cache.computed += 1;
+                    body_memo(files[i], &done, &diags)
+                });
+            }
+            self.diags.append(&mut diags);
+            self.apply(done);
+        }
+        if let Some(r) = reuse {
+            r.cache.set_bodies(memos);
+        }
+    }
+
+    fn body_jobs(&self) -> Vec<Job<'a>> {
         let mut jobs: Vec<Job<'a>> = Vec::new();
         for (i, a) in self.actions.iter().enumerate() {
             if let Some(decl) = a.decl {
@@ -108,27 +237,68 @@ impl<'a> Builder<'a> {
             jobs.push(Job::Route(route, *id));
         }
         jobs.extend((0..self.functions.len()).map(Job::Function));
-        let done = par_resolve(&self.t, &jobs, |r, job| match job {
-            Job::Action(id, decl) => Done::Action(*id, r.action_body(*id, decl)),
-            Job::Route(route, id) => Done::Route(*id, r.route_action_body(route, *id)),
-            Job::Function(i) => {
-                r.function_body(*i);
-                Done::Function
-            }
-        });
-        for (done, mut diags) in done {
-            self.diags.append(&mut diags);
-            match done {
-                Done::Action(id, body) => self.prog.actions[id.0 as usize].body = body,
-                Done::Route(id, Some((body, fails))) => {
-                    let action = &mut self.prog.actions[id.0 as usize];
-                    action.body = body;
-                    action.fails = fails;
-                }
-                Done::Route(_, None) | Done::Function => {}
-            }
+        jobs
+    }
+
+    fn job_file(&self, job: &Job<'a>) -> FileId {
+        match job {
+            Job::Action(_, decl) => decl.span.file,
+            Job::Route(route, _) => route.span.file,
+            Job::Function(i) => self
+                .functions
+                .get(*i)
+                .map(|f| f.decl.span.file)
+                .unwrap_or_default(),
         }
     }
+
+    fn apply(&mut self, done: Done) {
+        match done {
+            Done::Action(id, body) => self.prog.actions[id.0 as usize].body = body,
+            Done::Route(id, Some((body, fails))) => {
+                let action = &mut self.prog.actions[id.0 as usize];
+                action.body = body;
+                action.fails = fails;
+            }
+            Done::Route(_, None) | Done::Function => {}
+        }
+    }
+}
+
+/// A body the last resolution checked, taken from its program, with its
+/// diagnostics.
+fn kept_body(r: &mut Reuse<'_>, index: usize, job: &Job<'_>) -> (Done, Vec<Diagnostic>) {
+    let diags = r.cache_body_diags(index);
+    let done = match job {
+        Job::Action(id, _) => Done::Action(
+            *id,
+            r.previous_action(*id)
+                .map(|a| std::mem::take(&mut a.body))
+                .unwrap_or_default(),
+        ),
+        Job::Route(_, id) => {
+            let taken = r
+                .previous_action(*id)
+                .map(|a| (std::mem::take(&mut a.body), std::mem::take(&mut a.fails)));
+            Done::Route(*id, taken)
+        }
+        Job::Function(_) => Done::Function,
+    };
+    (done, diags)
+}
+
+/// The memo of a body just checked.
+fn body_memo(file: FileId, done: &Done, diags: &[Diagnostic]) -> Memo {
+    let mut spans = Vec::new();
+    match done {
+        Done::Action(_, body) => block_spans(body, &mut spans),
+        Done::Route(_, Some((body, fails))) => {
+            block_spans(body, &mut spans);
+            spans.extend(fails.iter().map(|(_, s)| *s));
+        }
+        Done::Route(_, None) | Done::Function => {}
+    }
+    Memo::new(file, &spans, diags)
 }
 
 #[cfg(test)]

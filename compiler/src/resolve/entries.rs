@@ -6,10 +6,11 @@ use crate::ast::{self, ExprKind, Item, SettingValue};
 use crate::diag::Diagnostic;
 use crate::intern::Name;
 use crate::ir::{self, ActionId, EntryKind, Owner};
-use crate::span::Span;
+use crate::span::{FileId, Span};
 
 use super::body::{BodyKind, Cx};
 use super::calls::Params;
+use super::reuse::{entry_spans, Memo, Reuse};
 use super::tables::{words, Callable, Ty};
 use super::{Builder, Resolver};
 use rayon::prelude::*;
@@ -125,8 +126,9 @@ impl<'a> Builder<'a> {
     }
 
     /// Entry points, resolved in parallel (each reads only the tables) and
-    /// added in source order with their diagnostics.
-    pub(super) fn resolve_entries(&mut self) {
+    /// added in source order with their diagnostics; with `reuse`, keeps
+    /// what still holds of the last resolution's.
+    pub(super) fn resolve_entries(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
         let items: Vec<(Owner, &'a Item)> = self
             .units
             .iter()
@@ -135,15 +137,28 @@ impl<'a> Builder<'a> {
                 asts.iter()
                     .flat_map(move |file| file.items.iter().map(move |item| (u.owner, item)))
             })
-            .filter(|(_, item)| {
-                matches!(
-                    item,
-                    Item::Route(_) | Item::Subscriber(_) | Item::Schedule(_)
-                )
-            })
+            .filter(|(_, item)| entry_file(item).is_some())
+            .collect();
+        let files: Vec<FileId> = items
+            .iter()
+            .map(|(_, item)| entry_file(item).unwrap_or_default())
+            .collect();
+        let kept: Vec<bool> = match reuse.as_deref() {
+            Some(r) => files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| r.entry_holds(i, *f))
+                .collect(),
+            None => vec![false; items.len()],
+        };
+        let todo: Vec<&(Owner, &'a Item)> = items
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| !**k)
+            .map(|(item, _)| item)
             .collect();
         let t = &self.t;
-        let done: Vec<(Option<ir::Entry>, Vec<Diagnostic>)> = items
+        let mut done = todo
             .par_iter()
             .with_min_len(64)
             .map(|(owner, item)| {
@@ -151,12 +166,56 @@ impl<'a> Builder<'a> {
                 let entry = Resolver::new(t, &mut diags).entry_item(*owner, item);
                 (entry, diags)
             })
-            .collect();
-        for (entry, mut diags) in done {
+            .collect::<Vec<_>>()
+            .into_iter();
+        let mut memos = Vec::new();
+        for (i, file) in files.iter().enumerate() {
+            let (entry, mut diags, memo) = match (kept[i], reuse.as_deref_mut()) {
+                (true, Some(r)) => {
+                    r.cache.reused += 1;
+                    let (memo, entry) = r.take_entry(i);
+                    (entry, memo.diags.clone(), Some(memo))
+                }
+                (_, r) => {
+                    let Some((entry, diags)) = done.next() else {
+                        continue;
+                    };
+                    let memo = r.map(|r| {
+                        r.cache.computed += 1;
+                        entry_memo(*file, entry.as_ref(), &diags)
+                    });
+                    (entry, diags, memo)
+                }
+            };
+            if let Some(memo) = memo {
+                let slot = entry.as_ref().map(|_| self.prog.entries.len() as u32);
+                memos.push((memo, slot));
+            }
             self.diags.append(&mut diags);
             self.prog.entries.extend(entry);
         }
+        if let Some(r) = reuse {
+            r.cache.set_entries(memos);
+        }
     }
+}
+
+/// The file of an entry point (`None` for other declarations).
+fn entry_file(item: &Item) -> Option<FileId> {
+    match item {
+        Item::Route(r) => Some(r.span.file),
+        Item::Subscriber(s) => Some(s.span.file),
+        Item::Schedule(s) => Some(s.span.file),
+        _ => None,
+    }
+}
+
+fn entry_memo(file: FileId, entry: Option<&ir::Entry>, diags: &[Diagnostic]) -> Memo {
+    let mut spans = Vec::new();
+    if let Some(e) = entry {
+        entry_spans(e, &mut spans);
+    }
+    Memo::new(file, &spans, diags)
 }
 
 impl<'a> Resolver<'_, 'a> {

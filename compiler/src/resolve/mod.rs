@@ -15,6 +15,10 @@
 //! diagnostics; results are applied in declaration order, so the program and
 //! the diagnostics are the same whatever the number of threads. Tables keyed
 //! by [`Name`] hash its id and are iterated only in text order.
+//!
+//! The language server resolves again after every edit with
+//! [`resolve_cached`]: the tables are rebuilt, but checked headers, bodies and
+//! entry points are kept while they still hold (`reuse.rs`).
 
 mod body;
 mod calls;
@@ -28,6 +32,7 @@ mod lookup;
 mod matching;
 mod ops;
 mod pattern;
+mod reuse;
 pub mod size;
 mod tables;
 mod types;
@@ -41,6 +46,8 @@ use crate::ir::{self, FailureKind, Owner, PkgId, Program};
 use crate::load::{LoadedPackage, LoadedProject};
 use crate::span::FileId;
 
+pub use reuse::Cache;
+use reuse::Reuse;
 use tables::{ActionSig, Decl, FnSig, OpSig, TypeDef, UnitInfo};
 
 /// The tables every phase reads: the program being built, the scope units
@@ -111,19 +118,49 @@ pub fn resolve(
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Program {
-    let mut b = Builder::new(project, asts);
-    b.syntax_files = diagnostics
+    run(project, asts, diagnostics, None)
+}
+
+/// [`resolve`] for an app resolved again after an edit (the language
+/// server): reuses the bodies and entry points of `previous`, the program
+/// the last call with this `cache` returned, where they still hold (see
+/// `reuse.rs`), and takes them out of it. The program and the diagnostics
+/// are those [`resolve`] gives.
+pub fn resolve_cached(
+    project: &LoadedProject,
+    asts: &[SourceFileAst],
+    diagnostics: &mut Vec<Diagnostic>,
+    cache: &mut Cache,
+    previous: Option<&mut Program>,
+) -> Program {
+    let syntax_files = syntax_files(diagnostics);
+    let mut reuse = Reuse::begin(cache, previous, project, asts, &syntax_files);
+    run(project, asts, diagnostics, Some(&mut reuse))
+}
+
+fn syntax_files(diagnostics: &[Diagnostic]) -> HashSet<FileId> {
+    diagnostics
         .iter()
         .filter(|d| d.is_error() && d.code.starts_with("syntax."))
         .map(|d| d.span.file)
-        .collect();
+        .collect()
+}
+
+fn run(
+    project: &LoadedProject,
+    asts: &[SourceFileAst],
+    diagnostics: &mut Vec<Diagnostic>,
+    mut reuse: Option<&mut Reuse<'_>>,
+) -> Program {
+    let mut b = Builder::new(project, asts);
+    b.syntax_files = syntax_files(diagnostics);
     b.collect_all();
     b.resolve_type_defs();
     b.lower_operations();
-    b.resolve_headers();
+    b.resolve_headers(reuse.as_deref_mut());
     b.resolve_application();
-    b.check_bodies();
-    b.resolve_entries();
+    b.check_bodies(reuse.as_deref_mut());
+    b.resolve_entries(reuse);
     diagnostics.append(&mut b.diags);
     let mut prog = std::mem::take(&mut b.t.prog);
     // The largest tables own nothing borrowed: another thread frees them

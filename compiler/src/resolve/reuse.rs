@@ -1,0 +1,393 @@
+//! Reuse of checked bodies and entry points between two resolutions of an
+//! edited app (the language server; `jadpo check` resolves once and keeps
+//! nothing).
+//!
+//! Checking a body reads its own declaration and the tables: every
+//! declaration's name, header and type, the manifests, and which files have
+//! syntax errors. The tables are rebuilt on every resolution (that part is
+//! cheap); what is kept is the result of checking each body and entry point.
+//! A kept result is used again when
+//! - the *context* is unchanged: the same files by id and path, the same
+//!   tokens outside action bodies in every source (a body edit, a comment or
+//!   a blank line do not change it; a new declaration, a changed header or a
+//!   changed manifest do), and the same files with syntax errors; then every
+//!   id the tables hand out means what it meant;
+//! - the item's own file has the same text, so its own spans still hold;
+//! - no other file whose spans the result holds (a related label at a
+//!   declaration elsewhere, a fix editing another file) has changed.
+//!
+//! A file with syntax errors counts whole, tokens in bodies too: the
+//! parser's recovery may turn a damaged body into a dropped declaration.
+//! `compiler/tests/resolve_incremental.rs` compares reused results against
+//! fresh resolutions after edits to every fixture.
+
+use crate::ast::{Item, SourceFileAst};
+use crate::diag::Diagnostic;
+use crate::ir::{self, Block, Node, Program};
+use crate::lexer;
+use crate::load::LoadedProject;
+use crate::span::{FileId, Span};
+use std::collections::HashSet;
+
+use super::body::Header;
+use super::tables::Ty;
+
+/// A function's resolved parameters.
+type Params = Vec<(crate::intern::Name, Ty, Span)>;
+
+/// What the last resolution left for the next one.
+#[derive(Default)]
+pub struct Cache {
+    files: Vec<FileState>,
+    context: Option<blake3::Hash>,
+    bodies: Vec<Memo>,
+    pub(super) headers: Vec<(Memo, Header)>,
+    pub(super) function_headers: Vec<(Memo, (Params, Ty))>,
+    /// Each entry point's memo, and its index in the program's entries
+    /// (`None`: it lowered to nothing).
+    entries: Vec<(Memo, Option<u32>)>,
+    /// Headers, bodies and entry points reused and checked by the last
+    /// resolution.
+    pub reused: usize,
+    pub computed: usize,
+}
+
+/// A file as the last resolution saw it.
+struct FileState {
+    path: String,
+    text: String,
+    /// The file's part of the context.
+    context: blake3::Hash,
+    changed: bool,
+}
+
+/// Where a kept result came from: its file, the other files its spans
+/// point into, and the diagnostics checking it gave.
+#[derive(Default)]
+pub(super) struct Memo {
+    file: FileId,
+    foreign: Box<[FileId]>,
+    pub diags: Vec<Diagnostic>,
+}
+
+/// One resolution's use of the cache: the cache, and the program of the
+/// last resolution to take kept bodies from (`None`: reuse nothing).
+pub(super) struct Reuse<'c> {
+    pub cache: &'c mut Cache,
+    pub previous: Option<&'c mut Program>,
+    /// Whether the context is the one the kept results were checked in.
+    pub same_context: bool,
+    /// The previous program's entry points, taken out of it on first use.
+    old_entries: Option<Vec<Option<ir::Entry>>>,
+}
+
+impl<'c> Reuse<'c> {
+    /// Notes which files changed since the last resolution and whether the
+    /// context is the same.
+    pub fn begin(
+        cache: &'c mut Cache,
+        previous: Option<&'c mut Program>,
+        project: &LoadedProject,
+        asts: &[SourceFileAst],
+        syntax_files: &HashSet<FileId>,
+    ) -> Self {
+        let context = cache.refresh(project, asts, syntax_files);
+        let same_context = previous.is_some() && cache.context == Some(context);
+        cache.context = Some(context);
+        cache.reused = 0;
+        cache.computed = 0;
+        Reuse {
+            cache,
+            previous,
+            same_context,
+            old_entries: None,
+        }
+    }
+
+    /// Whether the kept result at `index` of `kept` still holds for an item
+    /// in `file`.
+    pub fn holds(&self, kept: Option<&Memo>, file: FileId) -> bool {
+        let Some(memo) = kept else { return false };
+        self.same_context
+            && memo.file == file
+            && !self.cache.changed(file)
+            && memo.foreign.iter().all(|f| !self.cache.changed(*f))
+    }
+
+    pub fn body_holds(&self, index: usize, file: FileId) -> bool {
+        self.holds(self.cache.bodies.get(index), file)
+    }
+
+    pub fn entry_holds(&self, index: usize, file: FileId) -> bool {
+        self.holds(self.cache.entries.get(index).map(|(m, _)| m), file)
+    }
+
+    /// Action `id` of the last resolution's program, to take its body from.
+    pub fn previous_action(&mut self, id: ir::ActionId) -> Option<&mut ir::Action> {
+        self.previous.as_mut()?.actions.get_mut(id.0 as usize)
+    }
+
+    /// The diagnostics checking body `index` gave last time.
+    pub fn cache_body_diags(&self, index: usize) -> Vec<Diagnostic> {
+        self.cache
+            .bodies
+            .get(index)
+            .map(|m| m.diags.clone())
+            .unwrap_or_default()
+    }
+
+    /// The kept memo of body `index`, moved out.
+    pub fn take_body_memo(&mut self, index: usize) -> Memo {
+        self.cache
+            .bodies
+            .get_mut(index)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The kept memo of entry point `index` and its entry, moved out.
+    pub fn take_entry(&mut self, index: usize) -> (Memo, Option<ir::Entry>) {
+        let (memo, slot) = self
+            .cache
+            .entries
+            .get_mut(index)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let previous = &mut self.previous;
+        let old = self.old_entries.get_or_insert_with(|| match previous {
+            Some(p) => std::mem::take(&mut p.entries)
+                .into_iter()
+                .map(Some)
+                .collect(),
+            None => Vec::new(),
+        });
+        let entry = slot.and_then(|s| old.get_mut(s as usize)?.take());
+        (memo, entry)
+    }
+}
+
+impl Memo {
+    /// A memo for a result just checked, its foreign files read from its
+    /// spans.
+    pub fn new(file: FileId, spans: &[Span], diags: &[Diagnostic]) -> Memo {
+        let mut foreign: Vec<FileId> = spans.iter().map(|s| s.file).collect();
+        for d in diags {
+            diag_spans(d, &mut |s| foreign.push(s.file));
+        }
+        foreign.retain(|f| *f != file);
+        foreign.sort_unstable();
+        foreign.dedup();
+        Memo {
+            file,
+            foreign: foreign.into(),
+            diags: diags.to_vec(),
+        }
+    }
+}
+
+impl Cache {
+    fn changed(&self, file: FileId) -> bool {
+        self.files.get(file.0 as usize).is_none_or(|f| f.changed)
+    }
+
+    pub(super) fn set_bodies(&mut self, bodies: Vec<Memo>) {
+        self.bodies = bodies;
+    }
+
+    pub(super) fn set_entries(&mut self, entries: Vec<(Memo, Option<u32>)>) {
+        self.entries = entries;
+    }
+
+    /// Compares every file with the last resolution's, and returns the
+    /// context hash.
+    fn refresh(
+        &mut self,
+        project: &LoadedProject,
+        asts: &[SourceFileAst],
+        syntax_files: &HashSet<FileId>,
+    ) -> blake3::Hash {
+        let files = &project.files;
+        self.files.truncate(files.len());
+        let by_file: std::collections::HashMap<FileId, &SourceFileAst> =
+            asts.iter().map(|a| (a.file, a)).collect();
+        let mut all = blake3::Hasher::new();
+        all.update(&(files.len() as u64).to_le_bytes());
+        for (id, file) in files.iter() {
+            let index = id.0 as usize;
+            let same = self
+                .files
+                .get(index)
+                .is_some_and(|f| f.path == file.path && f.text == file.text);
+            if same {
+                if let Some(f) = self.files.get_mut(index) {
+                    f.changed = false;
+                }
+            } else {
+                let state = FileState {
+                    path: file.path.clone(),
+                    text: file.text.clone(),
+                    context: file_context(id, &file.text, by_file.get(&id).copied(), syntax_files),
+                    changed: true,
+                };
+                match self.files.get_mut(index) {
+                    Some(slot) => *slot = state,
+                    None => self.files.push(state),
+                }
+            }
+            let state = &self.files[index];
+            all.update(&(file.path.len() as u64).to_le_bytes());
+            all.update(file.path.as_bytes());
+            all.update(format!("{:?}", file.unit).as_bytes());
+            all.update(state.context.as_bytes());
+        }
+        let mut broken: Vec<u32> = syntax_files.iter().map(|f| f.0).collect();
+        broken.sort_unstable();
+        for f in broken {
+            all.update(&f.to_le_bytes());
+        }
+        all.finalize()
+    }
+}
+
+/// A file's part of the context: the tokens outside action bodies of a
+/// readable source, else the whole text.
+fn file_context(
+    id: FileId,
+    text: &str,
+    ast: Option<&SourceFileAst>,
+    syntax_files: &HashSet<FileId>,
+) -> blake3::Hash {
+    let Some(ast) = ast.filter(|_| !syntax_files.contains(&id)) else {
+        let mut h = blake3::Hasher::new();
+        h.update(b"whole");
+        h.update(text.as_bytes());
+        return h.finalize();
+    };
+    let bodies: Vec<Span> = ast
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Action(a) => Some(a.body.span),
+            _ => None,
+        })
+        .collect();
+    let mut h = blake3::Hasher::new();
+    h.update(b"tokens");
+    let mut next = bodies.iter().peekable();
+    for token in lexer::lex(id, text).tokens {
+        while next.peek().is_some_and(|b| b.end <= token.span.start) {
+            next.next();
+        }
+        if next
+            .peek()
+            .is_some_and(|b| b.start <= token.span.start && token.span.end <= b.end)
+        {
+            if next.peek().is_some_and(|b| b.start == token.span.start) {
+                h.update(b"\x00body");
+            }
+            continue;
+        }
+        let slice = text.get(token.span.range()).unwrap_or("");
+        h.update(&(slice.len() as u64).to_le_bytes());
+        h.update(slice.as_bytes());
+    }
+    h.finalize()
+}
+
+/// Every span a diagnostic holds.
+fn diag_spans(d: &Diagnostic, f: &mut impl FnMut(Span)) {
+    f(d.span);
+    for l in &d.related {
+        f(l.span);
+    }
+    for fix in &d.fixes {
+        for e in &fix.edits {
+            f(e.span);
+        }
+    }
+}
+
+/// Every span a lowered body holds.
+pub(super) fn block_spans(b: &Block, out: &mut Vec<Span>) {
+    for node in &b.nodes {
+        match node {
+            Node::Effect(e) => {
+                out.push(e.span);
+                if let ir::Target::Write(w) = &e.target {
+                    out.extend(w.failures.iter().map(|(_, s)| *s));
+                }
+                match &e.handling {
+                    ir::Handling::Attempt(s) => out.push(*s),
+                    ir::Handling::Match(arms) => arms.iter().for_each(|a| arm_spans(a, out)),
+                    ir::Handling::Unhandled => {}
+                }
+            }
+            Node::Emit(e) => {
+                out.push(e.span);
+                out.extend(e.fields.iter().map(|f| f.span));
+                for o in &e.options {
+                    out.push(o.key_span);
+                    out.push(o.span);
+                    option_spans(&o.value, out);
+                }
+            }
+            Node::Reject(r) => out.push(r.span),
+            Node::Return(s) => out.push(*s),
+            Node::If {
+                span,
+                then_block,
+                else_block,
+            } => {
+                out.push(*span);
+                block_spans(then_block, out);
+                block_spans(else_block, out);
+            }
+            Node::Loop { span, body, .. } => {
+                out.push(*span);
+                block_spans(body, out);
+            }
+        }
+    }
+}
+
+fn arm_spans(a: &ir::Arm, out: &mut Vec<Span>) {
+    out.push(a.span);
+    block_spans(&a.body, out);
+    match &a.end {
+        ir::ArmEnd::Value => {}
+        ir::ArmEnd::Reject(r) => out.push(r.span),
+        ir::ArmEnd::Propagate(s) => out.push(*s),
+    }
+}
+
+fn option_spans(v: &ir::OptionValue, out: &mut Vec<Span>) {
+    match v {
+        ir::OptionValue::List(items) => {
+            for (v, s) in items {
+                out.push(*s);
+                option_spans(v, out);
+            }
+        }
+        ir::OptionValue::Record(items) => {
+            for (_, v, s) in items {
+                out.push(*s);
+                option_spans(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every span an entry point holds.
+pub(super) fn entry_spans(e: &ir::Entry, out: &mut Vec<Span>) {
+    out.push(e.span);
+    out.push(e.run_span);
+    if let ir::EntryKind::Route {
+        key_span,
+        deadline_span,
+        ..
+    } = &e.kind
+    {
+        out.extend(key_span.iter().chain(deadline_span.iter()).copied());
+    }
+}

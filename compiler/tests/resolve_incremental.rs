@@ -1,0 +1,256 @@
+//! Resolution with reuse (`resolve_cached`, used by the language server
+//! between edits) gives exactly what a fresh resolution gives: apps are
+//! edited the way an author edits them (a line added at the top, a line
+//! added in a body, a call broken, an action added in front, the edit
+//! undone), and after each edit the program and the diagnostics of the
+//! reusing resolution are compared with a fresh compile's.
+
+use jadpo_compiler::ir::Program;
+use jadpo_compiler::load::{self, loaders::MemLoader};
+use jadpo_compiler::{parser, resolve};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const MANIFEST: &str =
+    "app: fixture\npackages: { stripe: \"3\", github: \"1\", twilio: \"1\", postmark: \"1\" }\n";
+
+const ADDED: &str = "action probe_added(request: Text) -> Unit {\n    return\n}\n";
+
+/// An app's files by path under the app folder `app/`.
+type App = BTreeMap<String, String>;
+
+fn loader(app: &App) -> MemLoader {
+    let mut loader = MemLoader::new();
+    for (path, text) in app {
+        loader.insert(format!("app/{path}"), text.as_bytes());
+    }
+    loader
+}
+
+/// The last resolution's cache and program, carried from edit to edit.
+#[derive(Default)]
+struct Session {
+    cache: resolve::Cache,
+    previous: Option<Program>,
+    reused: usize,
+}
+
+impl Session {
+    /// Resolves `app` with reuse and from scratch; both must agree.
+    fn compare(&mut self, app: &App, what: &str) {
+        let loader = loader(app);
+        let fresh = jadpo_compiler::compile(&loader, "app");
+        let Ok(loaded) = load::load_project(&loader, "app") else {
+            assert!(
+                fresh.program.is_none(),
+                "{what}: only the fresh load failed"
+            );
+            self.previous = None;
+            return;
+        };
+        let mut diags = loaded.diagnostics.clone();
+        let asts = parser::parse_files(&loaded.files, &loaded.all_sources(), &mut diags);
+        let program = resolve::resolve_cached(
+            &loaded,
+            &asts,
+            &mut diags,
+            &mut self.cache,
+            self.previous.as_mut(),
+        );
+        same(
+            &format!("{diags:#?}"),
+            &format!("{:#?}", fresh.diagnostics),
+            &format!("diagnostics after {what}"),
+        );
+        same(
+            &format!("{:#?}", Some(&program)),
+            &format!("{:#?}", fresh.program),
+            &format!("programs after {what}"),
+        );
+        self.reused += self.cache.reused;
+        self.previous = Some(program);
+    }
+}
+
+/// Fails with the first line where the two texts differ.
+fn same(reused: &str, fresh: &str, what: &str) {
+    if reused == fresh {
+        return;
+    }
+    let at = reused
+        .lines()
+        .zip(fresh.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(0);
+    let around = |t: &str| {
+        t.lines()
+            .skip(at.saturating_sub(12))
+            .take(16)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    panic!(
+        "{what} differ at line {at}:\n--- reused\n{}\n--- fresh\n{}",
+        around(reused),
+        around(fresh)
+    );
+}
+
+/// Edits every source file of `app` in turn, comparing after each edit;
+/// returns how many results were reused.
+fn edit_each_file(app: &App) -> usize {
+    let mut session = Session::default();
+    session.compare(app, "the first resolution");
+    session.compare(app, "no edit");
+    let sources: Vec<String> = app
+        .keys()
+        .filter(|p| p.ends_with(".jadpo"))
+        .cloned()
+        .collect();
+    for path in sources {
+        let original = app.get(&path).cloned().unwrap_or_default();
+        let edits = [
+            ("a comment line added", format!("// edited\n{original}")),
+            ("a line added in a body", in_first_body(&original)),
+            (
+                "a call broken",
+                original.replacen("attempt ", "attempt x_", 1),
+            ),
+            ("an action added in front", format!("{ADDED}{original}")),
+            ("a brace removed", original.replacen('}', "", 1)),
+            ("the edit undone", original.clone()),
+        ];
+        for (what, text) in edits {
+            let mut edited = app.clone();
+            edited.insert(path.clone(), text);
+            session.compare(&edited, &format!("{what} in {path}"));
+        }
+    }
+    session.reused
+}
+
+/// A comment line after the first line opening an action's body.
+fn in_first_body(text: &str) -> String {
+    let mut out = String::new();
+    let mut done = false;
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if !done && line.starts_with("action ") && line.trim_end().ends_with('{') {
+            out.push_str("    // a note\n");
+            done = true;
+        }
+    }
+    out
+}
+
+fn read_dir(root: &Path, dir: &Path, app: &mut App) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            read_dir(root, &path, app);
+        } else if let (Ok(text), Ok(rel)) =
+            (std::fs::read_to_string(&path), path.strip_prefix(root))
+        {
+            app.insert(rel.to_string_lossy().replace('\\', "/"), text);
+        }
+    }
+}
+
+fn repo(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+/// Every fixture under `tests/fixtures/<area>`, as apps.
+fn fixtures(area: &str) -> Vec<App> {
+    let mut apps = Vec::new();
+    let mut dirs = vec![repo(&format!("tests/fixtures/{area}"))];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let case = name.starts_with("pass_") || name.starts_with("fail_");
+            if path.is_dir() && case {
+                let mut app = App::new();
+                read_dir(&path, &path, &mut app);
+                apps.push(app);
+            } else if path.is_dir() {
+                dirs.push(path);
+            } else if case && name.ends_with(".jadpo") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let mut app = App::new();
+                app.insert("jadpo.yaml".into(), MANIFEST.into());
+                app.insert("fixture.jadpo".into(), text);
+                apps.push(app);
+            }
+        }
+    }
+    apps
+}
+
+#[test]
+fn example_apps_edited_match_fresh_resolutions() {
+    let mut reused = 0;
+    for name in ["billing", "mistakes"] {
+        let root = repo(&format!("examples/{name}"));
+        let mut app = App::new();
+        read_dir(&root, &root, &mut app);
+        assert!(app.len() > 2, "examples/{name} not found");
+        reused += edit_each_file(&app);
+    }
+    assert!(reused > 200, "only {reused} results reused");
+}
+
+/// Name, type and failure fixtures: the diagnostics that point across
+/// files and the recovery from syntax errors.
+#[test]
+fn name_and_syntax_fixtures_edited_match_fresh_resolutions() {
+    let mut apps = fixtures("names");
+    apps.extend(fixtures("syntax"));
+    assert!(apps.len() > 30, "only {} fixtures found", apps.len());
+    let reused: usize = apps.iter().map(edit_each_file).sum();
+    assert!(reused > 100, "only {reused} results reused");
+}
+
+#[test]
+fn rule_and_package_fixtures_edited_match_fresh_resolutions() {
+    let mut apps = fixtures("rules");
+    apps.extend(fixtures("packages"));
+    assert!(apps.len() > 30, "only {} fixtures found", apps.len());
+    let reused: usize = apps.iter().map(edit_each_file).sum();
+    assert!(reused > 500, "only {reused} results reused");
+}
+
+/// A diagnostic in one file with a label in another (`code` is declared
+/// here): after an edit that moves the other file's text, the label must
+/// move too, although the file with the diagnostic did not change.
+#[test]
+fn labels_into_an_edited_file_follow_the_edit() {
+    let mut app = App::new();
+    app.insert("jadpo.yaml".into(), "app: two\n".into());
+    let a = "store primary { kind: postgres }\n\
+             application App { events: { store: primary } }\n\
+             type Code = Text { max_length: 8 }\n\
+             event Started {\n    code: Code\n}\n";
+    app.insert("a.jadpo".into(), a.into());
+    app.insert(
+        "b.jadpo".into(),
+        "action start() -> Unit {\n    emit Started { }\n}\n\
+         action other() -> Int {\n    return 1\n}\n"
+            .into(),
+    );
+    let mut session = Session::default();
+    session.compare(&app, "the first resolution");
+    app.insert("a.jadpo".into(), format!("// moved\n\n{a}"));
+    session.compare(&app, "lines added above the event");
+    app.insert("a.jadpo".into(), a.into());
+    session.compare(&app, "the lines removed");
+    assert!(session.reused > 0, "nothing reused");
+}
