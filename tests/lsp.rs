@@ -597,3 +597,86 @@ fn an_edit_reaches_callers_in_other_files() {
     client.notify("exit", Value::Null);
     let _ = std::fs::remove_dir_all(&app);
 }
+
+/// Files and manifests changed on disk behind the editor's back show in
+/// the next analysis, although the server keeps what it read from disk
+/// (files and folder listings, by their times) and parsed manifests (by
+/// their text): a file created in a new folder, a `package.yaml` rewritten
+/// with the same length, a file renamed and removed.
+#[test]
+fn disk_changes_show_in_the_next_analysis() {
+    let app = billing_copy("disk");
+    let pkg = app.join("packages/shop");
+    std::fs::create_dir_all(&pkg).expect("package folder");
+    let manifest = "package: shop\nversion: 1.0.0\nprovider:\n  timeout: 5s\n  attempts: 2\noperations:\n  items.get:\n    request: Text\n    answer: Text\n    changes: false\n";
+    let yaml = pkg.join("package.yaml");
+    std::fs::write(&yaml, manifest).expect("package.yaml");
+    let jadpo_yaml = app.join("jadpo.yaml");
+    let requirement = format!(
+        "{}  shop: \"1\"\n",
+        std::fs::read_to_string(&jadpo_yaml).expect("jadpo.yaml")
+    );
+    std::fs::write(&jadpo_yaml, requirement).expect("jadpo.yaml");
+    // Copies of what was changed in the last 3 seconds are not kept (a
+    // change in the same clock tick would not show in the file's times).
+    std::thread::sleep(Duration::from_millis(3500));
+    let mut client = Client::start(&app);
+    client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": {} }),
+    );
+    client.notify("initialized", json!({}));
+    let payments = app.join("src/payments.jadpo");
+    let text = std::fs::read_to_string(&payments).expect("payments.jadpo");
+    open(&mut client, &payments, &text);
+    assert_eq!(
+        client.diagnostics("src/payments.jadpo"),
+        Vec::<Value>::new()
+    );
+    let mut version = 1;
+    let mut edit = |client: &mut Client| {
+        version += 1;
+        client.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri(&payments), "version": version }, "contentChanges": [{ "text": text }] }),
+        );
+    };
+
+    std::fs::create_dir_all(app.join("src/extra")).expect("folder");
+    let broken = app.join("src/extra/broken.jadpo");
+    std::fs::write(&broken, "action broken( -> Unit {}\n").expect("write");
+    edit(&mut client);
+    let found = client.diagnostics("src/extra/broken.jadpo");
+    assert!(!found.is_empty(), "the new file is checked");
+
+    let moved = app.join("src/extra/moved.jadpo");
+    std::fs::rename(&broken, &moved).expect("rename");
+    edit(&mut client);
+    assert!(!client.diagnostics("src/extra/moved.jadpo").is_empty());
+    assert_eq!(
+        client.diagnostics("src/extra/broken.jadpo"),
+        Vec::<Value>::new()
+    );
+    std::fs::remove_file(&moved).expect("remove");
+    edit(&mut client);
+    assert_eq!(
+        client.diagnostics("src/extra/moved.jadpo"),
+        Vec::<Value>::new()
+    );
+
+    let bad = manifest.replace("timeout: 5s", "timeout: 5x");
+    assert_eq!(bad.len(), manifest.len());
+    std::fs::write(&yaml, &bad).expect("package.yaml");
+    edit(&mut client);
+    let at_app = client.diagnostics("jadpo.yaml");
+    assert!(
+        at_app.iter().any(|d| code_of(d) == "package.has_errors"),
+        "{at_app:?}"
+    );
+    std::fs::write(&yaml, manifest).expect("package.yaml");
+    edit(&mut client);
+    assert_eq!(client.diagnostics("jadpo.yaml"), Vec::<Value>::new());
+    client.request("shutdown", Value::Null);
+    client.notify("exit", Value::Null);
+    let _ = std::fs::remove_dir_all(&app);
+}

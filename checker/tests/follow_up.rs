@@ -747,11 +747,11 @@ fn doubling_call_chains_are_judged_without_listing_paths() {
     };
     let mut out = Vec::new();
     for check in [
-        jadpo_checker::rules::follow_up::too_many::check,
-        jadpo_checker::rules::follow_up::too_large::check,
-        jadpo_checker::rules::follow_up::in_loop::check,
+        jadpo_checker::rules::follow_up::too_many::check_action,
+        jadpo_checker::rules::follow_up::too_large::check_action,
+        jadpo_checker::rules::follow_up::in_loop::check_action,
     ] {
-        check(&cx, &mut out);
+        jadpo_checker::rules::Check::PerAction(check).run(&cx, &mut out);
     }
     let d: Vec<_> = out.into_iter().map(|f| f.diag).collect();
     // level_5 stages 32 and level_9 512 x 174 bytes; every level above is

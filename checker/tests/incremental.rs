@@ -3,9 +3,11 @@
 //! author edits them (a line added at the top, an action added in front,
 //! a call broken, the edit undone) and after each edit the cached analysis
 //! is compared with one from scratch, summary by summary and finding by
-//! finding.
+//! finding. The rules' cache is compared the same way: its findings must be
+//! those of `rules::run` on a fresh analysis, in the same order.
 
 use jadpo_checker::analysis::{self, Analysed, Cache};
+use jadpo_checker::rules::Cache as RulesCache;
 use jadpo_checker::{rules, Scope};
 use jadpo_compiler::ir::{ActionId, Program};
 use jadpo_compiler::load::loaders::MemLoader;
@@ -52,29 +54,68 @@ fn describe(program: &Program, files: &Files, analysed: &Analysed) -> String {
     out
 }
 
-/// Analyses `app` with `cache` and from scratch, and says how many
+/// The caches kept between edits, as the language server keeps them.
+#[derive(Default)]
+struct Caches {
+    summaries: Cache,
+    rules: RulesCache,
+}
+
+/// Analyses `app` with the caches and from scratch, and says how many
 /// summaries were reused.
-fn compare(app: &App, cache: &mut Cache, what: &str) -> usize {
+fn compare(app: &App, caches: &mut Caches, what: &str) -> usize {
     let Some((program, files)) = compile(app) else {
         return 0;
     };
-    let cached = analysis::analyse_cached(&program, cache);
+    let cached = analysis::analyse_cached(&program, &mut caches.summaries);
     let fresh = analysis::analyse(&program);
     assert_eq!(
         describe(&program, &files, &cached),
         describe(&program, &files, &fresh),
         "cached and fresh analyses differ after {what}"
     );
+    let cache = &caches.summaries;
     assert_eq!(cache.reused + cache.computed, program.actions.len());
+    let rules_cached = run_rules(&program, &files, &cached, Some(&mut caches.rules));
+    let rules_fresh = run_rules(&program, &files, &fresh, None);
+    assert_eq!(
+        format!("{rules_cached:#?}"),
+        format!("{rules_fresh:#?}"),
+        "cached and fresh rule findings differ after {what}"
+    );
     cache.reused
+}
+
+/// `rules::run`, or `rules::run_cached` with `cache`.
+fn run_rules(
+    program: &Program,
+    files: &Files,
+    analysed: &Analysed,
+    cache: Option<&mut RulesCache>,
+) -> Vec<jadpo_compiler::diag::Diagnostic> {
+    let cx = rules::Cx {
+        program,
+        files,
+        scope: &Scope::App,
+        analysed,
+    };
+    match cache {
+        Some(cache) => rules::run_cached(&cx, cache),
+        None => rules::run(&cx),
+    }
 }
 
 /// Edits every source file of `app` in turn, comparing after each edit.
 fn edit_each_file(app: &App) {
-    let mut cache = Cache::default();
+    let mut cache = Caches::default();
     compare(app, &mut cache, "the first analysis");
     let again = compare(app, &mut cache, "no edit");
-    assert_eq!(again, cache.reused + cache.computed, "nothing reused");
+    let all = cache.summaries.reused + cache.summaries.computed;
+    assert_eq!(again, all, "nothing reused");
+    assert_eq!(
+        cache.rules.computed, 0,
+        "rule findings judged again with no edit"
+    );
     let sources: Vec<String> = app
         .keys()
         .filter(|p| p.ends_with(".jadpo"))
@@ -90,6 +131,11 @@ fn edit_each_file(app: &App) {
                 original.replacen("attempt ", "attempt x_", 1),
             ),
             ("a call made twice", twice(&original)),
+            // Same length, so the same spans: only the source text the
+            // rules read (a statement's head, an option's value) changes.
+            ("a `for` head broken", original.replacen(" in ", "\nin ", 1)),
+            ("a colon moved", original.replacen(": ", " :", 1)),
+            ("an action renamed", renamed(&original)),
             ("the edit undone", original.clone()),
         ];
         for (what, text) in edits {
@@ -98,6 +144,39 @@ fn edit_each_file(app: &App) {
             compare(&edited, &mut cache, &format!("{what} in {path}"));
         }
     }
+}
+
+/// The first action declared at the start of a line renamed everywhere,
+/// keeping the name's length: no span moves, only the names change.
+fn renamed(text: &str) -> String {
+    let name: String = text
+        .lines()
+        .find_map(|l| l.strip_prefix("action "))
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(first) = name.chars().next() else {
+        return text.to_string();
+    };
+    let swap = if first == 'q' { 'r' } else { 'q' };
+    let new_name = format!("{swap}{}", name.get(first.len_utf8()..).unwrap_or(""));
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(name.as_str()) {
+        let before = rest.get(..at).unwrap_or("");
+        let after = rest.get(at + name.len()..).unwrap_or("");
+        let whole =
+            !before.chars().last().is_some_and(word) && !after.chars().next().is_some_and(word);
+        out.push_str(before);
+        out.push_str(if whole { &new_name } else { &name });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The first `attempt` line repeated.
@@ -179,4 +258,35 @@ fn rule_fixtures_edited_match_fresh_analyses() {
         }
     }
     assert!(found > 20, "only {found} fixtures found");
+}
+
+/// An event declared in one file and emitted in another: a line added
+/// above the event moves its fields, which `follow_up.unbounded` labels,
+/// while the emitting action's key stays the same.
+#[test]
+fn event_declared_in_another_file_edited() {
+    let mut app = App::new();
+    app.insert("jadpo.yaml".into(), "app: fixture\npackages: {}\n".into());
+    app.insert(
+        "events.jadpo".into(),
+        "application Example {\n    events: { store: primary }\n}\n\nstore primary { kind: postgres }\n\n\
+         type Code = Text { max_length: 16 }\n\ntype Codes = List<Code>\n\nevent Batch {\n    codes: Codes\n    note: Text\n}\n"
+            .into(),
+    );
+    app.insert(
+        "actions.jadpo".into(),
+        "action batch(codes: Codes) -> Unit {\n    emit Batch { codes: codes note: \"n\" }\n}\n"
+            .into(),
+    );
+    let mut caches = Caches::default();
+    compare(&app, &mut caches, "the first analysis");
+    let Some((program, files)) = compile(&app) else {
+        panic!("the app does not compile");
+    };
+    let found = run_rules(&program, &files, &analysis::analyse(&program), None);
+    assert!(
+        found.iter().any(|d| d.code == "follow_up.unbounded"),
+        "{found:#?}"
+    );
+    edit_each_file(&app);
 }

@@ -2,13 +2,14 @@
 //! locations as `jadpo check`, with positions in UTF-16.
 
 use super::project::{Project, Snapshot};
-use super::text::LineIndex;
+use super::text::{LineIndex, Positions};
 use super::uri;
 use jadpo_compiler::diag::{Diagnostic, Severity};
-use jadpo_compiler::span::Span;
+use jadpo_compiler::span::{FileId, Span};
 use lsp_types::{
     DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range, Uri,
 };
+use std::collections::{BTreeMap, HashMap};
 
 /// Where a span is, for the editor; `None` for spans in embedded files or
 /// outside the files of this snapshot.
@@ -37,31 +38,45 @@ pub fn diagnostic(
     index: &LineIndex,
     d: &Diagnostic,
 ) -> lsp_types::Diagnostic {
+    let range = index.range(d.span.start as usize, d.span.end as usize);
+    shown(d, range, |span| location(project, snap, span))
+}
+
+/// `d` for the editor, at `range`, with related spans placed by `locate`.
+fn shown(
+    d: &Diagnostic,
+    range: Range,
+    locate: impl Fn(Span) -> Option<Location>,
+) -> lsp_types::Diagnostic {
     let mut message = d.summary.clone();
     if let Some(label) = &d.label {
-        message.push_str(&format!("\n{label}"));
+        message.push('\n');
+        message.push_str(label);
     }
     if let Some(reason) = &d.reason {
-        message.push_str(&format!("\nreason: {reason}"));
+        message.push_str("\nreason: ");
+        message.push_str(reason);
     }
     for fix in &d.fixes {
-        message.push_str(&format!("\nfix: {}", fix.message));
+        message.push_str("\nfix: ");
+        message.push_str(&fix.message);
     }
     if let Some(help) = &d.help {
-        message.push_str(&format!("\nhelp: {help}"));
+        message.push_str("\nhelp: ");
+        message.push_str(help);
     }
     let related: Vec<DiagnosticRelatedInformation> = d
         .related
         .iter()
         .filter_map(|l| {
             Some(DiagnosticRelatedInformation {
-                location: location(project, snap, l.span)?,
+                location: locate(l.span)?,
                 message: l.message.clone(),
             })
         })
         .collect();
     lsp_types::Diagnostic {
-        range: index.range(d.span.start as usize, d.span.end as usize),
+        range,
         severity: Some(match d.severity {
             Severity::Error => DiagnosticSeverity::ERROR,
             Severity::Warning => DiagnosticSeverity::WARNING,
@@ -74,31 +89,72 @@ pub fn diagnostic(
     }
 }
 
-/// Every file's diagnostics: the app view, plus the own findings of
-/// packages inside the app folder. Files are in path order.
-pub fn by_file(project: &Project, snap: &Snapshot) -> Vec<(Uri, Vec<lsp_types::Diagnostic>)> {
-    let mut groups: std::collections::BTreeMap<u32, Vec<&Diagnostic>> = Default::default();
-    for d in snap.diagnostics.iter().chain(&snap.package_diagnostics) {
+/// A file that diagnostics point into, ready for the editor: its address
+/// and the positions of the offsets they name.
+struct Placed {
+    uri: Uri,
+    positions: Positions,
+}
+
+/// The diagnostics of the files `keep` picks: the app view, plus the own
+/// findings of packages inside the app folder. Files are in path order.
+///
+/// This runs after every edit over every finding of the app, so each file
+/// is placed once (its address made, its offsets converted in one pass)
+/// rather than once per diagnostic or related span.
+pub fn by_file(
+    project: &Project,
+    snap: &Snapshot,
+    keep: impl Fn(FileId) -> bool,
+) -> Vec<(Uri, Vec<lsp_types::Diagnostic>)> {
+    let all: Vec<&Diagnostic> = snap
+        .diagnostics
+        .iter()
+        .chain(&snap.package_diagnostics)
+        .filter(|d| keep(d.span.file))
+        .collect();
+    let mut groups: BTreeMap<u32, Vec<&Diagnostic>> = BTreeMap::new();
+    let mut offsets: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for &d in &all {
         groups.entry(d.span.file.0).or_default().push(d);
+        for span in std::iter::once(d.span).chain(d.related.iter().map(|l| l.span)) {
+            let wanted = offsets.entry(span.file.0).or_default();
+            wanted.extend([span.start as usize, span.end as usize]);
+        }
     }
+    let placed: HashMap<u32, Placed> = offsets
+        .into_iter()
+        .filter_map(|(file, wanted)| Some((file, place(project, snap, file, wanted)?)))
+        .collect();
+    let locate = |span: Span| {
+        let p = placed.get(&span.file.0)?;
+        let range = p.positions.range(span.start as usize, span.end as usize);
+        Some(Location::new(p.uri.clone(), range))
+    };
     let mut out = Vec::new();
     for (file, diags) in groups {
-        let Some(source) = file_of(snap, Span::new(jadpo_compiler::span::FileId(file), 0, 0))
-        else {
+        let Some(p) = placed.get(&file) else {
             continue;
         };
-        let Some(uri) = project
-            .disk_path(&source.path)
-            .and_then(|p| uri::from_path(&p))
-        else {
-            continue;
-        };
-        let index = LineIndex::new(&source.text);
         let list = diags
             .iter()
-            .map(|d| diagnostic(project, snap, &index, d))
+            .map(|d| {
+                let range = p
+                    .positions
+                    .range(d.span.start as usize, d.span.end as usize);
+                shown(d, range, locate)
+            })
             .collect();
-        out.push((uri, list));
+        out.push((p.uri.clone(), list));
     }
     out
+}
+
+/// The address of a file and the positions of `wanted` offsets in it;
+/// `None` for embedded files and files not in the snapshot.
+fn place(project: &Project, snap: &Snapshot, file: u32, wanted: Vec<usize>) -> Option<Placed> {
+    let source = file_of(snap, Span::new(FileId(file), 0, 0))?;
+    let uri = uri::from_path(&project.disk_path(&source.path)?)?;
+    let positions = Positions::new(&source.text, wanted);
+    Some(Placed { uri, positions })
 }

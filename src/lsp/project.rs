@@ -84,6 +84,8 @@ pub struct Project {
     resolved: resolve::Cache,
     /// Action summaries of the last analysis, reused where unchanged.
     summaries: analysis::Cache,
+    /// Rule findings of the last run, reused where unchanged.
+    rules: rules::Cache,
     pub snapshot: Option<Snapshot>,
     retired: Option<Snapshot>,
     pub dirty: bool,
@@ -96,6 +98,7 @@ impl Project {
             cache: HashMap::new(),
             resolved: resolve::Cache::default(),
             summaries: analysis::Cache::default(),
+            rules: rules::Cache::default(),
             snapshot: None,
             retired: None,
             dirty: true,
@@ -202,8 +205,12 @@ impl Project {
             scope: &Scope::App,
             analysed: &analysed,
         };
-        let findings = rules::run(&cx);
+        let findings = rules::run_cached(&cx, &mut self.rules);
         timer.lap("rules");
+        timer.note(format!(
+            "{} actions' findings reused, {} judged",
+            self.rules.reused, self.rules.computed
+        ));
         let package_diagnostics = local_package_findings(&loaded.files, &diagnostics);
         diagnostics.extend(findings);
         let shown = app_view(&loaded.files, Some(&program), diagnostics);

@@ -80,6 +80,82 @@ impl<'a> LineIndex<'a> {
     }
 }
 
+/// The LSP positions of chosen byte offsets in one text, found in one pass
+/// over the text up to the last of them (the newlines counted between
+/// offsets): much cheaper than a [`LineIndex`] of the whole text when a
+/// file has a few spans to show. Offsets are clamped and moved back to a
+/// character boundary as [`LineIndex::position`] does.
+pub struct Positions {
+    /// By offset as asked, sorted.
+    found: Vec<(usize, Position)>,
+}
+
+impl Positions {
+    pub fn new(text: &str, offsets: impl IntoIterator<Item = usize>) -> Self {
+        let mut asked: Vec<usize> = offsets.into_iter().collect();
+        asked.sort_unstable();
+        asked.dedup();
+        let bytes = text.as_bytes();
+        let (mut at, mut line, mut line_start) = (0, 0u32, 0);
+        let mut found = Vec::with_capacity(asked.len());
+        for raw in asked {
+            let mut offset = raw.min(text.len());
+            while !text.is_char_boundary(offset) {
+                offset -= 1;
+            }
+            let seen = bytes.get(at..offset).unwrap_or(&[]);
+            let newlines = newlines(seen);
+            if newlines > 0 {
+                line += newlines as u32;
+                line_start = seen
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(line_start, |i| at + i + 1);
+            }
+            at = offset.max(at);
+            let character = text
+                .get(line_start..offset)
+                .unwrap_or("")
+                .chars()
+                .map(|c| c.len_utf16() as u32)
+                .sum();
+            found.push((raw, Position::new(line, character)));
+        }
+        Positions { found }
+    }
+
+    /// The position of an offset given to [`Positions::new`] (the start of
+    /// the text for any other).
+    pub fn position(&self, offset: usize) -> Position {
+        match self.found.binary_search_by_key(&offset, |(o, _)| *o) {
+            Ok(i) => self
+                .found
+                .get(i)
+                .map_or_else(Position::default, |(_, p)| *p),
+            Err(_) => Position::default(),
+        }
+    }
+
+    pub fn range(&self, start: usize, end: usize) -> Range {
+        Range::new(self.position(start), self.position(end))
+    }
+}
+
+/// How many `\n` bytes `bytes` holds. Counted in blocks of 64 with a byte
+/// counter each, which compiles to wide compares (a `usize` count per
+/// byte does not, and this runs over every file with findings per edit).
+fn newlines(bytes: &[u8]) -> usize {
+    let mut blocks = bytes.chunks_exact(64);
+    let mut count = 0;
+    for block in &mut blocks {
+        let found = block
+            .iter()
+            .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n')));
+        count += usize::from(found);
+    }
+    count + blocks.remainder().iter().filter(|&&b| b == b'\n').count()
+}
+
 /// Applies one `didChange` content change: a range edit, or the whole text
 /// when `range` is absent.
 pub fn apply_change(text: &mut String, range: Option<Range>, new_text: &str) {
@@ -125,6 +201,33 @@ mod tests {
         assert_eq!(index.position(9), Position::new(1, 3));
         assert_eq!(index.position(12), Position::new(2, 0));
         assert_eq!(index.position(6), Position::new(1, 1));
+    }
+
+    /// `Positions` must give what `LineIndex` gives, for every offset
+    /// (inside characters and past the end included), asked in any order.
+    #[test]
+    fn positions_equal_the_line_index() {
+        let text = "ab\né😀x\r\nlast\n\n☕ end";
+        let index = LineIndex::new(text);
+        let all: Vec<usize> = (0..text.len() + 3).rev().collect();
+        let positions = Positions::new(text, all.iter().copied());
+        for &offset in &all {
+            assert_eq!(
+                positions.position(offset),
+                index.position(offset),
+                "{offset}"
+            );
+        }
+        let long = "a\nbc\n".repeat(40);
+        assert_eq!(newlines(long.as_bytes()), 80);
+        assert_eq!(
+            newlines(&long.as_bytes()[1..130]),
+            long[1..130].matches('\n').count()
+        );
+        let some = Positions::new(text, [14, 3, 9]);
+        for offset in [3, 9, 14] {
+            assert_eq!(some.position(offset), index.position(offset), "{offset}");
+        }
     }
 
     #[test]

@@ -7,24 +7,33 @@
 //! is reused only where they still mean the same thing.
 
 use jadpo_compiler::ir::{
-    ArmEnd, ArmPattern, Block, Effect, Emit, Handling, Node, OptionValue, Program, Reject, Target,
-    WriteKind,
+    ActionId, ArmEnd, ArmPattern, Block, Effect, Emit, Handling, Node, OptionValue, Program,
+    Reject, Target, WriteKind,
 };
 use jadpo_compiler::span::Span;
 
 /// A summary's key.
 pub type Key = blake3::Hash;
 
-/// Bytes fed to the hash: ids, numbers and spans as fixed-width integers,
+/// Bytes fed to the hash: ids, numbers and spans as LEB128 integers,
 /// texts with their length in front, so no two inputs write the same bytes.
+/// Writing a body also lists the actions it calls, in evaluation order (as
+/// `analysis::calls_in` does), so the call graph needs no second walk.
 #[derive(Default)]
 pub struct Writer {
     bytes: Vec<u8>,
+    calls: Vec<ActionId>,
 }
 
 impl Writer {
     pub fn clear(&mut self) {
         self.bytes.clear();
+        self.calls.clear();
+    }
+
+    /// The actions called in the bodies written since the last clear.
+    pub fn calls(&self) -> &[ActionId] {
+        &self.calls
     }
 
     pub fn finish(&self) -> Key {
@@ -36,11 +45,19 @@ impl Writer {
     }
 
     pub fn u32(&mut self, v: u32) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self.u64(u64::from(v));
     }
 
-    pub fn u64(&mut self, v: u64) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
+    /// A number in LEB128 (7 bits a byte, high bit set on all but the
+    /// last): no encoding is a prefix of another, and the small ids and
+    /// offsets bodies are made of take one to three bytes, which is most of
+    /// what the hash pays for.
+    pub fn u64(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.bytes.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.bytes.push(v as u8);
     }
 
     fn bool(&mut self, v: bool) {
@@ -56,10 +73,10 @@ impl Writer {
         self.bytes.extend_from_slice(k.as_bytes());
     }
 
-    fn span(&mut self, s: Span) {
+    pub fn span(&mut self, s: Span) {
         self.u32(s.file.0);
         self.u32(s.start);
-        self.u32(s.end);
+        self.u32(s.end.wrapping_sub(s.start));
     }
 
     fn opt_u32(&mut self, v: Option<u32>) {
@@ -98,7 +115,10 @@ pub fn context(program: &Program) -> Key {
     w.u64(program.entities.len() as u64);
     for e in &program.entities {
         match e.store {
-            Some(name) => w.str(name.as_str()),
+            Some(name) => {
+                w.u8(1);
+                w.str(name.as_str());
+            }
             None => w.u8(0),
         }
     }
@@ -182,6 +202,7 @@ fn effect(w: &mut Writer, e: &Effect) {
         Target::Action(a) => {
             w.u8(2);
             w.u32(a.0);
+            w.calls.push(*a);
         }
         Target::Write(write) => {
             w.u8(3);

@@ -14,7 +14,6 @@ pub mod values;
 use jadpo_compiler::ir::{ActionId, Block, Handling, Node, Program, Target};
 use jadpo_compiler::span::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::follow_up::ActionFollowUps;
@@ -77,10 +76,21 @@ pub struct Cycle {
 pub struct Analysed {
     pub summaries: Summaries,
     pub cycles: Vec<Cycle>,
-    /// Callers of each action, sorted, without repeats.
-    pub callers: Vec<Vec<ActionId>>,
+    /// Callers of each action, sorted, without repeats (shared with the
+    /// cache while the call graph stands).
+    pub callers: Arc<Vec<Vec<ActionId>>>,
     /// Follow-up facts per action (`follow_up.*` rules and the plan).
     pub follow_ups: crate::follow_up::FollowUps,
+    /// Each action's content key, when the analysis kept a cache (the
+    /// rules' cache builds on them); empty otherwise.
+    keys: Vec<Option<Key>>,
+}
+
+impl Analysed {
+    /// The content key of an action's summary, if the analysis made one.
+    pub fn key(&self, id: ActionId) -> Option<Key> {
+        self.keys.get(id.0 as usize).copied().flatten()
+    }
 }
 
 impl Analysed {
@@ -140,10 +150,14 @@ pub fn analyse_cached(program: &Program, cache: &mut Cache) -> Analysed {
     crate::pool::install(|| run(program, Some(cache)))
 }
 
-/// Summaries (and follow-ups) of the last analysis, by content key.
+/// What the last analysis leaves for the next: summaries (and follow-ups)
+/// by action id with their content keys, the call graph, and how each key
+/// was made.
 #[derive(Default)]
 pub struct Cache {
-    entries: HashMap<Key, Arc<Cached>>,
+    entries: Vec<Option<(Key, Arc<Cached>)>>,
+    graph: Option<Arc<Graph>>,
+    memos: Memos,
     /// Actions whose summary was reused in the last analysis.
     pub reused: usize,
     /// Actions summarised afresh in the last analysis.
@@ -155,44 +169,42 @@ struct Cached {
     follow_ups: Arc<ActionFollowUps>,
 }
 
-/// The call graph: callees of each action in body order, callers sorted.
+/// The call graph, with its components grouped in levels.
 struct Graph {
+    /// Callees of each action, in body order.
     calls: Vec<Vec<ActionId>>,
-    callers: Vec<Vec<ActionId>>,
-    self_calls: Vec<bool>,
-    graph: DiGraph<(), ()>,
+    callers: Arc<Vec<Vec<ActionId>>>,
+    levels: Vec<Vec<Component>>,
 }
 
-fn call_graph(program: &Program) -> Graph {
-    let n = program.actions.len();
+/// The calls found in each body, on all threads.
+fn calls_of(program: &Program) -> Vec<Vec<ActionId>> {
+    use rayon::prelude::*;
+    program
+        .actions
+        .par_iter()
+        .map(|action| {
+            let mut out = Vec::new();
+            calls_in(&action.body, &mut out);
+            out.into_iter().map(|(_, a)| a).collect()
+        })
+        .collect()
+}
+
+/// The call graph over `calls` (callees of each action, in body order;
+/// ids past the last action are left out).
+fn call_graph(mut calls: Vec<Vec<ActionId>>) -> Graph {
+    let n = calls.len();
     let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
     for _ in 0..n {
         graph.add_node(());
     }
-    let mut calls = Vec::with_capacity(n);
     let mut callers: Vec<Vec<ActionId>> = vec![Vec::new(); n];
     let mut self_calls = vec![false; n];
-    // Bodies are walked on all threads; the graph is built in id order.
-    let found: Vec<Vec<(Span, ActionId)>> = {
-        use rayon::prelude::*;
-        program
-            .actions
-            .par_iter()
-            .map(|action| {
-                let mut out = Vec::new();
-                calls_in(&action.body, &mut out);
-                out
-            })
-            .collect()
-    };
-    for (i, found) in found.iter().enumerate() {
-        let mut callees = Vec::with_capacity(found.len());
-        for &(_, callee) in found {
+    for (i, callees) in calls.iter_mut().enumerate() {
+        callees.retain(|c| (c.0 as usize) < n);
+        for &callee in callees.iter() {
             let j = callee.0 as usize;
-            if j >= n {
-                continue;
-            }
-            callees.push(callee);
             graph.add_edge(NodeIndex::new(i), NodeIndex::new(j), ());
             if let Some(list) = callers.get_mut(j) {
                 list.push(ActionId(i as u32));
@@ -203,17 +215,16 @@ fn call_graph(program: &Program) -> Graph {
                 }
             }
         }
-        calls.push(callees);
     }
     for list in &mut callers {
         list.sort();
         list.dedup();
     }
+    let levels = levels(&graph, &calls, &self_calls);
     Graph {
         calls,
-        callers,
-        self_calls,
-        graph,
+        callers: Arc::new(callers),
+        levels,
     }
 }
 
@@ -229,11 +240,15 @@ struct Component {
 /// one more than the highest level of the components it calls, so the
 /// components of one level depend only on lower levels and can be
 /// summarised at the same time.
-fn levels(g: &Graph) -> Vec<Vec<Component>> {
+fn levels(
+    graph: &DiGraph<(), ()>,
+    calls: &[Vec<ActionId>],
+    self_calls: &[bool],
+) -> Vec<Vec<Component>> {
     // `kosaraju_scc` gives components callees first (postorder) and walks
     // with an explicit stack: a recursive walk overflows on long call chains.
-    let sccs = petgraph::algo::kosaraju_scc(&g.graph);
-    let mut comp_of = vec![0usize; g.calls.len()];
+    let sccs = petgraph::algo::kosaraju_scc(graph);
+    let mut comp_of = vec![0usize; calls.len()];
     for (c, scc) in sccs.iter().enumerate() {
         for ix in scc {
             if let Some(slot) = comp_of.get_mut(ix.index()) {
@@ -248,7 +263,7 @@ fn levels(g: &Graph) -> Vec<Vec<Component>> {
         members.sort();
         let mut level = 0;
         for m in &members {
-            for callee in g.calls.get(m.0 as usize).map_or(&[][..], Vec::as_slice) {
+            for callee in calls.get(m.0 as usize).map_or(&[][..], Vec::as_slice) {
                 let d = comp_of.get(callee.0 as usize).copied().unwrap_or(c);
                 if d != c {
                     level = level.max(level_of.get(d).copied().unwrap_or(0) + 1);
@@ -261,7 +276,7 @@ fn levels(g: &Graph) -> Vec<Vec<Component>> {
         let cyclic = members.len() > 1
             || members
                 .first()
-                .is_some_and(|a| g.self_calls.get(a.0 as usize).copied().unwrap_or(false));
+                .is_some_and(|a| self_calls.get(a.0 as usize).copied().unwrap_or(false));
         if out.len() <= level {
             out.resize_with(level + 1, Vec::new);
         }
@@ -277,19 +292,25 @@ struct Slots<'p> {
     program: &'p Program,
     summaries: Summaries,
     follow_ups: Vec<Option<Arc<ActionFollowUps>>>,
-    previous: HashMap<Key, Arc<Cached>>,
-    kept: HashMap<Key, Arc<Cached>>,
+    previous: Vec<Option<(Key, Arc<Cached>)>>,
+    kept: Vec<Option<(Key, Arc<Cached>)>>,
     reused: usize,
     computed: usize,
 }
 
 impl Slots<'_> {
     /// The cached entry for `key`, if the last analysis left one.
-    fn reuse(&mut self, key: Option<Key>) -> Option<Arc<Cached>> {
+    fn reuse(&mut self, id: ActionId, key: Option<Key>) -> Option<Arc<Cached>> {
         let k = key?;
-        let entry = self.previous.get(&k)?.clone();
+        let (old, entry) = self.previous.get(id.0 as usize)?.as_ref()?;
+        if *old != k {
+            return None;
+        }
+        let entry = entry.clone();
         self.reused += 1;
-        self.kept.insert(k, entry.clone());
+        if let Some(slot) = self.kept.get_mut(id.0 as usize) {
+            *slot = Some((k, entry.clone()));
+        }
         Some(entry)
     }
 
@@ -309,8 +330,8 @@ impl Slots<'_> {
     fn store(&mut self, id: ActionId, key: Option<Key>, entry: Arc<Cached>, fresh: bool) {
         if fresh {
             self.computed += 1;
-            if let Some(k) = key {
-                self.kept.insert(k, entry.clone());
+            if let (Some(k), Some(slot)) = (key, self.kept.get_mut(id.0 as usize)) {
+                *slot = Some((k, entry.clone()));
             }
         }
         if let Some(slot) = self.summaries.list.get_mut(id.0 as usize) {
@@ -330,7 +351,7 @@ impl Slots<'_> {
         for comp in comps.iter().filter(|c| !c.cyclic) {
             for &id in &comp.members {
                 let key = keys.get(id);
-                match self.reuse(key) {
+                match self.reuse(id, key) {
                     Some(entry) => self.store(id, key, entry, false),
                     None => todo.push(id),
                 }
@@ -344,7 +365,7 @@ impl Slots<'_> {
         for comp in comps.iter().filter(|c| c.cyclic) {
             for &id in &comp.members {
                 let key = keys.get(id);
-                match self.reuse(key) {
+                match self.reuse(id, key) {
                     Some(entry) => self.store(id, key, entry, false),
                     None => {
                         let entry = self.compute(id);
@@ -358,8 +379,17 @@ impl Slots<'_> {
 
 fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
     let n = program.actions.len();
-    let g = call_graph(program);
-    let mut keys = Keys::new(program, n, cache.is_some());
+    let last_graph = cache.as_mut().and_then(|c| c.graph.take());
+    let last_memos = cache
+        .as_mut()
+        .map(|c| std::mem::take(&mut c.memos))
+        .unwrap_or_default();
+    let (mut keys, calls) = Keys::new(program, n, cache.is_some(), last_memos);
+    // The graph of the last analysis stands while no call changed.
+    let g = match last_graph {
+        Some(g) if g.calls == calls => g,
+        _ => Arc::new(call_graph(calls)),
+    };
     let mut slots = Slots {
         program,
         summaries: Summaries {
@@ -370,35 +400,56 @@ fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
             .as_mut()
             .map(|c| std::mem::take(&mut c.entries))
             .unwrap_or_default(),
-        kept: HashMap::new(),
+        kept: if cache.is_some() {
+            vec![None; n]
+        } else {
+            Vec::new()
+        },
         reused: 0,
         computed: 0,
     };
     let mut cycles = Vec::new();
-    for comps in levels(&g) {
-        for comp in &comps {
+    for comps in &g.levels {
+        for comp in comps {
             keys.component(&g.calls, &comp.members, comp.cyclic);
         }
-        slots.level(&keys, &comps);
-        cycles.extend(
-            comps
-                .into_iter()
-                .filter(|c| c.cyclic)
-                .map(|c| Cycle { members: c.members }),
-        );
+        slots.level(&keys, comps);
+        cycles.extend(comps.iter().filter(|c| c.cyclic).map(|c| Cycle {
+            members: c.members.clone(),
+        }));
     }
+    let callers = g.callers.clone();
+    let Keys { list, memos, .. } = keys;
     if let Some(c) = cache {
         c.entries = slots.kept;
         c.reused = slots.reused;
         c.computed = slots.computed;
+        c.graph = Some(g);
+        c.memos = memos;
     }
     cycles.sort_by(|a, b| a.members.cmp(&b.members));
     Analysed {
         follow_ups: crate::follow_up::FollowUps::from_list(slots.follow_ups),
         summaries: slots.summaries,
         cycles,
-        callers: g.callers,
+        callers,
+        keys: list,
     }
+}
+
+/// How the key of an action outside a cycle was made, by action id: with
+/// the same context, body and callees' keys it is the same key, found
+/// without hashing again.
+#[derive(Default)]
+struct Memos {
+    context: Option<Key>,
+    list: Vec<Option<Memo>>,
+}
+
+struct Memo {
+    body: Key,
+    callees: Vec<Key>,
+    key: Key,
 }
 
 /// The content keys of the actions summarised so far (none when no cache
@@ -409,36 +460,58 @@ struct Keys {
     /// Each action's body alone, hashed up front on all threads.
     bodies: Vec<Key>,
     list: Vec<Option<Key>>,
+    /// The last analysis's memos (when its context was the same), and this
+    /// one's.
+    last: Vec<Option<Memo>>,
+    memos: Memos,
     w: key::Writer,
 }
 
 impl Keys {
-    fn new(program: &Program, n: usize, on: bool) -> Keys {
+    /// The keys' starting point, and each body's calls (found by the same
+    /// walk that hashes the body when keys are kept).
+    fn new(program: &Program, n: usize, on: bool, last: Memos) -> (Keys, Vec<Vec<ActionId>>) {
         use rayon::prelude::*;
-        let bodies = if on {
+        let (bodies, calls) = if on {
             program
                 .actions
                 .par_iter()
                 .map_init(key::Writer::default, |w, action| {
                     w.clear();
                     key::block(w, &action.body);
-                    w.finish()
+                    (w.finish(), w.calls().to_vec())
                 })
-                .collect()
+                .unzip()
+        } else {
+            (Vec::new(), calls_of(program))
+        };
+        let context = if on {
+            key::context(program)
+        } else {
+            blake3::hash(&[])
+        };
+        let last = if last.context == Some(context) {
+            last.list
         } else {
             Vec::new()
         };
-        Keys {
+        let keys = Keys {
             on,
-            context: if on {
-                key::context(program)
-            } else {
-                blake3::hash(&[])
-            },
+            context,
             bodies,
             list: if on { vec![None; n] } else { Vec::new() },
+            last,
+            memos: Memos {
+                context: Some(context),
+                list: if on {
+                    (0..n).map(|_| None).collect()
+                } else {
+                    Vec::new()
+                },
+            },
             w: key::Writer::default(),
-        }
+        };
+        (keys, calls)
     }
 
     fn get(&self, id: ActionId) -> Option<Key> {
@@ -453,6 +526,10 @@ impl Keys {
             return;
         }
         let none = blake3::hash(&[]);
+        if let (false, &[id]) = (cyclic, members) {
+            self.single(calls, id, none);
+            return;
+        }
         self.w.clear();
         self.w.key(&self.context);
         self.w.u8(u8::from(cyclic));
@@ -481,6 +558,54 @@ impl Keys {
             if let Some(slot) = self.list.get_mut(id.0 as usize) {
                 *slot = Some(k);
             }
+        }
+    }
+
+    /// Keys an action outside a cycle: the bytes are those `component`
+    /// writes for it; the last analysis's key stands when the body and the
+    /// callees' keys are the same.
+    fn single(&mut self, calls: &[Vec<ActionId>], id: ActionId, none: Key) {
+        let i = id.0 as usize;
+        let body = self.bodies.get(i).copied().unwrap_or(none);
+        let callees = calls.get(i).map_or(&[][..], Vec::as_slice);
+        let last = self.last.get_mut(i).and_then(Option::take);
+        let memo = match last {
+            Some(m)
+                if m.body == body
+                    && m.callees.len() == callees.len()
+                    && m.callees
+                        .iter()
+                        .zip(callees)
+                        .all(|(k, c)| *k == self.get(*c).unwrap_or(none)) =>
+            {
+                m
+            }
+            _ => {
+                let callee_keys: Vec<Key> = callees
+                    .iter()
+                    .map(|c| self.get(*c).unwrap_or(none))
+                    .collect();
+                self.w.clear();
+                self.w.key(&self.context);
+                self.w.u8(0);
+                self.w.u32(id.0);
+                self.w.key(&body);
+                for (callee, k) in callees.iter().zip(&callee_keys) {
+                    self.w.u32(callee.0);
+                    self.w.key(k);
+                }
+                Memo {
+                    body,
+                    callees: callee_keys,
+                    key: self.w.finish(),
+                }
+            }
+        };
+        if let Some(slot) = self.list.get_mut(i) {
+            *slot = Some(memo.key);
+        }
+        if let Some(slot) = self.memos.list.get_mut(i) {
+            *slot = Some(memo);
         }
     }
 }

@@ -3,14 +3,18 @@
 //! file's `//!` documentation is the rule's doc (extracted by `build.rs`).
 //!
 //! To add a rule: write its file, add its `INFO` to [`REGISTRY`] and its
-//! `check` to [`CHECKS`].
+//! `check` (or `check_action`, for a check that judges each action on its
+//! own) to [`CHECKS`].
 
+mod cache;
 pub mod decline;
 pub mod effect;
 pub mod follow_up;
 pub mod route;
 pub mod step;
 pub mod text;
+
+pub use cache::{run_cached, Cache};
 
 use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::ir::{ActionId, Owner, Program};
@@ -78,30 +82,59 @@ pub fn lookup(code: &str) -> Option<&'static RuleInfo> {
     REGISTRY.iter().find(|r| r.code == code)
 }
 
-/// A rule's check: reads the analysis, pushes findings.
+/// A rule's check over the whole program: reads the analysis, pushes
+/// findings.
 pub type CheckFn = fn(&Cx, &mut Vec<Finding>);
 
+/// A rule's check of one action: reads that action's summary and
+/// follow-ups (and its callees'), pushes findings for it only.
+pub type ActionCheckFn = fn(&Cx, ActionId, &mut Vec<Finding>);
+
+/// How a check runs: over the whole program at once, or action by action
+/// (in id order), which lets the language server keep the findings of
+/// actions that did not change ([`run_cached`]).
+#[derive(Clone, Copy)]
+pub enum Check {
+    Whole(CheckFn),
+    PerAction(ActionCheckFn),
+}
+
+impl Check {
+    /// Runs the check over the whole program.
+    pub fn run(&self, cx: &Cx, out: &mut Vec<Finding>) {
+        match self {
+            Check::Whole(check) => check(cx, out),
+            Check::PerAction(check) => {
+                for id in cx.actions() {
+                    check(cx, id, out);
+                }
+            }
+        }
+    }
+}
+
 /// The checks run for every program (declines are applied afterwards).
-pub static CHECKS: &[CheckFn] = &[
-    effect::call_after_write::check,
-    effect::call_in_loop::check,
-    effect::recursion::check,
-    follow_up::in_loop::check,
-    follow_up::invalid::check,
-    follow_up::lock_order::check,
-    follow_up::self_collision::check,
-    follow_up::store_required::check,
-    follow_up::too_large::check,
-    follow_up::too_many::check,
-    follow_up::unbounded::check,
-    route::calls_past_deadline::check,
-    step::context::check,
-    step::encryption_key_required::check,
-    step::large_output::check,
-    step::late_failure::check,
-    step::store_required::check,
-    step::too_many::check,
-    step::unkeyed::check,
+pub static CHECKS: &[Check] = &[
+    Check::PerAction(effect::call_after_write::check_action),
+    Check::PerAction(effect::call_in_loop::check_action),
+    Check::Whole(effect::recursion::check),
+    Check::PerAction(follow_up::in_loop::check_action),
+    Check::PerAction(follow_up::invalid::check_action),
+    Check::Whole(follow_up::invalid::check_names),
+    Check::Whole(follow_up::lock_order::check),
+    Check::Whole(follow_up::self_collision::check),
+    Check::Whole(follow_up::store_required::check),
+    Check::PerAction(follow_up::too_large::check_action),
+    Check::PerAction(follow_up::too_many::check_action),
+    Check::PerAction(follow_up::unbounded::check_action),
+    Check::Whole(route::calls_past_deadline::check),
+    Check::Whole(step::context::check),
+    Check::Whole(step::encryption_key_required::check),
+    Check::PerAction(step::large_output::check_action),
+    Check::PerAction(step::late_failure::check_action),
+    Check::Whole(step::store_required::check),
+    Check::PerAction(step::too_many::check_action),
+    Check::PerAction(step::unkeyed::check_action),
 ];
 
 /// A diagnostic and the action it belongs to (declines apply per action).
@@ -187,11 +220,16 @@ fn run_here(cx: &Cx) -> Vec<Diagnostic> {
         .par_iter()
         .map(|check| {
             let mut found = Vec::new();
-            check(cx, &mut found);
+            check.run(cx, &mut found);
             found
         })
         .collect();
-    let findings: Vec<Finding> = per_check.into_iter().flatten().collect();
+    finish(cx, per_check.into_iter().flatten().collect())
+}
+
+/// Applies declines, keeps findings in the checked unit's sources, and
+/// sorts them.
+fn finish(cx: &Cx, findings: Vec<Finding>) -> Vec<Diagnostic> {
     let findings = decline::apply(cx, findings);
     let mut diags: Vec<Diagnostic> = findings
         .into_iter()

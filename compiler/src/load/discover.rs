@@ -59,9 +59,16 @@ struct Walk<'w, 'a> {
 }
 
 impl Walk<'_, '_> {
+    /// Walks the folder at `rel` (the root when empty), listed once: the
+    /// same listing says whether a child folder holds a package and what
+    /// the walk goes into.
     fn folder(&mut self, rel: &str, depth: usize) {
-        let path = join(&self.root.path, rel);
-        let entries = match self.root.loader.list(&path) {
+        let listed = self.root.loader.list(&join(&self.root.path, rel));
+        self.entries(rel, depth, listed);
+    }
+
+    fn entries(&mut self, rel: &str, depth: usize, listed: std::io::Result<Vec<(String, bool)>>) {
+        let entries = match listed {
             Ok(mut e) => {
                 e.sort();
                 e
@@ -88,7 +95,8 @@ impl Walk<'_, '_> {
         if name.starts_with('.') || (depth == 0 && self.skip_top.contains(&name)) {
             return;
         }
-        if self.holds_package(child) || !self.inside(child) {
+        let listed = self.root.loader.list(&join(&self.root.path, child));
+        if holds_package(&listed) || !self.inside(child) {
             return;
         }
         if depth + 1 > MAX_DEPTH {
@@ -111,18 +119,10 @@ impl Walk<'_, '_> {
             }
             self.stack.push(real.clone());
         }
-        self.folder(child, depth + 1);
+        self.entries(child, depth + 1, listed);
         if real.is_some() {
             self.stack.pop();
         }
-    }
-
-    fn holds_package(&self, child: &str) -> bool {
-        let path = join(&self.root.path, child);
-        self.root
-            .loader
-            .list(&path)
-            .is_ok_and(|e| e.iter().any(|(n, d)| n == "package.yaml" && !d))
     }
 
     /// With confinement on, whether `child` really lies inside the root.
@@ -142,4 +142,11 @@ impl Walk<'_, '_> {
         }
         inside
     }
+}
+
+/// Whether a folder's listing holds a `package.yaml` file.
+fn holds_package(listed: &std::io::Result<Vec<(String, bool)>>) -> bool {
+    listed
+        .as_ref()
+        .is_ok_and(|e| e.iter().any(|(n, d)| n == "package.yaml" && !d))
 }

@@ -74,20 +74,7 @@ impl Loader for FsLoader {
     }
 
     fn list(&self, path: &str) -> io::Result<Vec<(String, bool)>> {
-        let dir = if path.is_empty() { "." } else { path };
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            // Names that are not UTF-8 cannot be `.jadpo` sources we can show.
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            // `metadata` follows symlinks; a broken link counts as a file so
-            // reading it reports the problem.
-            let is_dir = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
-            out.push((name, is_dir));
-        }
-        Ok(out)
+        list_disk(path).map(|listing| listing.entries)
     }
 
     fn real_path(&self, path: &str) -> io::Result<String> {
@@ -97,6 +84,42 @@ impl Loader for FsLoader {
             .into_string()
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "path is not UTF-8"))
     }
+}
+
+/// A folder listed from disk.
+#[derive(Clone, Debug, Default)]
+pub struct DiskListing {
+    /// Entry names with whether each is a folder (symlinks followed).
+    pub entries: Vec<(String, bool)>,
+    /// Whether any entry is a symbolic link: what a link points to can
+    /// change without the folder changing.
+    pub has_links: bool,
+}
+
+/// Lists a folder on disk. The entry type comes from the listing itself;
+/// only symbolic links cost a `stat`, to follow them (a broken link counts
+/// as a file, so reading it reports the problem).
+pub fn list_disk(path: &str) -> io::Result<DiskListing> {
+    let dir = if path.is_empty() { "." } else { path };
+    let mut out = DiskListing::default();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        // Names that are not UTF-8 cannot be `.jadpo` sources we can show.
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let is_dir = match entry.file_type() {
+            Ok(kind) if kind.is_symlink() => {
+                out.has_links = true;
+                std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
+            }
+            Ok(kind) => kind.is_dir(),
+            // Gone since it was listed: reading it reports the problem.
+            Err(_) => false,
+        };
+        out.entries.push((name, is_dir));
+    }
+    Ok(out)
 }
 
 /// Files held in memory, keyed by `/` path. Folders exist implicitly.

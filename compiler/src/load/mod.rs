@@ -27,6 +27,14 @@ use fields::Reader;
 pub trait Loader: Sync {
     /// Reads a file as bytes.
     fn read(&self, path: &str) -> std::io::Result<Vec<u8>>;
+    /// Reads a file as text, or says where it is not UTF-8. Loaders that
+    /// keep text already checked override it, to not check it again.
+    fn read_string(
+        &self,
+        path: &str,
+    ) -> std::io::Result<Result<String, std::string::FromUtf8Error>> {
+        self.read(path).map(String::from_utf8)
+    }
     /// Lists a folder: entry names with whether each is a folder.
     fn list(&self, path: &str) -> std::io::Result<Vec<(String, bool)>>;
     /// The path with symlinks resolved, to detect loops and escapes. Loaders
@@ -172,7 +180,7 @@ fn read_app(cx: &mut Ctx, app_root: &Folder, root: &str) -> Result<(AppManifest,
         Err(ReadError::Reported) => return Err(cx.fatal()),
     };
     let text = cx.files.get(file).text.clone();
-    let root_node = match yaml::parse(&text, file) {
+    let root_node = match yaml::parse_shared(&text, file) {
         Ok(node) => node,
         Err(d) => {
             cx.diags.push(*d);
@@ -265,15 +273,15 @@ impl Ctx {
         unit: &Unit,
     ) -> Result<FileId, ReadError> {
         let shown = folder.shown(rel);
-        let bytes = match folder.loader.read(&loaders::join(&folder.path, rel)) {
-            Ok(bytes) => bytes,
+        let read = match folder.loader.read_string(&loaders::join(&folder.path, rel)) {
+            Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::NotFound),
             Err(e) => {
                 self.unreadable(&shown, &e.to_string(), unit);
                 return Err(ReadError::Reported);
             }
         };
-        match String::from_utf8(bytes) {
+        match read {
             Ok(text) => Ok(self.files.add(shown, text, unit.clone())),
             Err(e) => {
                 let offset = e.utf8_error().valid_up_to();

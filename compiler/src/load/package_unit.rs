@@ -89,7 +89,7 @@ fn peek_name(folder: &Folder) -> Option<String> {
         .read(&loaders::join(&folder.path, "package.yaml"))
         .ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let root = yaml::parse(&text, crate::span::FileId(0)).ok()?;
+    let root = yaml::parse_shared(&text, crate::span::FileId(0)).ok()?;
     let yaml::Value::Map(entries) = &root.value else {
         return None;
     };

@@ -108,7 +108,7 @@ fn load_package(cx: &mut Ctx, folder: &Folder, name: &str) -> Loaded {
         Err(ReadError::Reported) => return Loaded::Broken,
     };
     let text = cx.files.get(file).text.clone();
-    let root = match yaml::parse(&text, file) {
+    let root = match yaml::parse_shared(&text, file) {
         Ok(root) => root,
         Err(d) => {
             cx.diags.push(*d);
@@ -695,7 +695,7 @@ fn peek_version(folder: &Folder) -> Option<semver::Version> {
         .read(&super::loaders::join(&folder.path, "package.yaml"))
         .ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let root = yaml::parse(&text, crate::span::FileId(0)).ok()?;
+    let root = yaml::parse_shared(&text, crate::span::FileId(0)).ok()?;
     let yaml::Value::Map(entries) = &root.value else {
         return None;
     };

@@ -62,6 +62,42 @@ impl Node {
     }
 }
 
+/// How many parsed manifests [`parse_shared`] keeps.
+const KEPT_PARSES: usize = 32;
+
+/// Manifests parsed lately, by text, newest last. The editor loads the app
+/// again on every edit; its manifests and the bundled packages' rarely
+/// change, and reading them with serde-saphyr took most of the load.
+static PARSED: std::sync::Mutex<Vec<(String, std::sync::Arc<Node>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// [`parse`], reusing the tree of an identical text parsed lately. A tree
+/// holds only offsets, so it fits any file with that text; failures are
+/// not kept, as their diagnostic names the file.
+pub fn parse_shared(text: &str, file: FileId) -> Result<std::sync::Arc<Node>, Box<Diagnostic>> {
+    if let Some(node) = kept_parse(text) {
+        return Ok(node);
+    }
+    let node = std::sync::Arc::new(parse(text, file)?);
+    if let Ok(mut kept) = PARSED.lock() {
+        if kept.len() >= KEPT_PARSES {
+            kept.remove(0);
+        }
+        kept.push((text.to_string(), node.clone()));
+    }
+    Ok(node)
+}
+
+fn kept_parse(text: &str) -> Option<std::sync::Arc<Node>> {
+    let mut kept = PARSED.lock().ok()?;
+    let at = kept.iter().position(|(t, _)| t == text)?;
+    // Most recently used last, so the oldest is dropped first.
+    let entry = kept.remove(at);
+    let node = entry.1.clone();
+    kept.push(entry);
+    Some(node)
+}
+
 /// Reads `text` as one YAML document, or returns the diagnostic saying why not.
 pub fn parse(text: &str, file: FileId) -> Result<Node, Box<Diagnostic>> {
     if text.len() > MAX_MANIFEST_BYTES {
@@ -349,6 +385,25 @@ mod tests {
     fn slice<'a>(text: &'a str, n: &Node) -> &'a str {
         text.get(n.start as usize..n.end as usize)
             .unwrap_or("<bad span>")
+    }
+
+    /// Kept trees must be exactly what a fresh parse gives, for texts that
+    /// differ in one byte and for texts that fail (never kept).
+    #[test]
+    fn kept_parses_equal_fresh_ones() {
+        let texts = [
+            "package: kept\nversion: 1.0.0\n",
+            "package: kept\nversion: 1.0.1\n",
+            "package: kept\nversion: 1.0.0\n",
+            "package: [kept\n",
+        ];
+        for round in 0..2 {
+            for (i, text) in texts.iter().enumerate() {
+                let file = FileId(round * 10 + i as u32);
+                let shared = parse_shared(text, file).map(|n| (*n).clone());
+                assert_eq!(shared, parse(text, file), "{text:?}");
+            }
+        }
     }
 
     #[test]

@@ -63,6 +63,7 @@
 //! `step.late_failure`.
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::values::What;
 use crate::rules::text;
@@ -75,48 +76,46 @@ rule_info!(
     "a write or emit comes before an outside call on some path"
 );
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else {
-            continue;
-        };
-        let Some(order) = &summary.order_all else {
-            continue;
-        };
-        let Some((write, call)) = order.viol else {
-            continue;
-        };
-        let call_text = match call.what {
-            What::Callee(a) => format!(
-                "`{}`, which makes outside calls,",
-                text::action(cx.program, a)
-            ),
-            other => text::what(cx.program, other),
-        };
-        let write_text = match write.what {
-            What::Callee(a) => format!("`{}`, which writes,", text::action(cx.program, a)),
-            other => text::what(cx.program, other),
-        };
-        let move_what = match write.what {
-            What::Emit(_) => "the `emit`",
-            What::Callee(_) => "the call that writes",
-            _ => "the write",
-        };
-        let d = Diagnostic::error(
-            INFO.code,
-            call.span,
-            format!(
-                "{call_text} is called after {write_text} in `{}`",
-                text::action(cx.program, id)
-            ),
-        )
-        .with_label("an outside call after a write")
-        .with_related(write.span, format!("{write_text} comes first here"))
-        .with_reason(
-            "writes and emits are committed together after the last outside call, with no \
-             transaction open during calls",
-        )
-        .with_fix(format!("move {move_what} after the last outside call"));
-        out.push(Finding::of(id, d));
-    }
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    let Some(summary) = cx.summary(id) else {
+        return;
+    };
+    let Some(order) = &summary.order_all else {
+        return;
+    };
+    let Some((write, call)) = order.viol else {
+        return;
+    };
+    let call_text = match call.what {
+        What::Callee(a) => format!(
+            "`{}`, which makes outside calls,",
+            text::action(cx.program, a)
+        ),
+        other => text::what(cx.program, other),
+    };
+    let write_text = match write.what {
+        What::Callee(a) => format!("`{}`, which writes,", text::action(cx.program, a)),
+        other => text::what(cx.program, other),
+    };
+    let move_what = match write.what {
+        What::Emit(_) => "the `emit`",
+        What::Callee(_) => "the call that writes",
+        _ => "the write",
+    };
+    let d = Diagnostic::error(
+        INFO.code,
+        call.span,
+        format!(
+            "{call_text} is called after {write_text} in `{}`",
+            text::action(cx.program, id)
+        ),
+    )
+    .with_label("an outside call after a write")
+    .with_related(write.span, format!("{write_text} comes first here"))
+    .with_reason(
+        "writes and emits are committed together after the last outside call, with no \
+         transaction open during calls",
+    )
+    .with_fix(format!("move {move_what} after the last outside call"));
+    out.push(Finding::of(id, d));
 }

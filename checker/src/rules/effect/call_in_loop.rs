@@ -72,6 +72,7 @@
 //! `step.too_many`, `follow_up.in_loop`.
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::values::What;
 use crate::rules::text;
@@ -84,51 +85,49 @@ rule_info!(
     "an outside call inside for, in an action that makes a changing call"
 );
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else {
-            continue;
-        };
-        let misc = &summary.misc;
-        if !misc.has_changing {
-            continue;
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    let Some(summary) = cx.summary(id) else {
+        return;
+    };
+    let misc = &summary.misc;
+    if !misc.has_changing {
+        return;
+    }
+    let name = text::action(cx.program, id);
+    for l in &misc.own_loops {
+        let call = describe(cx, l.call.what);
+        let mut d = Diagnostic::error(
+            INFO.code,
+            l.call.span,
+            format!("{call} is inside `for` in `{name}`, an action that makes changing calls"),
+        )
+        .with_label("an outside call repeated by the loop")
+        .with_related(l.loop_span, "the loop");
+        if let Some(first) = summary.late.first_change {
+            d = d.with_related(first, "a changing call of this action");
         }
-        let name = text::action(cx.program, id);
-        for l in &misc.own_loops {
-            let call = describe(cx, l.call.what);
-            let mut d = Diagnostic::error(
-                INFO.code,
-                l.call.span,
-                format!("{call} is inside `for` in `{name}`, an action that makes changing calls"),
-            )
-            .with_label("an outside call repeated by the loop")
-            .with_related(l.loop_span, "the loop");
-            if let Some(first) = summary.late.first_change {
-                d = d.with_related(first, "a changing call of this action");
-            }
-            out.push(Finding::of(id, finish(d)));
+        out.push(Finding::of(id, finish(d)));
+    }
+    for c in &misc.callee_loops {
+        let callee_changes = cx.summary(c.callee).is_some_and(|s| s.misc.has_changing);
+        if callee_changes {
+            continue; // the called action reports its own loop
         }
-        for c in &misc.callee_loops {
-            let callee_changes = cx.summary(c.callee).is_some_and(|s| s.misc.has_changing);
-            if callee_changes {
-                continue; // the called action reports its own loop
-            }
-            let callee = text::action(cx.program, c.callee);
-            let mut d = Diagnostic::error(
-                INFO.code,
-                c.call,
-                format!(
-                    "`{callee}` makes outside calls inside `for`, and `{name}` calls it in an action that makes changing calls"
-                ),
-            )
-            .with_label(format!("`{callee}` repeats outside calls in a loop"))
-            .with_related(c.inner.loop_span, "the loop")
-            .with_related(c.inner.call.span, "the outside call it repeats");
-            if let Some(first) = summary.late.first_change {
-                d = d.with_related(first, "a changing call of this action");
-            }
-            out.push(Finding::of(id, finish(d)));
+        let callee = text::action(cx.program, c.callee);
+        let mut d = Diagnostic::error(
+            INFO.code,
+            c.call,
+            format!(
+                "`{callee}` makes outside calls inside `for`, and `{name}` calls it in an action that makes changing calls"
+            ),
+        )
+        .with_label(format!("`{callee}` repeats outside calls in a loop"))
+        .with_related(c.inner.loop_span, "the loop")
+        .with_related(c.inner.call.span, "the outside call it repeats");
+        if let Some(first) = summary.late.first_change {
+            d = d.with_related(first, "a changing call of this action");
         }
+        out.push(Finding::of(id, finish(d)));
     }
 }
 

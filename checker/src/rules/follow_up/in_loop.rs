@@ -101,20 +101,18 @@ pub fn max_past_limit(fu: &ActionFollowUps) -> bool {
     fu.all.once.n <= MAX_COUNT && fu.all.count.n > MAX_COUNT
 }
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    for id in cx.actions() {
-        let Some(fu) = cx.analysed.follow_ups.get(id) else {
-            continue;
-        };
-        for l in &fu.unbounded_loops {
-            if let Some(d) = unbounded_loop(cx, l) {
-                out.push(Finding::of(id, d));
-            }
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    let Some(fu) = cx.analysed.follow_ups.get(id) else {
+        return;
+    };
+    for l in &fu.unbounded_loops {
+        if let Some(d) = unbounded_loop(cx, l) {
+            out.push(Finding::of(id, d));
         }
-        if max_past_limit(fu) {
-            if let Some(d) = max_too_high(cx, id, fu) {
-                out.push(Finding::of(id, d));
-            }
+    }
+    if max_past_limit(fu) {
+        if let Some(d) = max_too_high(cx, id, fu) {
+            out.push(Finding::of(id, d));
         }
     }
 }

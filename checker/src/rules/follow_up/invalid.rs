@@ -98,37 +98,54 @@ rule_info!(
 const MAX_NAME_CHARS: usize = 200;
 const MAX_TAGS: usize = 20;
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
+/// The options and payload literals of one action's emits.
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    for emit in emits_in(&cx.program.action(id).body) {
+        let mut found = Vec::new();
+        emit_problems(cx, emit, &mut found);
+        out.extend(found.into_iter().map(|d| Finding::of(id, d)));
+    }
+}
+
+/// Event names too long to be a follow-up's kind, at the first emit of
+/// each (runs after [`check_action`], so the findings keep their order).
+pub fn check_names(cx: &Cx, out: &mut Vec<Finding>) {
+    let too_long = |ev: &jadpo_compiler::ir::Event| ev.qualified.chars().count() > MAX_NAME_CHARS;
+    // Most programs have none: then no body needs walking.
+    if !cx.program.events.iter().any(too_long) {
+        return;
+    }
     let mut emitted: BTreeMap<EventId, (ActionId, Span)> = BTreeMap::new();
     for id in cx.actions() {
         for emit in emits_in(&cx.program.action(id).body) {
             emitted.entry(emit.event).or_insert((id, emit.span));
-            let mut found = Vec::new();
-            emit_problems(cx, emit, &mut found);
-            out.extend(found.into_iter().map(|d| Finding::of(id, d)));
         }
     }
     for (event, (id, first)) in emitted {
         let Some(ev) = cx.program.events.get(event.0 as usize) else {
             continue;
         };
-        let chars = ev.qualified.chars().count();
-        if chars > MAX_NAME_CHARS {
-            let at = if cx.reportable(ev.span) {
-                ev.span
-            } else {
-                first
-            };
-            let d = problem(
-                at,
-                format!("event name `{}` is {chars} characters; at most {MAX_NAME_CHARS} are allowed", ev.qualified),
-                "too long",
-                "the runtime keeps the event name as the follow-up's kind, of at most 200 characters",
-                "give the event a shorter name",
-            )
-            .with_related(first, "staged here");
-            out.push(Finding::of(id, d));
+        if !too_long(ev) {
+            continue;
         }
+        let chars = ev.qualified.chars().count();
+        let at = if cx.reportable(ev.span) {
+            ev.span
+        } else {
+            first
+        };
+        let d = problem(
+            at,
+            format!(
+                "event name `{}` is {chars} characters; at most {MAX_NAME_CHARS} are allowed",
+                ev.qualified
+            ),
+            "too long",
+            "the runtime keeps the event name as the follow-up's kind, of at most 200 characters",
+            "give the event a shorter name",
+        )
+        .with_related(first, "staged here");
+        out.push(Finding::of(id, d));
     }
 }
 

@@ -100,6 +100,12 @@ pub fn callee_over(w: &W, over: impl Fn(ActionId) -> bool) -> bool {
 /// The value part of a `name: value` span: after the first `:`, without
 /// leading blanks. The whole span when it holds no `:`.
 pub fn value_span(cx: &Cx, span: Span) -> Span {
+    let out = value_of(cx, span);
+    super::cache::note(|| super::cache::Read::Value(span, out));
+    out
+}
+
+fn value_of(cx: &Cx, span: Span) -> Span {
     if span.file.0 as usize >= cx.files.len() {
         return span;
     }
@@ -120,6 +126,12 @@ pub fn value_span(cx: &Cx, span: Span) -> Span {
 /// trailing blanks (`emit Remind`, `for code in codes max 10`), so a
 /// finding points at the smallest part that names it.
 pub fn head(cx: &Cx, span: Span) -> Span {
+    let out = head_of(cx, span);
+    super::cache::note(|| super::cache::Read::Head(span, out));
+    out
+}
+
+fn head_of(cx: &Cx, span: Span) -> Span {
     if span.file.0 as usize >= cx.files.len() {
         return span;
     }

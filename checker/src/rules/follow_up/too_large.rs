@@ -77,6 +77,7 @@
 //! `follow_up.unbounded`, `follow_up.too_many`, `follow_up.in_loop`.
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::ActionId;
 
 use super::{bytes, callee_over, in_loop, runs};
 use crate::follow_up::MAX_BYTES;
@@ -89,59 +90,57 @@ rule_info!(
     "one path's follow-ups can exceed 64 KiB"
 );
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
     let fus = &cx.analysed.follow_ups;
-    for id in cx.actions() {
-        let Some(fu) = fus.get(id) else { continue };
-        let size = &fu.all.bytes;
-        if size.n <= MAX_BYTES {
-            continue;
-        }
-        if in_loop::max_past_limit(fu) && fu.all.bytes_once.n <= MAX_BYTES {
-            continue; // the loop's `max` is the mistake: `follow_up.in_loop`
-        }
-        if callee_over(&size.w, |a| {
-            fus.get(a).is_some_and(|f| f.all.bytes.n > MAX_BYTES)
-        }) {
-            continue;
-        }
-        let action = cx.program.action(id);
-        let mut d = Diagnostic::error(
-            INFO.code,
-            action.name_span,
-            format!(
-                "the follow-ups `{}` stages on one path can take {} bytes; at most {} (64 KiB) are allowed",
-                action.qualified,
-                bytes(size.n),
-                bytes(MAX_BYTES)
-            ),
-        )
-        .with_label(format!("up to {} bytes of follow-ups", bytes(size.n)));
-        let mut total = 0u64;
-        for run in runs(cx, &size.w) {
-            total = total.saturating_add(run.bytes);
-            let each = if run.times > 1 {
-                format!(
-                    "{} × {} = {} bytes",
-                    run.times,
-                    bytes(run.each),
-                    bytes(run.bytes)
-                )
-            } else {
-                format!("{} bytes", bytes(run.bytes))
-            };
-            d = d.with_related(
-                run.span,
-                format!("{}: {each} (total {})", run.what, bytes(total)),
-            );
-        }
-        d = d
-            .with_reason(
-                "staged follow-ups stay in memory until the commit, and the runtime refuses to stage \
-                 more than 64 KiB for one commit",
-            )
-            .with_fix("keep large values in a store and send their ids in the event")
-            .with_fix("lower the `max_length` of the fields' types to what the values need");
-        out.push(Finding::of(id, d));
+    let Some(fu) = fus.get(id) else { return };
+    let size = &fu.all.bytes;
+    if size.n <= MAX_BYTES {
+        return;
     }
+    if in_loop::max_past_limit(fu) && fu.all.bytes_once.n <= MAX_BYTES {
+        return; // the loop's `max` is the mistake: `follow_up.in_loop`
+    }
+    if callee_over(&size.w, |a| {
+        fus.get(a).is_some_and(|f| f.all.bytes.n > MAX_BYTES)
+    }) {
+        return;
+    }
+    let action = cx.program.action(id);
+    let mut d = Diagnostic::error(
+        INFO.code,
+        action.name_span,
+        format!(
+            "the follow-ups `{}` stages on one path can take {} bytes; at most {} (64 KiB) are allowed",
+            action.qualified,
+            bytes(size.n),
+            bytes(MAX_BYTES)
+        ),
+    )
+    .with_label(format!("up to {} bytes of follow-ups", bytes(size.n)));
+    let mut total = 0u64;
+    for run in runs(cx, &size.w) {
+        total = total.saturating_add(run.bytes);
+        let each = if run.times > 1 {
+            format!(
+                "{} × {} = {} bytes",
+                run.times,
+                bytes(run.each),
+                bytes(run.bytes)
+            )
+        } else {
+            format!("{} bytes", bytes(run.bytes))
+        };
+        d = d.with_related(
+            run.span,
+            format!("{}: {each} (total {})", run.what, bytes(total)),
+        );
+    }
+    d = d
+        .with_reason(
+            "staged follow-ups stay in memory until the commit, and the runtime refuses to stage \
+             more than 64 KiB for one commit",
+        )
+        .with_fix("keep large values in a store and send their ids in the event")
+        .with_fix("lower the `max_length` of the fields' types to what the values need");
+    out.push(Finding::of(id, d));
 }

@@ -83,6 +83,7 @@
 //! `follow_up.in_loop`, `follow_up.too_large`, `step.too_many`.
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::ActionId;
 
 use super::{callee_over, runs};
 use crate::follow_up::MAX_COUNT;
@@ -95,39 +96,37 @@ rule_info!(
     "more than 16 follow-ups staged on one path"
 );
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
     let fus = &cx.analysed.follow_ups;
-    for id in cx.actions() {
-        let Some(fu) = fus.get(id) else { continue };
-        let once = &fu.all.once;
-        if once.n <= MAX_COUNT {
-            continue;
-        }
-        if callee_over(&once.w, |a| {
-            fus.get(a).is_some_and(|f| f.all.once.n > MAX_COUNT)
-        }) {
-            continue;
-        }
-        let action = cx.program.action(id);
-        let mut d = Diagnostic::error(
-            INFO.code,
-            action.name_span,
-            format!(
-                "`{}` stages {} follow-ups on one path; at most {MAX_COUNT} are allowed",
-                action.qualified, once.n
-            ),
-        )
-        .with_label(format!("{} emits on one path", once.n));
-        for run in runs(cx, &once.w) {
-            d = d.with_related(run.span, format!("{}: {}", run.numbers(), run.what));
-        }
-        d = d
-            .with_reason(
-                "follow-ups are inserted in the action's commit transaction, each unique one under \
-                 a savepoint; past 16 the runtime refuses to stage more and the action fails",
-            )
-            .with_fix("stage one follow-up that carries the work, and fan out in its subscriber")
-            .with_fix("move emits that belong to separate work into separate actions");
-        out.push(Finding::of(id, d));
+    let Some(fu) = fus.get(id) else { return };
+    let once = &fu.all.once;
+    if once.n <= MAX_COUNT {
+        return;
     }
+    if callee_over(&once.w, |a| {
+        fus.get(a).is_some_and(|f| f.all.once.n > MAX_COUNT)
+    }) {
+        return;
+    }
+    let action = cx.program.action(id);
+    let mut d = Diagnostic::error(
+        INFO.code,
+        action.name_span,
+        format!(
+            "`{}` stages {} follow-ups on one path; at most {MAX_COUNT} are allowed",
+            action.qualified, once.n
+        ),
+    )
+    .with_label(format!("{} emits on one path", once.n));
+    for run in runs(cx, &once.w) {
+        d = d.with_related(run.span, format!("{}: {}", run.numbers(), run.what));
+    }
+    d = d
+        .with_reason(
+            "follow-ups are inserted in the action's commit transaction, each unique one under \
+             a savepoint; past 16 the runtime refuses to stage more and the action fails",
+        )
+        .with_fix("stage one follow-up that carries the work, and fan out in its subscriber")
+        .with_fix("move emits that belong to separate work into separate actions");
+    out.push(Finding::of(id, d));
 }

@@ -66,7 +66,7 @@
 
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::intern::Name;
-use jadpo_compiler::ir::Emit;
+use jadpo_compiler::ir::{ActionId, Emit};
 
 use super::{event, head};
 use crate::follow_up::{emits_in, size};
@@ -79,14 +79,12 @@ rule_info!(
     "an emitted field has no declared maximum size"
 );
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    for id in cx.actions() {
-        let action = cx.program.action(id);
-        for emit in emits_in(&action.body) {
-            let unbounded = size::emit_size(cx.program, emit).unbounded;
-            if !unbounded.is_empty() {
-                out.push(Finding::of(id, diagnostic(cx, emit, &unbounded)));
-            }
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    let action = cx.program.action(id);
+    for emit in emits_in(&action.body) {
+        let unbounded = size::emit_size(cx.program, emit).unbounded;
+        if !unbounded.is_empty() {
+            out.push(Finding::of(id, diagnostic(cx, emit, &unbounded)));
         }
     }
 }
@@ -122,6 +120,13 @@ fn diagnostic(cx: &Cx, emit: &Emit, unbounded: &[Name]) -> Diagnostic {
     for f in written.iter().skip(1) {
         d = d.with_related(f.span, format!("`{}` has no maximum size either", f.name));
     }
+    // The declarations' spans are not in the action's key.
+    crate::rules::cache::note(|| {
+        crate::rules::cache::Read::Fields(
+            emit.event,
+            crate::rules::cache::field_spans(cx, emit.event),
+        )
+    });
     if let Some(ev) = cx.program.events.get(emit.event.0 as usize) {
         for f in ev.fields.iter().filter(|f| unbounded.contains(&f.name)) {
             d = d.with_related(

@@ -53,6 +53,7 @@
 //! `step.too_many`.
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::values::What;
 use crate::rules::text;
@@ -65,57 +66,53 @@ rule_info!(
     "an operation with large_output: true is called as a step"
 );
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else {
-            continue;
-        };
-        let Some(large) = &summary.large_all else {
-            continue;
-        };
-        let Some((call, before)) = large.viol else {
-            continue;
-        };
-        let name = match call.what {
-            What::Callee(a) => format!(
-                "a call of `{}`, which calls an operation with `large_output: true`,",
-                text::action(cx.program, a)
-            ),
-            other => text::what(cx.program, other),
-        };
-        let mut d = Diagnostic::error(
-            INFO.code,
-            call.span,
-            format!(
-                "{name} is a step of `{}`, but its answer may exceed 1 MB",
-                text::action(cx.program, id)
-            ),
-        )
-        .with_label("its answer would be recorded as a step");
-        match before {
-            Some(change) => {
-                d = d.with_related(
-                    change.span,
-                    format!(
-                        "{} changes something first",
-                        text::what(cx.program, change.what)
-                    ),
-                );
-            }
-            None => {
-                d = d.with_help("this operation is itself a changing call, so it is always a step");
-            }
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    let Some(summary) = cx.summary(id) else {
+        return;
+    };
+    let Some(large) = &summary.large_all else {
+        return;
+    };
+    let Some((call, before)) = large.viol else {
+        return;
+    };
+    let name = match call.what {
+        What::Callee(a) => format!(
+            "a call of `{}`, which calls an operation with `large_output: true`,",
+            text::action(cx.program, a)
+        ),
+        other => text::what(cx.program, other),
+    };
+    let mut d = Diagnostic::error(
+        INFO.code,
+        call.span,
+        format!(
+            "{name} is a step of `{}`, but its answer may exceed 1 MB",
+            text::action(cx.program, id)
+        ),
+    )
+    .with_label("its answer would be recorded as a step");
+    match before {
+        Some(change) => {
+            d = d.with_related(
+                change.span,
+                format!(
+                    "{} changes something first",
+                    text::what(cx.program, change.what)
+                ),
+            );
         }
-        d = d
-            .with_reason(
-                "from the first changing call on, every outside call's answer is recorded (at \
-                 most 1 MB) so a rerun can replay it; `large_output: true` says this answer may \
-                 be larger",
-            )
-            .with_fix(
-                "make the call before the first changing call, where answers are not recorded",
-            )
-            .with_fix("or make it in a subscriber of an event this action emits");
-        out.push(Finding::of(id, d));
+        None => {
+            d = d.with_help("this operation is itself a changing call, so it is always a step");
+        }
     }
+    d = d
+        .with_reason(
+            "from the first changing call on, every outside call's answer is recorded (at \
+             most 1 MB) so a rerun can replay it; `large_output: true` says this answer may \
+             be larger",
+        )
+        .with_fix("make the call before the first changing call, where answers are not recorded")
+        .with_fix("or make it in a subscriber of an event this action emits");
+    out.push(Finding::of(id, d));
 }

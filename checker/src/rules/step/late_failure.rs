@@ -92,6 +92,7 @@
 //! `decline.unused`, `step.unkeyed`.
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::ActionId;
 use jadpo_compiler::span::Span;
 
 use crate::analysis::late::{Point, PointKind};
@@ -106,55 +107,53 @@ rule_info!(
     "the action can end for good after a changing call has answered"
 );
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else {
-            continue;
-        };
-        let late = &summary.late;
-        if late.points.is_empty() {
-            continue;
-        }
-        let action = cx.program.action(id);
-        let n = late.points.len();
-        let mut d = Diagnostic::warning(
-            INFO.code,
-            action.name_span,
-            format!(
-                "`{}` can end for good after a changing call has answered ({n} point{})",
-                action.qualified,
-                if n == 1 { "" } else { "s" }
-            ),
-        )
-        .with_label("changes made before these points stay made");
-        if let Some(first) = late.first_change {
-            d = d.with_related(
-                first,
-                "the first changing call: once it has answered, the points below are late",
-            );
-        }
-        let mut seen: Vec<Span> = Vec::new();
-        for point in &late.points {
-            if seen.contains(&point.span) {
-                continue;
-            }
-            seen.push(point.span);
-            d = d.with_related(point.span, point_label(cx, point));
-        }
-        d = d
-            .with_reason(
-                "a change made at a provider stays made when the action then fails, and there \
-                 is no built-in compensation",
-            )
-            .with_fix("check the condition before the first step")
-            .with_fix("record the answers and finish in a subscriber of an event the write emits")
-            .with_fix("undo as another step")
-            .with_help(format!(
-                "if ending here is intended, write `decline step.late_failure \"<reason>\"` on the line before `action {}`",
-                action.name
-            ));
-        out.push(Finding::of(id, d));
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    let Some(summary) = cx.summary(id) else {
+        return;
+    };
+    let late = &summary.late;
+    if late.points.is_empty() {
+        return;
     }
+    let action = cx.program.action(id);
+    let n = late.points.len();
+    let mut d = Diagnostic::warning(
+        INFO.code,
+        action.name_span,
+        format!(
+            "`{}` can end for good after a changing call has answered ({n} point{})",
+            action.qualified,
+            if n == 1 { "" } else { "s" }
+        ),
+    )
+    .with_label("changes made before these points stay made");
+    if let Some(first) = late.first_change {
+        d = d.with_related(
+            first,
+            "the first changing call: once it has answered, the points below are late",
+        );
+    }
+    let mut seen: Vec<Span> = Vec::new();
+    for point in &late.points {
+        if seen.contains(&point.span) {
+            continue;
+        }
+        seen.push(point.span);
+        d = d.with_related(point.span, point_label(cx, point));
+    }
+    d = d
+        .with_reason(
+            "a change made at a provider stays made when the action then fails, and there \
+             is no built-in compensation",
+        )
+        .with_fix("check the condition before the first step")
+        .with_fix("record the answers and finish in a subscriber of an event the write emits")
+        .with_fix("undo as another step")
+        .with_help(format!(
+            "if ending here is intended, write `decline step.late_failure \"<reason>\"` on the line before `action {}`",
+            action.name
+        ));
+    out.push(Finding::of(id, d));
 }
 
 fn point_label(cx: &Cx, point: &Point) -> String {

@@ -63,6 +63,7 @@
 //! `step.unkeyed`, `step.context`, `effect.call_in_loop`.
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::rope::flatten;
 use crate::rules::text;
@@ -77,61 +78,59 @@ rule_info!(
 
 pub const LIMIT: u32 = 8;
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else {
-            continue;
-        };
-        let Some(count) = &summary.count_all else {
-            continue;
-        };
-        if count.n <= LIMIT {
-            continue;
-        }
-        let leaves = flatten(&count.w);
-        // A called action over the limit on its own is its own finding.
-        let callee_over = leaves.iter().any(|l| {
-            l.via
-                .first()
-                .and_then(|(_, a)| cx.summary(*a))
-                .is_some_and(|s| s.changing_calls() > LIMIT)
-        });
-        if callee_over {
-            continue;
-        }
-        let action = cx.program.action(id);
-        let mut d = Diagnostic::error(
-            INFO.code,
-            action.name_span,
-            format!(
-                "`{}` makes {} changing calls on one path; at most {LIMIT} are allowed",
-                action.qualified, count.n
-            ),
-        )
-        .with_label(format!("{} changing calls on its longest path", count.n));
-        for (step, changing, leaf) in text::steps(cx.program, &leaves) {
-            if changing == 0 {
-                continue;
-            }
-            let (span, inside) = text::leaf_place(cx, leaf);
-            d = d.with_related(
-                span,
-                format!(
-                    "step {step}: `{}`{inside} (changing call {changing})",
-                    text::op(cx.program, leaf.op)
-                ),
-            );
-        }
-        d = d
-            .with_reason(
-                "every call from the first changing call on is a recorded step, and an action \
-                 can resume at most 8 changing calls in order",
-            )
-            .with_fix(
-                "finish the first steps here, emit an event, and make the remaining calls in a \
-                 subscriber of it",
-            )
-            .with_fix("move calls that need not happen in this action into their own actions");
-        out.push(Finding::of(id, d));
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    let Some(summary) = cx.summary(id) else {
+        return;
+    };
+    let Some(count) = &summary.count_all else {
+        return;
+    };
+    if count.n <= LIMIT {
+        return;
     }
+    let leaves = flatten(&count.w);
+    // A called action over the limit on its own is its own finding.
+    let callee_over = leaves.iter().any(|l| {
+        l.via
+            .first()
+            .and_then(|(_, a)| cx.summary(*a))
+            .is_some_and(|s| s.changing_calls() > LIMIT)
+    });
+    if callee_over {
+        return;
+    }
+    let action = cx.program.action(id);
+    let mut d = Diagnostic::error(
+        INFO.code,
+        action.name_span,
+        format!(
+            "`{}` makes {} changing calls on one path; at most {LIMIT} are allowed",
+            action.qualified, count.n
+        ),
+    )
+    .with_label(format!("{} changing calls on its longest path", count.n));
+    for (step, changing, leaf) in text::steps(cx.program, &leaves) {
+        if changing == 0 {
+            continue;
+        }
+        let (span, inside) = text::leaf_place(cx, leaf);
+        d = d.with_related(
+            span,
+            format!(
+                "step {step}: `{}`{inside} (changing call {changing})",
+                text::op(cx.program, leaf.op)
+            ),
+        );
+    }
+    d = d
+        .with_reason(
+            "every call from the first changing call on is a recorded step, and an action \
+             can resume at most 8 changing calls in order",
+        )
+        .with_fix(
+            "finish the first steps here, emit an event, and make the remaining calls in a \
+             subscriber of it",
+        )
+        .with_fix("move calls that need not happen in this action into their own actions");
+    out.push(Finding::of(id, d));
 }

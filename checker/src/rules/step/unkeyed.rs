@@ -71,6 +71,7 @@
 //! `step.too_many`, `step.context`.
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::rope::{flatten, Rope};
 use crate::analysis::values::UStates;
@@ -84,71 +85,67 @@ rule_info!(
     "an unkeyed changing call shares a path with another changing call"
 );
 
-pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    for id in cx.actions() {
-        let Some(summary) = cx.summary(id) else {
-            continue;
-        };
-        let Some(states) = &summary.unkeyed_all else {
-            continue;
-        };
-        let Some(Some(witness)) = states.s.get(UStates::BAD) else {
-            continue;
-        };
-        let Some(unkeyed) = &witness.unkeyed else {
-            continue;
-        };
-        let Some(leaf) = flatten(&Some(unkeyed.clone())).into_iter().next() else {
-            continue;
-        };
-        let primary = match &**unkeyed {
-            Rope::Call { span, .. } => *span,
-            _ => leaf.span,
-        };
-        let op = text::op(cx.program, leaf.op);
-        let inside = leaf
-            .via
-            .last()
-            .map(|(_, a)| format!(" in `{}`", text::action(cx.program, *a)))
-            .unwrap_or_default();
-        let action = cx.program.action(id);
-        let mut d = Diagnostic::error(
-            INFO.code,
-            primary,
-            format!(
-                "`{op}`{inside} is not idempotent, but `{}` makes another changing call on \
-                 the same path",
-                action.qualified
-            ),
-        )
-        .with_label(format!(
-            "`{op}`{inside} takes no key and is not safe to repeat"
-        ));
-        for other in witness.others.iter() {
-            for leaf in flatten(&Some(other.clone())) {
-                let (span, inside) = text::leaf_place(cx, &leaf);
-                d = d.with_related(
-                    span,
-                    format!(
-                        "another changing call on the same path: `{}`{inside}",
-                        text::op(cx.program, leaf.op)
-                    ),
-                );
-            }
-        }
-        d = d
-            .with_reason(
-                "a path with several changing calls is resumed step by step, and a step in \
-                 doubt is sent again; only a call that takes the provider's key or is safe to \
-                 repeat can be sent twice",
-            )
-            .with_fix(format!(
-                "emit an event and make `{op}` in a subscriber of it, as the only changing call \
-                 of that action"
-            ))
-            .with_fix(
-                "use an operation marked `idempotent: true` in its package instead".to_string(),
+pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
+    let Some(summary) = cx.summary(id) else {
+        return;
+    };
+    let Some(states) = &summary.unkeyed_all else {
+        return;
+    };
+    let Some(Some(witness)) = states.s.get(UStates::BAD) else {
+        return;
+    };
+    let Some(unkeyed) = &witness.unkeyed else {
+        return;
+    };
+    let Some(leaf) = flatten(&Some(unkeyed.clone())).into_iter().next() else {
+        return;
+    };
+    let primary = match &**unkeyed {
+        Rope::Call { span, .. } => *span,
+        _ => leaf.span,
+    };
+    let op = text::op(cx.program, leaf.op);
+    let inside = leaf
+        .via
+        .last()
+        .map(|(_, a)| format!(" in `{}`", text::action(cx.program, *a)))
+        .unwrap_or_default();
+    let action = cx.program.action(id);
+    let mut d = Diagnostic::error(
+        INFO.code,
+        primary,
+        format!(
+            "`{op}`{inside} is not idempotent, but `{}` makes another changing call on \
+             the same path",
+            action.qualified
+        ),
+    )
+    .with_label(format!(
+        "`{op}`{inside} takes no key and is not safe to repeat"
+    ));
+    for other in witness.others.iter() {
+        for leaf in flatten(&Some(other.clone())) {
+            let (span, inside) = text::leaf_place(cx, &leaf);
+            d = d.with_related(
+                span,
+                format!(
+                    "another changing call on the same path: `{}`{inside}",
+                    text::op(cx.program, leaf.op)
+                ),
             );
-        out.push(Finding::of(id, d));
+        }
     }
+    d = d
+        .with_reason(
+            "a path with several changing calls is resumed step by step, and a step in \
+             doubt is sent again; only a call that takes the provider's key or is safe to \
+             repeat can be sent twice",
+        )
+        .with_fix(format!(
+            "emit an event and make `{op}` in a subscriber of it, as the only changing call \
+             of that action"
+        ))
+        .with_fix("use an operation marked `idempotent: true` in its package instead".to_string());
+    out.push(Finding::of(id, d));
 }

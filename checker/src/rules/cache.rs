@@ -1,0 +1,262 @@
+//! Rule findings kept between two runs over an edited program (the language
+//! server). The per-action checks of an action are judged again only when
+//! something they read may have changed: the action's summary key (its body,
+//! its callees' keys, the facts of operations and events), its own header,
+//! the names of everything a message can mention, the checked scope and the
+//! files' units. The little source text they read (the head of a statement,
+//! the value of an option) and the event declarations' spans are logged
+//! while an action is judged and compared again before its findings are
+//! reused. Whole-program checks run every time. The findings come out in
+//! exactly the order of [`super::run`].
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::{Action, ActionId, EventId, Owner};
+use jadpo_compiler::source::Unit;
+use jadpo_compiler::span::Span;
+
+use super::{Check, Cx, Finding, CHECKS};
+use crate::analysis::key::{Key, Writer};
+use crate::Scope;
+
+/// Findings of the per-action checks of the last run, by action id.
+#[derive(Default)]
+pub struct Cache {
+    /// The context of the last run ([`context`]).
+    context: Option<Key>,
+    slots: Vec<Option<Arc<Judged>>>,
+    /// Actions whose findings were reused in the last run.
+    pub reused: usize,
+    /// Actions judged afresh in the last run.
+    pub computed: usize,
+}
+
+/// What the per-action checks read of an action besides its summary.
+#[derive(PartialEq)]
+struct Header {
+    summary: Option<Key>,
+    owner: Owner,
+    name: Name,
+    qualified: String,
+    name_span: Span,
+    span: Span,
+}
+
+impl Header {
+    /// Whether this is the header of `action` with summary key `summary`.
+    fn is(&self, summary: Key, action: &Action) -> bool {
+        self.summary == Some(summary)
+            && self.owner == action.owner
+            && self.name == action.name
+            && self.qualified == action.qualified
+            && self.name_span == action.name_span
+            && self.span == action.span
+    }
+}
+
+/// One action's findings from the per-action checks, and what they were
+/// judged from: its summary key, its header, and what they read outside.
+struct Judged {
+    header: Header,
+    /// Findings by index in [`CHECKS`]; checks without findings left out.
+    by_check: Vec<(usize, Vec<Finding>)>,
+    reads: Vec<Read>,
+}
+
+/// Something a check read that the action's key does not cover.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Read {
+    /// `follow_up::head` of a span, and what it gave.
+    Head(Span, Span),
+    /// `follow_up::value_span` of a span, and what it gave.
+    Value(Span, Span),
+    /// The spans of an event's declared fields.
+    Fields(EventId, Vec<Span>),
+}
+
+thread_local! {
+    /// The reads of the action being judged on this thread, when logging.
+    static LOG: RefCell<Option<Vec<Read>>> = const { RefCell::new(None) };
+}
+
+/// Logs a read while an action is judged for the cache; free otherwise.
+pub(crate) fn note(read: impl FnOnce() -> Read) {
+    LOG.with(|log| {
+        if let Some(list) = log.borrow_mut().as_mut() {
+            list.push(read());
+        }
+    });
+}
+
+/// The spans of an event's declared fields (empty for an unknown event).
+pub(crate) fn field_spans(cx: &Cx, event: EventId) -> Vec<Span> {
+    cx.program
+        .events
+        .get(event.0 as usize)
+        .map(|e| e.fields.iter().map(|f| f.span).collect())
+        .unwrap_or_default()
+}
+
+/// Whether a logged read gives the same answer now.
+fn still_holds(cx: &Cx, read: &Read) -> bool {
+    match read {
+        Read::Head(span, out) => super::follow_up::head(cx, *span) == *out,
+        Read::Value(span, out) => super::follow_up::value_span(cx, *span) == *out,
+        Read::Fields(event, spans) => field_spans(cx, *event) == *spans,
+    }
+}
+
+/// [`super::run`], reusing from `cache` the findings of actions whose
+/// inputs are unchanged, and keeping this run's for the next. Gives exactly
+/// what [`super::run`] gives. Reuses nothing when the analysis was not
+/// made by `analysis::analyse_cached` (it then has no keys).
+pub fn run_cached(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
+    crate::pool::install(|| run_here(cx, cache))
+}
+
+fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
+    use rayon::prelude::*;
+    let context = context(cx);
+    let ids: Vec<ActionId> = cx.actions().collect();
+    let mut old = std::mem::take(&mut cache.slots);
+    if cache.context != Some(context) {
+        old.clear();
+    }
+    type Judgement = (Arc<Judged>, bool);
+    let (judged, mut whole): (Vec<Judgement>, Vec<Vec<Finding>>) = rayon::join(
+        || ids.par_iter().map(|&id| judge(cx, &old, id)).collect(),
+        || {
+            CHECKS
+                .par_iter()
+                .map(|check| {
+                    let mut found = Vec::new();
+                    if let Check::Whole(check) = check {
+                        check(cx, &mut found);
+                    }
+                    found
+                })
+                .collect()
+        },
+    );
+    drop(old);
+    let mut findings = Vec::new();
+    for (k, check) in CHECKS.iter().enumerate() {
+        match check {
+            Check::Whole(_) => {
+                if let Some(found) = whole.get_mut(k) {
+                    findings.append(found);
+                }
+            }
+            Check::PerAction(_) => {
+                for (j, _) in &judged {
+                    if let Some((_, found)) = j.by_check.iter().find(|(c, _)| *c == k) {
+                        findings.extend(found.iter().cloned());
+                    }
+                }
+            }
+        }
+    }
+    cache.reused = judged.iter().filter(|j| j.1).count();
+    cache.computed = judged.len() - cache.reused;
+    cache.context = Some(context);
+    cache.slots = (0..cx.program.actions.len()).map(|_| None).collect();
+    for (&id, (judged, _)) in ids.iter().zip(judged) {
+        if let Some(slot) = cache.slots.get_mut(id.0 as usize) {
+            *slot = Some(judged);
+        }
+    }
+    super::finish(cx, findings)
+}
+
+/// One action's per-action findings: the last run's when its summary key
+/// and header are the same and what it read still reads the same, else
+/// judged now.
+fn judge(cx: &Cx, old: &[Option<Arc<Judged>>], id: ActionId) -> (Arc<Judged>, bool) {
+    let summary = cx.analysed.key(id);
+    let action = cx.program.actions.get(id.0 as usize);
+    if let (Some(k), Some(a), Some(Some(last))) = (summary, action, old.get(id.0 as usize)) {
+        if last.header.is(k, a) && last.reads.iter().all(|r| still_holds(cx, r)) {
+            return (last.clone(), true);
+        }
+    }
+    (Arc::new(judge_now(cx, id)), false)
+}
+
+/// Runs every per-action check on one action, logging its reads.
+fn judge_now(cx: &Cx, id: ActionId) -> Judged {
+    LOG.with(|log| *log.borrow_mut() = Some(Vec::new()));
+    let mut by_check = Vec::new();
+    for (k, check) in CHECKS.iter().enumerate() {
+        if let Check::PerAction(check) = check {
+            let mut found = Vec::new();
+            check(cx, id, &mut found);
+            if !found.is_empty() {
+                by_check.push((k, found));
+            }
+        }
+    }
+    let reads = LOG.with(|log| log.borrow_mut().take()).unwrap_or_default();
+    Judged {
+        header: header(cx, id),
+        by_check,
+        reads,
+    }
+}
+
+/// The action's summary key (none when the analysis kept no key: then
+/// the findings are never reused) and header.
+fn header(cx: &Cx, id: ActionId) -> Header {
+    let action = cx.program.actions.get(id.0 as usize);
+    Header {
+        summary: cx.analysed.key(id),
+        owner: action.map_or(Owner::App, |a| a.owner),
+        name: action.map_or_else(|| Name::new(""), |a| a.name),
+        qualified: action.map(|a| a.qualified.clone()).unwrap_or_default(),
+        name_span: action.map_or(Span::default(), |a| a.name_span),
+        span: action.map_or(Span::default(), |a| a.span),
+    }
+}
+
+/// What every action's findings may read besides its own key: the scope,
+/// the files' units (where findings may be reported), and the names of
+/// packages, actions, operations, failures, entities and events (messages
+/// name them; ids alone are in the summary keys).
+fn context(cx: &Cx) -> Key {
+    let mut w = Writer::default();
+    match cx.scope {
+        Scope::App => w.u8(0),
+        Scope::Package(name) => {
+            w.u8(1);
+            w.str(name);
+        }
+    }
+    w.u64(cx.files.len() as u64);
+    for (_, file) in cx.files.iter() {
+        match &file.unit {
+            Unit::App => w.u8(0),
+            Unit::Stdlib => w.u8(1),
+            Unit::Package(name) => {
+                w.u8(2);
+                w.str(name);
+            }
+        }
+    }
+    let p = cx.program;
+    names(&mut w, p.packages.iter().map(|x| x.name.as_str()));
+    names(&mut w, p.actions.iter().map(|x| x.qualified.as_str()));
+    names(&mut w, p.operations.iter().map(|x| x.qualified.as_str()));
+    names(&mut w, p.failures.iter().map(|x| x.qualified.as_str()));
+    names(&mut w, p.entities.iter().map(|x| x.qualified.as_str()));
+    names(&mut w, p.events.iter().map(|x| x.qualified.as_str()));
+    w.finish()
+}
+
+fn names<'a>(w: &mut Writer, list: impl ExactSizeIterator<Item = &'a str>) {
+    w.u64(list.len() as u64);
+    for name in list {
+        w.str(name);
+    }
+}
