@@ -187,18 +187,22 @@ impl Project {
             previous,
         );
         timer.lap("resolve");
-        timer.note(format!(
-            "{} resolved items reused, {} checked",
-            self.resolved.reused, self.resolved.computed
-        ));
+        timer.note(|| {
+            format!(
+                "{} resolved items reused, {} checked",
+                self.resolved.reused, self.resolved.computed
+            )
+        });
         // `jadpo_checker::check` in two halves: the rules now, the plan
         // only when a hover asks for it.
         let analysed = analysis::analyse_cached(&program, &mut self.summaries);
         timer.lap("analyse");
-        timer.note(format!(
-            "{} summaries reused, {} computed",
-            self.summaries.reused, self.summaries.computed
-        ));
+        timer.note(|| {
+            format!(
+                "{} summaries reused, {} computed",
+                self.summaries.reused, self.summaries.computed
+            )
+        });
         let cx = rules::Cx {
             program: &program,
             files: &loaded.files,
@@ -207,10 +211,12 @@ impl Project {
         };
         let findings = rules::run_cached(&cx, &mut self.rules);
         timer.lap("rules");
-        timer.note(format!(
-            "{} actions' findings reused, {} judged",
-            self.rules.reused, self.rules.computed
-        ));
+        timer.note(|| {
+            format!(
+                "{} actions' findings reused, {} judged",
+                self.rules.reused, self.rules.computed
+            )
+        });
         let package_diagnostics = local_package_findings(&loaded.files, &diagnostics);
         diagnostics.extend(findings);
         let shown = app_view(&loaded.files, Some(&program), diagnostics);
@@ -355,9 +361,10 @@ impl Timer {
         self.last = now;
     }
 
-    fn note(&mut self, note: String) {
+    /// Adds a note; `note` is only called when timing is on.
+    fn note(&mut self, note: impl FnOnce() -> String) {
         if self.on {
-            self.notes.push(note);
+            self.notes.push(note());
         }
     }
 

@@ -169,6 +169,7 @@ impl<'a> Builder<'a> {
             .collect::<Vec<_>>()
             .into_iter();
         let mut memos = Vec::new();
+        self.prog.entries.reserve(items.len());
         for (i, file) in files.iter().enumerate() {
             let (entry, mut diags, memo) = match (kept[i], reuse.as_deref_mut()) {
                 (true, Some(r)) => {
