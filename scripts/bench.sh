@@ -139,13 +139,13 @@ LSP_SIZES=${LSP_SIZES:-"10k 100k"}
 LSP_EDITS=${LSP_EDITS:-200}
 {
     echo
-    echo "jadpo lsp, didChange to publishDiagnostics ($LSP_EDITS edits each, \`target/release/lsp_latency\`):"
+    echo "jadpo lsp, didChange to publishDiagnostics and hover right after an edit ($LSP_EDITS edits each, \`target/release/lsp_latency\`):"
 } >>"$OUT/results.md"
 for size in $LSP_SIZES; do
     dir="$CORPORA/$size"
     [ -d "$dir" ] || "$GEN" --lines "$size" --seed "$SEED" --out "$dir"
     echo "== jadpo lsp latency ($size)"
-    line=$(target/release/lsp_latency --app "$dir" --edits "$LSP_EDITS" --jadpo "$JADPO" | tee "$OUT/lsp-$size.txt" | grep 'didChange')
+    line=$(target/release/lsp_latency --app "$dir" --edits "$LSP_EDITS" --jadpo "$JADPO" | tee "$OUT/lsp-$size.txt" | grep -E 'didChange|hover' | paste -sd ';' -)
     echo "- $size: $line" >>"$OUT/results.md"
 done
 
