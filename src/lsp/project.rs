@@ -289,10 +289,7 @@ impl Project {
 
 /// Parses files in parallel (the first analysis parses everything).
 fn parse_many(loaded: &LoadedProject, ids: &[FileId]) -> Vec<(SourceFileAst, Vec<Diagnostic>)> {
-    use rayon::prelude::*;
-    ids.par_iter()
-        .map(|&id| parser::parse_file(id, &loaded.files.get(id).text))
-        .collect()
+    parser::parse_each(&loaded.files, ids)
 }
 
 fn sorted(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
