@@ -4,93 +4,44 @@
 //! instead of hanging it.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(60);
 
+#[path = "common/lsp_stdio.rs"]
+mod lsp_stdio;
+
+use lsp_stdio::{answers, copy_dir, uri, Server};
+
 struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    incoming: Receiver<Value>,
+    server: Server,
     /// Notifications read while waiting for something else.
     pending: Vec<Value>,
-    next_id: i64,
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Client {
     fn start(cwd: &Path) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-            .arg("lsp")
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start jadpo lsp: {e}"));
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, incoming) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            while let Some(message) = read_message(&mut reader) {
-                if tx.send(message).is_err() {
-                    break;
-                }
-            }
-        });
         Client {
-            child,
-            stdin,
-            incoming,
+            server: Server::start(cwd),
             pending: Vec::new(),
-            next_id: 0,
         }
     }
 
-    fn send(&mut self, message: &Value) {
-        let body = message.to_string();
-        let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.stdin
-            .write_all(framed.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .expect("the server reads its stdin");
-    }
-
     fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        self.server.notify(method, params);
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let id = self.server.send_request(method, params);
         let deadline = Instant::now() + WAIT;
         loop {
-            let message = self.next(deadline, method);
-            if message["id"] == json!(id) && message.get("method").is_none() {
-                assert!(message.get("error").is_none(), "{method} failed: {message}");
+            let message = self.server.next(deadline, method);
+            if answers(&message, id, method) {
                 return message["result"].clone();
             }
             self.pending.push(message);
         }
-    }
-
-    fn next(&mut self, deadline: Instant, waiting_for: &str) -> Value {
-        let left = deadline.saturating_duration_since(Instant::now());
-        self.incoming
-            .recv_timeout(left)
-            .unwrap_or_else(|_| panic!("no answer from jadpo lsp while waiting for {waiting_for}"))
     }
 
     /// The next diagnostics published for a file ending with `suffix`.
@@ -107,7 +58,7 @@ impl Client {
         }
         let deadline = Instant::now() + WAIT;
         loop {
-            let message = self.next(deadline, suffix);
+            let message = self.server.next(deadline, suffix);
             if matches(&message) {
                 return list(&message["params"]["diagnostics"]);
             }
@@ -120,12 +71,6 @@ fn list(value: &Value) -> Vec<Value> {
     value.as_array().cloned().unwrap_or_default()
 }
 
-/// The next message from the server, as JSON (`lsp-server` does the framing).
-fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let message = lsp_server::Message::read(reader).ok()??;
-    serde_json::to_value(message).ok()
-}
-
 /// A fresh copy of `examples/billing` in the temporary folder.
 fn billing_copy(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("jadpo-lsp-test-{}-{name}", std::process::id()));
@@ -135,31 +80,6 @@ fn billing_copy(name: &str) -> PathBuf {
         &dir,
     );
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("temp folder");
-    for entry in std::fs::read_dir(from).expect("example folder").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
-
-fn uri(path: &Path) -> String {
-    let text = path.to_str().expect("UTF-8 temp path");
-    let mut out = String::from("file://");
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// The 0-based line and UTF-16 column of the first `needle` in `text`.
@@ -383,7 +303,7 @@ fn an_editor_session() {
     client.notify("exit", Value::Null);
     let deadline = Instant::now() + WAIT;
     let status = loop {
-        if let Ok(Some(status)) = client.child.try_wait() {
+        if let Ok(Some(status)) = client.server.child.try_wait() {
             break status;
         }
         assert!(Instant::now() < deadline, "jadpo lsp did not exit");

@@ -40,11 +40,14 @@ use jadpo_compiler::source::{Files, Unit};
 use jadpo_compiler::span::Span;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+#[path = "common/lsp_stdio.rs"]
+mod lsp_stdio;
+
+use lsp_stdio::{answers, copy_dir, uri, Server};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -130,65 +133,24 @@ fn every_edit_publishes_what_a_fresh_check_reports() {
 /// A `jadpo lsp` process over stdio, and the latest diagnostics it
 /// published per file.
 struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    incoming: Receiver<Value>,
-    next_id: i64,
+    server: Server,
     /// The last `publishDiagnostics` per URI.
     latest: BTreeMap<String, Vec<Value>>,
     /// URIs published since the last [`Client::take_published`].
     published: BTreeSet<String>,
 }
 
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Client {
     fn start(cwd: &Path) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-            .arg("lsp")
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start jadpo lsp: {e}"));
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, incoming) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            while let Some(message) = read_message(&mut reader) {
-                if tx.send(message).is_err() {
-                    break;
-                }
-            }
-        });
         Client {
-            child,
-            stdin,
-            incoming,
-            next_id: 0,
+            server: Server::start(cwd),
             latest: BTreeMap::new(),
             published: BTreeSet::new(),
         }
     }
 
-    fn send(&mut self, message: &Value) {
-        let body = message.to_string();
-        let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.stdin
-            .write_all(framed.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .expect("the server reads its stdin");
-    }
-
     fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        self.server.notify(method, params);
     }
 
     /// Sends a request and waits for its answer, noting every diagnostics
@@ -196,16 +158,10 @@ impl Client {
     /// and publishes before it answers a request, so once the answer is
     /// in, so is every diagnostic of the edits sent before.
     fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let id = self.server.send_request(method, params);
         let deadline = Instant::now() + WAIT;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let message = self
-                .incoming
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer from jadpo lsp to {method}"));
+            let message = self.server.next(deadline, method);
             if message["method"] == "textDocument/publishDiagnostics" {
                 let params = &message["params"];
                 let uri = params["uri"].as_str().unwrap_or("").to_string();
@@ -215,8 +171,7 @@ impl Client {
                     .unwrap_or_default();
                 self.published.insert(uri.clone());
                 self.latest.insert(uri, list);
-            } else if message["id"] == json!(id) && message.get("method").is_none() {
-                assert!(message.get("error").is_none(), "{method} failed: {message}");
+            } else if answers(&message, id, method) {
                 return message["result"].clone();
             }
         }
@@ -225,25 +180,6 @@ impl Client {
     fn take_published(&mut self) -> BTreeSet<String> {
         std::mem::take(&mut self.published)
     }
-}
-
-/// The next message from the server, as JSON (`lsp-server` does the framing).
-fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let message = lsp_server::Message::read(reader).ok()??;
-    serde_json::to_value(message).ok()
-}
-
-fn uri(path: &Path) -> String {
-    let text = path.to_str().expect("UTF-8 temp path");
-    let mut out = String::from("file://");
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------- texts
@@ -343,18 +279,6 @@ fn identifiers(text: &str) -> Vec<(usize, &str)> {
         }
     }
     found
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("temp folder");
-    for entry in std::fs::read_dir(from).expect("app folder").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// Two copies of app `index` of [`APPS`] in a fresh temporary folder:
