@@ -118,7 +118,8 @@ pub fn resolve(
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Program {
-    run(project, asts, diagnostics, None)
+    let syntax_files = syntax_files(diagnostics);
+    run(project, asts, diagnostics, syntax_files, None)
 }
 
 /// [`resolve`] for an app resolved again after an edit (the language
@@ -135,7 +136,7 @@ pub fn resolve_cached(
 ) -> Program {
     let syntax_files = syntax_files(diagnostics);
     let mut reuse = Reuse::begin(cache, previous, project, asts, &syntax_files);
-    run(project, asts, diagnostics, Some(&mut reuse))
+    run(project, asts, diagnostics, syntax_files, Some(&mut reuse))
 }
 
 fn syntax_files(diagnostics: &[Diagnostic]) -> HashSet<FileId> {
@@ -150,10 +151,11 @@ fn run(
     project: &LoadedProject,
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
+    syntax_files: HashSet<FileId>,
     mut reuse: Option<&mut Reuse<'_>>,
 ) -> Program {
     let mut b = Builder::new(project, asts);
-    b.syntax_files = syntax_files(diagnostics);
+    b.syntax_files = syntax_files;
     b.collect_all();
     b.resolve_type_defs();
     b.lower_operations();
