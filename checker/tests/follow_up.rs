@@ -24,6 +24,7 @@ fn event(b: &mut B, name: &str, fields: &[(&str, Option<u64>)]) -> EventId {
         qualified: name.into(),
         fields,
         span,
+        ty: jadpo_compiler::ir::TypeId(0),
     });
     EventId(b.p.events.len() as u32 - 1)
 }

@@ -435,6 +435,13 @@ pub enum ExprKind {
         filter: Box<WhereClause>,
         missing: Option<Box<Path>>,
     },
+    /// `query optional | required | many E { where: ... missing: F limit: N }`;
+    /// the settings are read as fields and judged by the resolver.
+    Query {
+        mode: QueryMode,
+        entity: Box<Path>,
+        settings: Vec<FieldInit>,
+    },
     /// `reject F { }` in a match arm.
     Reject(Box<RejectExpr>),
     /// `propagate` in a match arm.
@@ -442,6 +449,23 @@ pub enum ExprKind {
     /// `{ statements }` as a match arm body.
     Block(Block),
     Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryMode {
+    Optional,
+    Required,
+    Many,
+}
+
+impl QueryMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryMode::Optional => "optional",
+            QueryMode::Required => "required",
+            QueryMode::Many => "many",
+        }
+    }
 }
 
 /// `where: field == e`

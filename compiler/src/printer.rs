@@ -609,6 +609,16 @@ impl Printer {
                 self.clause("missing", missing.as_deref());
                 self.out.push_str(" }");
             }
+            ExprKind::Query {
+                mode,
+                entity,
+                settings,
+            } => {
+                let _ = write!(self.out, "query {} ", mode.as_str());
+                self.path(entity);
+                self.out.push(' ');
+                self.field_inits(settings);
+            }
             ExprKind::Reject(r) => self.reject(r),
             ExprKind::Propagate => self.out.push_str("propagate"),
             ExprKind::Block(b) => self.block(b),
@@ -635,7 +645,8 @@ impl Printer {
             | ExprKind::List(_)
             | ExprKind::Match { .. }
             | ExprKind::Update { .. }
-            | ExprKind::Delete { .. } => true,
+            | ExprKind::Delete { .. }
+            | ExprKind::Query { .. } => true,
             _ => false,
         };
         if closed {

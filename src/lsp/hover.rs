@@ -62,6 +62,14 @@ fn call_facts(snap: &Snapshot, program: &Program, holder: ActionId, effect: &Eff
             "**write** to `{}`: not an outside call, never a step",
             program.entity(write.entity).qualified
         ),
+        Target::Check(check) => match check.query {
+            Some(entity) => format!(
+                "**store read** of `{}`: not an outside call, never a step; fails with `{}` when no row matches",
+                program.entity(entity).qualified,
+                program.failure(check.failure).qualified
+            ),
+            None => "**validated construction**: checked when it runs, fails with `InvalidValue`; not an outside call, never a step".to_string(),
+        },
     }
 }
 

@@ -34,6 +34,10 @@ fn definition_span(snap: &Snapshot, file: FileId, offset: usize) -> Option<Span>
                     Target::Op(op) => program.op(*op).span,
                     Target::Action(a) => program.action(*a).name_span,
                     Target::Write(w) => program.entity(w.entity).span,
+                    Target::Check(c) => match c.query {
+                        Some(entity) => program.entity(entity).span,
+                        None => return None,
+                    },
                 });
             }
         }

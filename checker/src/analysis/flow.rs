@@ -192,6 +192,11 @@ fn effect_base<L: Leaves>(l: &mut L, effect: &Effect) -> OkFail<L::T> {
                 ok: Some(v),
             }
         }
+        // No outside call and no write: a point that can fail, nothing more.
+        Target::Check(_) => OkFail {
+            ok: Some(L::T::unit()),
+            fail: Some(L::T::unit()),
+        },
     }
 }
 
@@ -208,7 +213,7 @@ fn walk_effect<L: Leaves>(l: &mut L, effect: &Effect) -> Flow<L::T> {
         }
     };
     // Unavailable and RateLimited pass through a match that does not name them.
-    let passes_transient = !matches!(effect.target, Target::Write(_));
+    let passes_transient = !matches!(effect.target, Target::Write(_) | Target::Check(_));
     let mut out = Flow {
         through: None,
         ret: None,

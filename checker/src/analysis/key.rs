@@ -204,6 +204,11 @@ fn effect(w: &mut Writer, e: &Effect) {
             w.u32(a.0);
             w.calls.push(*a);
         }
+        Target::Check(check) => {
+            w.u8(4);
+            w.u32(check.failure.0);
+            w.u32(check.query.map_or(u32::MAX, |e| e.0));
+        }
         Target::Write(write) => {
             w.u8(3);
             w.u8(match write.kind {

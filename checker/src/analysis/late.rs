@@ -229,6 +229,10 @@ impl Walker<'_> {
                 let fail = if failures.is_empty() { 0 } else { s };
                 self.handled(effect, what, s, s, &failures, &|_| (s, false), fail)
             }
+            Target::Check(c) => {
+                let what = What::Check(c.query);
+                self.handled(effect, what, s, s, &[c.failure], &|_| (s, false), s)
+            }
         }
     }
 
@@ -256,7 +260,7 @@ impl Walker<'_> {
                 };
             }
         };
-        let transient = if matches!(effect.target, Target::Write(_)) {
+        let transient = if matches!(effect.target, Target::Write(_) | Target::Check(_)) {
             0
         } else {
             fail_state

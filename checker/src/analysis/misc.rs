@@ -140,6 +140,7 @@ impl Walker<'_> {
                     }
                 }
             }
+            Target::Check(_) => {}
             Target::Write(w) => {
                 if let Some(store) = self.program.entity(w.entity).store {
                     self.misc.stores.insert(store);

@@ -18,6 +18,8 @@ pub enum What {
     Callee(ActionId),
     Write(EntityId, WriteKind),
     Emit(EventId),
+    /// A validated construction (`None`) or a `query required` of an entity.
+    Check(Option<EntityId>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -56,6 +56,14 @@ pub fn what(p: &Program, w: What) -> String {
                 .map_or("an entity", |e| e.qualified.as_str());
             format!("`{verb} {name}`")
         }
+        What::Check(None) => "a validated construction".to_string(),
+        What::Check(Some(entity)) => {
+            let name = p
+                .entities
+                .get(entity.0 as usize)
+                .map_or("an entity", |e| e.qualified.as_str());
+            format!("`query required {name}`")
+        }
         What::Emit(event) => {
             let name = p
                 .events

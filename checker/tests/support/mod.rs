@@ -58,6 +58,8 @@ impl B {
                 qualified: name.into(),
                 kind,
                 span: None,
+                code: String::new(),
+                fields: Vec::new(),
             });
         }
         let declined = b.failure("stripe.CardDeclined");
@@ -176,18 +178,21 @@ impl B {
             qualified: "Invoice".into(),
             store: Some(Name::new("primary")),
             span: Span::new(app, 0, 1),
+            ty: jadpo_compiler::ir::TypeId(0),
         });
         b.p.entities.push(Entity {
             owner: Owner::App,
             qualified: "Note".into(),
             store: None,
             span: Span::new(app, 0, 1),
+            ty: jadpo_compiler::ir::TypeId(0),
         });
         b.p.events.push(Event {
             owner: Owner::App,
             qualified: "Done".into(),
             fields: vec![],
             span: Span::new(app, 0, 1),
+            ty: jadpo_compiler::ir::TypeId(0),
         });
         b
     }
@@ -239,6 +244,8 @@ impl B {
             large_output,
             timeout_ms,
             attempts,
+            request: jadpo_compiler::ir::Ty::Error,
+            answer: jadpo_compiler::ir::Ty::Error,
         });
     }
 
@@ -449,6 +456,9 @@ impl B {
             fails: vec![],
             declines: vec![],
             body: Block { nodes: body },
+            params: Vec::new(),
+            ret: jadpo_compiler::ir::Ty::unit(),
+            code: Default::default(),
         });
         id
     }
@@ -472,6 +482,7 @@ impl B {
             span,
             run_span: span,
             action: Some(a),
+            run_args: Vec::new(),
         });
     }
 
@@ -492,6 +503,7 @@ impl B {
             span,
             run_span: span,
             action: Some(a),
+            run_args: Vec::new(),
         });
     }
 
@@ -503,6 +515,7 @@ impl B {
             span,
             run_span: span,
             action: Some(a),
+            run_args: Vec::new(),
         });
     }
 

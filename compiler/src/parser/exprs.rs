@@ -9,8 +9,8 @@ use super::common::{
 };
 use super::types::P;
 use crate::ast::{
-    BinOp, Block, Expr, ExprKind, FieldInit, Ident, MatchArm, Path, Pattern, RejectExpr, UnOp,
-    WhereClause,
+    BinOp, Block, Expr, ExprKind, FieldInit, Ident, MatchArm, Path, Pattern, QueryMode, RejectExpr,
+    UnOp, WhereClause,
 };
 use crate::lexer::{Keyword, TokenKind};
 use crate::span::Span;
@@ -724,7 +724,7 @@ fn writes<'src, I: Tokens<'src>>(
                 .then(
                     word("set")
                         .ignore_then(just(TokenKind::Colon))
-                        .ignore_then(fields),
+                        .ignore_then(fields.clone()),
                 )
                 .then(clause("missing").or_not())
                 .then(clause("conflict").or_not())
@@ -751,5 +751,20 @@ fn writes<'src, I: Tokens<'src>>(
             filter: Box::new(filter),
             missing,
         });
-    choice((create, update, delete))
+    let mode = choice((
+        word("optional").to(QueryMode::Optional),
+        word("required").to(QueryMode::Required),
+        word("many").to(QueryMode::Many),
+    ))
+    .labelled("`optional`, `required` or `many`");
+    let query = word("query")
+        .ignore_then(mode)
+        .then(entity())
+        .then(fields)
+        .map(|((mode, entity), settings)| ExprKind::Query {
+            mode,
+            entity,
+            settings,
+        });
+    choice((create, update, delete, query))
 }

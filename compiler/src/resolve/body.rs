@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use crate::ast::{self, SettingValue, StmtKind};
 use crate::diag::Diagnostic;
 use crate::intern::Name;
+use crate::ir::code::{self, Local as Slot};
 use crate::ir::{self, ActionId, FailureId, Owner};
 use crate::span::Span;
 
@@ -26,6 +27,35 @@ pub(super) struct Local {
     pub name: Name,
     pub ty: Ty,
     pub mutable: bool,
+    pub slot: Slot,
+}
+
+/// What checking an expression gives: its type and its code.
+#[derive(Debug)]
+pub(super) struct Typed {
+    pub ty: Ty,
+    pub code: code::Expr,
+}
+
+impl Typed {
+    pub fn new(ty: Ty, kind: code::ExprKind, span: Span) -> Typed {
+        Typed {
+            ty,
+            code: code::Expr::new(kind, span),
+        }
+    }
+
+    /// Code that could not be resolved (already reported).
+    pub fn error(span: Span) -> Typed {
+        Typed {
+            ty: Ty::Error,
+            code: code::Expr::error(span),
+        }
+    }
+
+    pub fn with_ty(self, ty: Ty) -> Typed {
+        Typed { ty, ..self }
+    }
 }
 
 /// A failure that escapes the body, and where it comes from.
@@ -70,6 +100,11 @@ pub(super) struct Cx {
     pub excused: BTreeSet<FailureId>,
     /// Something in the body could not be resolved: `fails` is not judged.
     pub uncertain: bool,
+    /// Local slots given out so far.
+    pub slots: u32,
+    /// In an entry point's `run:`, which values it provides (for a name
+    /// that is none of them).
+    pub entry_values: Option<String>,
 }
 
 impl Cx {
@@ -82,12 +117,28 @@ impl Cx {
             escapes: Vec::new(),
             excused: BTreeSet::new(),
             uncertain: false,
+            slots: 0,
+            entry_values: None,
         }
     }
 
-    pub fn bind(&mut self, name: Name, ty: Ty, mutable: bool) {
+    /// Binds a name to a new slot in the innermost scope.
+    pub fn bind(&mut self, name: Name, ty: Ty, mutable: bool) -> Slot {
+        let slot = Slot(self.slots);
+        self.slots += 1;
+        self.bind_slot(name, ty, mutable, slot);
+        slot
+    }
+
+    /// Binds a name to an existing slot: a narrowed optional (`if x != none`).
+    pub fn bind_slot(&mut self, name: Name, ty: Ty, mutable: bool, slot: Slot) {
         if let Some(scope) = self.scopes.last_mut() {
-            scope.push(Local { name, ty, mutable });
+            scope.push(Local {
+                name,
+                ty,
+                mutable,
+                slot,
+            });
         }
     }
 
@@ -185,6 +236,16 @@ impl<'a> Resolver<'_, 'a> {
                 _ => {}
             }
         }
+        let key = super::collect::route_key(route);
+        if let (Some(&t), Some(s)) = (
+            self.route_path_of.get(&key),
+            route
+                .settings
+                .iter()
+                .find(|s| s.key.name.as_str() == "path"),
+        ) {
+            params.push((Name::new("path"), Ty::Named(t), s.key.span));
+        }
         (params, ret)
     }
 
@@ -226,32 +287,45 @@ impl<'a> Resolver<'_, 'a> {
         self.error(d);
     }
 
-    /// Checks an action's body and lowers it.
-    pub(super) fn action_body(&mut self, id: ActionId, decl: &ast::ActionDecl) -> ir::Block {
-        let t = self.t;
-        let Some(sig) = t.actions.get(id.0 as usize) else {
-            return ir::Block::default();
-        };
-        let mut cx = Cx::new(sig.unit, BodyKind::Action, sig.ret.clone());
-        for (name, ty, _) in &sig.params {
+    /// A body's parameters bound to its first slots.
+    fn bind_params(cx: &mut Cx, params: &[(Name, Ty, Span)]) {
+        for (name, ty, _) in params {
             cx.bind(*name, ty.clone(), false);
         }
+    }
+
+    /// Checks an action's body and lowers it.
+    pub(super) fn action_body(
+        &mut self,
+        id: ActionId,
+        decl: &ast::ActionDecl,
+    ) -> (ir::Block, code::Body) {
+        let t = self.t;
+        let Some(sig) = t.actions.get(id.0 as usize) else {
+            return Default::default();
+        };
+        let mut cx = Cx::new(sig.unit, BodyKind::Action, sig.ret.clone());
+        Self::bind_params(&mut cx, &sig.params);
         let mut out = ir::Block::default();
-        self.stmts(&mut cx, &decl.body.stmts, &mut out);
+        let stmts = self.stmts(&mut cx, &decl.body.stmts, &mut out);
         self.check_ends(&cx, &decl.body, decl.returns.span, decl.name);
         if !sig.fails_unknown && !cx.uncertain && !self.unreadable(decl.span) {
             self.judge_fails(id, decl, &cx);
         }
-        out
+        let body = code::Body {
+            stmts,
+            locals: cx.slots,
+        };
+        (out, body)
     }
 
-    /// Checks a route's inline action; returns its lowered body and the
-    /// failures that escape it (its `fails`), or `None` without one.
+    /// Checks a route's inline action; returns its lowered body, its code
+    /// and the failures that escape it (its `fails`), or `None` without one.
     pub(super) fn route_action_body(
         &mut self,
         route: &ast::RouteDecl,
         id: ActionId,
-    ) -> Option<(ir::Block, Vec<(FailureId, Span)>)> {
+    ) -> Option<RouteBody> {
         let block = route.settings.iter().find_map(|s| match &s.value {
             SettingValue::Block(b) if s.key.name.as_str() == "action" => Some(b),
             _ => None,
@@ -259,33 +333,41 @@ impl<'a> Resolver<'_, 'a> {
         let t = self.t;
         let sig = t.actions.get(id.0 as usize)?;
         let mut cx = Cx::new(Owner::App, BodyKind::RouteAction, sig.ret.clone());
-        for (name, ty, _) in &sig.params {
-            cx.bind(*name, ty.clone(), false);
-        }
+        Self::bind_params(&mut cx, &sig.params);
         let mut out = ir::Block::default();
-        self.stmts(&mut cx, &block.stmts, &mut out);
+        let stmts = self.stmts(&mut cx, &block.stmts, &mut out);
         let mut fails: Vec<(FailureId, Span)> = Vec::new();
         for e in &cx.escapes {
             if !fails.iter().any(|(f, _)| *f == e.failure) {
                 fails.push((e.failure, e.span));
             }
         }
-        Some((out, fails))
+        let code = code::Body {
+            stmts,
+            locals: cx.slots,
+        };
+        Some(RouteBody {
+            block: out,
+            code,
+            fails,
+        })
     }
 
     /// Checks a function's body (functions have no effects to lower).
-    pub(super) fn function_body(&mut self, i: usize) {
+    pub(super) fn function_body(&mut self, i: usize) -> code::Body {
         let t = self.t;
         let Some(sig) = t.functions.get(i) else {
-            return;
+            return code::Body::default();
         };
         let mut cx = Cx::new(sig.unit, BodyKind::Function, sig.ret.clone());
-        for (name, ty, _) in &sig.params {
-            cx.bind(*name, ty.clone(), false);
-        }
+        Self::bind_params(&mut cx, &sig.params);
         let mut out = ir::Block::default();
-        self.stmts(&mut cx, &sig.decl.body.stmts, &mut out);
+        let stmts = self.stmts(&mut cx, &sig.decl.body.stmts, &mut out);
         self.check_ends(&cx, &sig.decl.body, sig.decl.returns.span, sig.decl.name);
+        code::Body {
+            stmts,
+            locals: cx.slots,
+        }
     }
 
     /// A body with a result other than `Unit` must end every path with
@@ -317,47 +399,52 @@ impl<'a> Resolver<'_, 'a> {
         matches!(self.base_of(ty), Ty::Prim(super::tables::Prim::Unit))
     }
 
-    pub(super) fn stmts(&mut self, cx: &mut Cx, stmts: &[ast::Stmt], out: &mut ir::Block) {
+    pub(super) fn stmts(
+        &mut self,
+        cx: &mut Cx,
+        stmts: &[ast::Stmt],
+        out: &mut ir::Block,
+    ) -> Vec<code::Stmt> {
+        let mut code = Vec::with_capacity(stmts.len());
         for s in stmts {
-            self.stmt(cx, s, out);
+            if let Some(kind) = self.stmt(cx, s, out) {
+                code.push(code::Stmt { kind, span: s.span });
+            }
         }
+        code
     }
 
     /// A block with its own scope.
-    pub(super) fn scoped_block(&mut self, cx: &mut Cx, b: &ast::Block) -> ir::Block {
+    pub(super) fn scoped_block(
+        &mut self,
+        cx: &mut Cx,
+        b: &ast::Block,
+        narrowed: &[Narrow],
+    ) -> (ir::Block, Vec<code::Stmt>) {
         let mut out = ir::Block::default();
         cx.scopes.push(Vec::new());
-        self.stmts(cx, &b.stmts, &mut out);
+        for n in narrowed {
+            cx.bind_slot(n.name, n.ty.clone(), false, n.slot);
+        }
+        let code = self.stmts(cx, &b.stmts, &mut out);
         cx.scopes.pop();
-        out
+        (out, code)
     }
 
-    fn stmt(&mut self, cx: &mut Cx, s: &ast::Stmt, out: &mut ir::Block) {
-        match &s.kind {
+    fn stmt(&mut self, cx: &mut Cx, s: &ast::Stmt, out: &mut ir::Block) -> Option<code::StmtKind> {
+        let kind = match &s.kind {
             StmtKind::Var {
                 mutable,
                 name,
                 ty,
                 value,
             } => self.var_stmt(cx, *mutable, *name, ty.as_ref(), value, out),
-            StmtKind::Assign { target, value } => self.assign_stmt(cx, *target, value, out),
+            StmtKind::Assign { target, value } => self.assign_stmt(cx, *target, value, out)?,
             StmtKind::If {
                 cond,
                 then_block,
                 else_block,
-            } => {
-                self.condition(cx, cond, out);
-                let then_block = self.scoped_block(cx, then_block);
-                let else_block = match else_block {
-                    Some(b) => self.scoped_block(cx, b),
-                    None => ir::Block::default(),
-                };
-                out.nodes.push(ir::Node::If {
-                    span: s.span,
-                    then_block,
-                    else_block,
-                });
-            }
+            } => self.if_stmt(cx, s.span, cond, then_block, else_block.as_ref(), out),
             StmtKind::For {
                 item,
                 iterable,
@@ -366,16 +453,17 @@ impl<'a> Resolver<'_, 'a> {
             } => self.for_stmt(cx, s.span, *item, iterable, max.as_ref(), body, out),
             StmtKind::Return(value) => self.return_stmt(cx, s.span, value.as_ref(), out),
             StmtKind::Reject(r) => {
-                if let Some(rej) = self.reject(cx, r, out) {
+                let (rej, code) = self.reject(cx, r, out);
+                if let Some(rej) = rej {
                     out.nodes.push(ir::Node::Reject(rej));
                 }
+                code::StmtKind::Reject(code?)
             }
-            StmtKind::Emit(e) => self.emit_stmt(cx, e, out),
-            StmtKind::Expr(e) => {
-                self.expr(cx, e, None, out);
-            }
-            StmtKind::Error => {}
-        }
+            StmtKind::Emit(e) => code::StmtKind::Emit(self.emit_stmt(cx, e, out)?),
+            StmtKind::Expr(e) => code::StmtKind::Expr(self.expr(cx, e, None, out).code),
+            StmtKind::Error => return None,
+        };
+        Some(kind)
     }
 
     fn var_stmt(
@@ -386,21 +474,33 @@ impl<'a> Resolver<'_, 'a> {
         ty: Option<&ast::TypeExpr>,
         value: &ast::Expr,
         out: &mut ir::Block,
-    ) {
+    ) -> code::StmtKind {
         let declared = ty.map(|t| self.resolve_type(cx.unit, t));
         let found = self.expr(cx, value, declared.as_ref(), out);
-        if cx.in_current_scope(name.name) {
-            let d = Diagnostic::error(
-                "name.duplicate",
-                name.span,
-                format!("`{}` is already declared in this block", name.name),
-            )
-            .with_reason("a `var` is visible to the end of its block; declaring it again would hide the first")
-            .with_fix(format!("use `var mut {}` and assign with `{} = ...`, or choose another name", name.name, name.name));
-            self.error(d);
+        if cx.local(name.name).is_some() {
+            self.report_rebound(cx, name);
         }
-        let ty = declared.unwrap_or(found);
-        cx.bind(name.name, ty, mutable);
+        let ty = declared.unwrap_or(found.ty);
+        let slot = cx.bind(name.name, ty, mutable);
+        code::StmtKind::Set(slot, found.code)
+    }
+
+    /// `var x` where `x` is already visible: in this block or an enclosing
+    /// one (a sibling block may bind the name again).
+    fn report_rebound(&mut self, cx: &Cx, name: ast::Ident) {
+        let here = cx.in_current_scope(name.name);
+        let summary = if here {
+            format!("`{}` is already declared in this block", name.name)
+        } else {
+            format!("`{}` is already declared in an enclosing block", name.name)
+        };
+        let d = Diagnostic::error("name.duplicate", name.span, summary)
+            .with_reason("a `var` is visible to the end of its block, nested blocks included; declaring it again would hide the first")
+            .with_fix(format!(
+                "use `var mut {}` and assign with `{} = ...`, or choose another name",
+                name.name, name.name
+            ));
+        self.error(d);
     }
 
     fn assign_stmt(
@@ -409,10 +509,10 @@ impl<'a> Resolver<'_, 'a> {
         target: ast::Ident,
         value: &ast::Expr,
         out: &mut ir::Block,
-    ) {
+    ) -> Option<code::StmtKind> {
         let local = cx.local(target.name).cloned();
         let expected = local.as_ref().map(|l| l.ty.clone());
-        self.expr(cx, value, expected.as_ref(), out);
+        let value = self.expr(cx, value, expected.as_ref(), out);
         match local {
             None => {
                 let cands = cx.local_names();
@@ -423,6 +523,7 @@ impl<'a> Resolver<'_, 'a> {
                     target.name.as_str(),
                     &cands,
                 );
+                None
             }
             Some(l) if !l.mutable => {
                 let d = Diagnostic::error(
@@ -435,13 +536,40 @@ impl<'a> Resolver<'_, 'a> {
                 )
                 .with_fix(format!("declare it with `var mut {}`", target.name));
                 self.error(d);
+                None
             }
-            Some(_) => {}
+            Some(l) => Some(code::StmtKind::Set(l.slot, value.code)),
         }
     }
 
-    fn condition(&mut self, cx: &mut Cx, cond: &ast::Expr, out: &mut ir::Block) {
-        self.expr(cx, cond, Some(&Ty::Prim(super::tables::Prim::Bool)), out);
+    fn if_stmt(
+        &mut self,
+        cx: &mut Cx,
+        span: Span,
+        cond: &ast::Expr,
+        then_block: &ast::Block,
+        else_block: Option<&ast::Block>,
+        out: &mut ir::Block,
+    ) -> code::StmtKind {
+        let cond_code = self
+            .expr(cx, cond, Some(&Ty::Prim(super::tables::Prim::Bool)), out)
+            .code;
+        let (when_true, when_false) = self.narrowings(cx, cond);
+        let (then_ir, then_code) = self.scoped_block(cx, then_block, &when_true);
+        let (else_ir, else_code) = match else_block {
+            Some(b) => self.scoped_block(cx, b, &when_false),
+            None => Default::default(),
+        };
+        out.nodes.push(ir::Node::If {
+            span,
+            then_block: then_ir,
+            else_block: else_ir,
+        });
+        code::StmtKind::If {
+            cond: cond_code,
+            then_block: then_code,
+            else_block: else_code,
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -454,9 +582,9 @@ impl<'a> Resolver<'_, 'a> {
         max: Option<&ast::IntLit>,
         body: &ast::Block,
         out: &mut ir::Block,
-    ) {
-        let ty = self.expr(cx, iterable, None, out);
-        let elem = match self.base_of(&ty) {
+    ) -> code::StmtKind {
+        let items = self.expr(cx, iterable, None, out);
+        let elem = match self.base_of(&items.ty) {
             Ty::List(inner) => (**inner).clone(),
             Ty::Error => Ty::Error,
             _ => {
@@ -465,7 +593,7 @@ impl<'a> Resolver<'_, 'a> {
                     iterable.span,
                     format!(
                         "`for` needs a list, found `{}`",
-                        self.type_name(&ty, cx.unit)
+                        self.type_name(&items.ty, cx.unit)
                     ),
                 )
                 .with_fix("iterate over a `List<T>` value");
@@ -474,14 +602,24 @@ impl<'a> Resolver<'_, 'a> {
             }
         };
         let max = max.and_then(|m| self.loop_max(m));
-        cx.scopes.push(vec![Local {
-            name: item.name,
-            ty: elem,
-            mutable: false,
-        }]);
-        let body = self.scoped_block(cx, body);
+        if cx.local(item.name).is_some() {
+            self.report_rebound(cx, item);
+        }
+        cx.scopes.push(Vec::new());
+        let slot = cx.bind(item.name, elem, false);
+        let (body_ir, body_code) = self.scoped_block(cx, body, &[]);
         cx.scopes.pop();
-        out.nodes.push(ir::Node::Loop { span, max, body });
+        out.nodes.push(ir::Node::Loop {
+            span,
+            max,
+            body: body_ir,
+        });
+        code::StmtKind::For {
+            item: slot,
+            items: items.code,
+            max,
+            body: body_code,
+        }
     }
 
     fn loop_max(&mut self, m: &ast::IntLit) -> Option<u32> {
@@ -506,11 +644,11 @@ impl<'a> Resolver<'_, 'a> {
         span: Span,
         value: Option<&ast::Expr>,
         out: &mut ir::Block,
-    ) {
+    ) -> code::StmtKind {
         let unit_ret = self.is_unit(&cx.ret);
-        match value {
+        let code = match value {
             Some(v) if unit_ret && !cx.ret.is_error() => {
-                self.expr(cx, v, None, out);
+                let value = self.expr(cx, v, None, out);
                 let d = Diagnostic::error(
                     "type.return_value_in_unit",
                     v.span,
@@ -518,10 +656,11 @@ impl<'a> Resolver<'_, 'a> {
                 )
                 .with_fix("remove the value, or declare the result type");
                 self.error(d);
+                Some(value.code)
             }
             Some(v) => {
                 let ret = cx.ret.clone();
-                self.expr(cx, v, Some(&ret), out);
+                Some(self.expr(cx, v, Some(&ret), out).code)
             }
             None if !unit_ret && !cx.ret.is_error() => {
                 let d = Diagnostic::error(
@@ -534,26 +673,32 @@ impl<'a> Resolver<'_, 'a> {
                 )
                 .with_fix("write `return value`");
                 self.error(d);
+                None
             }
-            None => {}
-        }
+            None => None,
+        };
         out.nodes.push(ir::Node::Return(span));
+        code::StmtKind::Return(code)
     }
 
-    /// `reject F { fields }`: F must be a failure; the failure escapes.
+    /// `reject F { fields }`: F must be a failure, given each of its fields;
+    /// the failure escapes.
     pub(super) fn reject(
         &mut self,
         cx: &mut Cx,
         r: &ast::RejectExpr,
         out: &mut ir::Block,
-    ) -> Option<ir::Reject> {
-        for f in r.fields.iter().flatten() {
-            self.expr(cx, &f.value, None, out);
-        }
+    ) -> (Option<ir::Reject>, Option<code::Reject>) {
+        let given = r.fields.as_deref().unwrap_or(&[]);
         let Some(failure) = self.find_failure(cx.unit, &r.failure) else {
+            self.field_values_only(cx, given, out);
             cx.uncertain = true;
-            return None;
+            return (None, None);
         };
+        let t = self.t;
+        let defs = &t.prog.failure(failure).fields;
+        let label = self.failure_name(failure, cx.unit);
+        let fields = self.check_fields(cx, r.failure.span, &label, defs, given, out);
         if cx.kind == BodyKind::Function {
             let d = Diagnostic::error("purity.reject", r.span, "a function cannot `reject`")
                 .with_reason(
@@ -561,18 +706,41 @@ impl<'a> Resolver<'_, 'a> {
                 )
                 .with_fix("make this an action, or return a value the caller checks");
             self.error(d);
-            return None;
+            return (None, None);
         }
         cx.escapes.push(super::body::Escape {
             failure,
             span: r.failure.span,
             why: Why::Rejected(Label::of(&r.failure)),
         });
-        Some(ir::Reject {
+        let rej = ir::Reject {
             span: r.span,
             failure,
-        })
+        };
+        let code = code::Reject {
+            failure,
+            fields,
+            span: r.span,
+        };
+        (Some(rej), Some(code))
     }
+}
+
+/// A body's lowered route action: its effect tree, code and the failures
+/// that escape it.
+#[derive(Clone, Debug)]
+pub(super) struct RouteBody {
+    pub block: ir::Block,
+    pub code: code::Body,
+    pub fails: Vec<(FailureId, Span)>,
+}
+
+/// A local known not to be `none` inside a branch.
+#[derive(Clone, Debug)]
+pub(super) struct Narrow {
+    pub name: Name,
+    pub slot: Slot,
+    pub ty: Ty,
 }
 
 impl<'r> Resolver<'r, '_> {

@@ -11,10 +11,11 @@ use crate::intern::Name;
 use crate::ir::{self, ActionId, FailureId, OpId, Owner, PkgId};
 use crate::span::Span;
 
-use super::body::{Cx, Escape, Why};
+use super::body::{BodyKind, Cx, Escape, Typed, Why};
 use super::lookup::Found;
 use super::tables::{Callable, FnId, Ty};
 use super::Resolver;
+use crate::ir::code;
 
 /// An effect whose arguments are checked, waiting for its handling.
 pub(super) struct Pending<'t> {
@@ -28,14 +29,22 @@ pub(super) struct Pending<'t> {
     pub ty: Ty,
     /// How the author writes the callee, for messages.
     pub label: Label,
+    pub code: code::Fallible,
+}
+
+impl Pending<'_> {
+    /// The effect as code, before its handling.
+    pub fn code_expr(&self, at: Span) -> code::Expr {
+        code::Expr::new(code::ExprKind::Fallible(Box::new(self.code.clone())), at)
+    }
 }
 
 pub(super) enum Outcome<'t> {
     Effect(Pending<'t>),
     /// Not an effect.
-    Pure(Ty),
+    Pure(Typed),
     /// An effect in a function body (already reported as impure).
-    Impure(Ty),
+    Impure(Typed),
     /// The callee could not be resolved (already reported).
     Failed,
 }
@@ -63,17 +72,27 @@ impl<'r> Resolver<'r, '_> {
                     Outcome::Effect(p)
                         if self.impure(cx, "purity.write", e.span, "write to a store") =>
                     {
-                        Outcome::Impure(p.ty)
+                        Outcome::Impure(Typed::error(e.span).with_ty(p.ty))
                     }
                     other => other,
                 }
             }
+            ExprKind::Query {
+                mode,
+                entity,
+                settings,
+            } => self.query(cx, e.span, *mode, entity, settings, out),
             _ => Outcome::Pure(self.expr(cx, e, None, out)),
         }
     }
 
     /// A call or write used without `attempt` or `match`.
-    pub(super) fn plain_effect(&mut self, cx: &mut Cx, e: &ast::Expr, out: &mut ir::Block) -> Ty {
+    pub(super) fn plain_effect(
+        &mut self,
+        cx: &mut Cx,
+        e: &ast::Expr,
+        out: &mut ir::Block,
+    ) -> Typed {
         match self.effect_target(cx, e, out) {
             Outcome::Effect(p) => {
                 let fallible = !p.failures.is_empty() || matches!(p.target, ir::Target::Op(_));
@@ -81,15 +100,16 @@ impl<'r> Resolver<'r, '_> {
                     self.report_unhandled(cx, &p);
                     cx.excused.extend(p.failures.iter().copied());
                 }
+                let code = p.code_expr(e.span);
                 out.nodes.push(ir::Node::Effect(ir::Effect {
                     span: p.span,
                     target: p.target,
                     handling: ir::Handling::Unhandled,
                 }));
-                p.ty
+                Typed { ty: p.ty, code }
             }
             Outcome::Pure(t) | Outcome::Impure(t) => t,
-            Outcome::Failed => Ty::Error,
+            Outcome::Failed => Typed::error(e.span),
         }
     }
 
@@ -107,21 +127,29 @@ impl<'r> Resolver<'r, '_> {
             end: p.span.start,
             ..p.span
         };
-        let d = Diagnostic::error(
+        let in_function = cx.kind == BodyKind::Function;
+        let mut d = Diagnostic::error(
             "failure.unhandled",
             p.span,
             format!("`{}` can fail, and its failures are not handled", p.label),
         )
-        .with_label(format!("can fail with {}", names.join(", ")))
-        .with_reason("every call that can fail must be under `attempt` (pass its failures on) or a `match` that handles each failure")
-        .with_edit_fix(
-            "pass its failures on with `attempt`",
-            vec![Edit {
-                span: start,
-                replacement: "attempt ".to_string(),
-            }],
-        )
-        .with_fix("or handle each failure with `match ... { success(v) => v  failure F => ... }`");
+        .with_label(format!("can fail with {}", names.join(", ")));
+        if in_function {
+            d = d
+                .with_reason("a function cannot fail: each failure of what it computes is handled in place")
+                .with_fix("handle each failure with `match ... { success(v) => v  failure F => fallback }`");
+        } else {
+            d = d
+                .with_reason("every call that can fail must be under `attempt` (pass its failures on) or a `match` that handles each failure")
+                .with_edit_fix(
+                    "pass its failures on with `attempt`",
+                    vec![Edit {
+                        span: start,
+                        replacement: "attempt ".to_string(),
+                    }],
+                )
+                .with_fix("or handle each failure with `match ... { success(v) => v  failure F => ... }`");
+        }
         self.error(d);
     }
 
@@ -132,9 +160,12 @@ impl<'r> Resolver<'r, '_> {
         span: Span,
         inner: &ast::Expr,
         out: &mut ir::Block,
-    ) -> Ty {
+    ) -> Typed {
         match self.effect_target(cx, inner, out) {
             Outcome::Effect(p) => {
+                if cx.kind == BodyKind::Function {
+                    self.report_attempt_in_function(span, inner.span, &p);
+                }
                 for f in p.failures.iter() {
                     cx.escapes.push(Escape {
                         failure: *f,
@@ -142,15 +173,19 @@ impl<'r> Resolver<'r, '_> {
                         why: Why::Attempt(p.label.clone()),
                     });
                 }
+                let code = code::Expr::new(
+                    code::ExprKind::Attempt(Box::new(p.code_expr(inner.span))),
+                    span,
+                );
                 out.nodes.push(ir::Node::Effect(ir::Effect {
                     span: p.span,
                     target: p.target,
                     handling: ir::Handling::Attempt(span),
                 }));
-                p.ty
+                Typed { ty: p.ty, code }
             }
             Outcome::Pure(t) => {
-                if !t.is_error() && !matches!(inner.kind, ExprKind::Error) {
+                if !t.ty.is_error() && !matches!(inner.kind, ExprKind::Error) {
                     let keyword = Span {
                         end: inner.span.start,
                         ..span
@@ -175,9 +210,27 @@ impl<'r> Resolver<'r, '_> {
             Outcome::Impure(t) => t,
             Outcome::Failed => {
                 cx.uncertain = true;
-                Ty::Error
+                Typed::error(span)
             }
         }
+    }
+
+    /// `attempt` in a function: a function has no failures to pass on.
+    fn report_attempt_in_function(&mut self, span: Span, inner: Span, p: &Pending) {
+        let keyword = Span {
+            end: inner.start,
+            ..span
+        };
+        let d = Diagnostic::error(
+            "purity.attempt",
+            keyword,
+            format!("a function cannot pass on the failures of `{}`", p.label),
+        )
+        .with_reason("functions are pure and cannot fail; what they compute is handled in place")
+        .with_fix(
+            "handle each failure with `match ... { success(v) => v  failure F => fallback }`",
+        );
+        self.error(d);
     }
 
     fn call(
@@ -197,21 +250,25 @@ impl<'r> Resolver<'r, '_> {
             }
             return Outcome::Failed;
         };
+        if names_type(path) {
+            return self.validated(cx, span, path, args, out);
+        }
         // The tables outlive this resolver: signatures are read in place.
         let t = self.t;
         match self.callee(cx, path) {
             Callee::Function(f) => {
                 let sig = &t.functions[f.0 as usize];
                 let label = Label::of(path);
-                self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
-                Outcome::Pure(sig.ret.clone())
+                let args = self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
+                let kind = code::ExprKind::Function(f, args);
+                Outcome::Pure(Typed::new(sig.ret.clone(), kind, span))
             }
             Callee::Action(a) => {
                 let sig = &t.actions[a.0 as usize];
                 let label = Label::of(path);
-                self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
+                let args = self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
                 if self.impure(cx, "purity.action_call", span, "call an action") {
-                    return Outcome::Impure(sig.ret.clone());
+                    return Outcome::Impure(Typed::error(span).with_ty(sig.ret.clone()));
                 }
                 if sig.fails_unknown {
                     cx.uncertain = true;
@@ -223,15 +280,22 @@ impl<'r> Resolver<'r, '_> {
                     transient: true,
                     ty: sig.ret.clone(),
                     label,
+                    code: code::Fallible::Action {
+                        action: a,
+                        args,
+                        site: path.span,
+                    },
                 })
             }
             Callee::Op(op) => {
                 let sig = &t.op_sigs[op.0 as usize];
                 let label = Label::of(path);
-                self.check_args(cx, span, &label, Params::One(&sig.request), args, out);
+                let mut args =
+                    self.check_args(cx, span, &label, Params::One(&sig.request), args, out);
                 if self.impure(cx, "purity.outside_call", span, "make an outside call") {
-                    return Outcome::Impure(sig.answer.clone());
+                    return Outcome::Impure(Typed::error(span).with_ty(sig.answer.clone()));
                 }
+                let request = args.pop().unwrap_or_else(|| code::Expr::error(span));
                 Outcome::Effect(Pending {
                     span: path.span,
                     target: ir::Target::Op(op),
@@ -239,6 +303,11 @@ impl<'r> Resolver<'r, '_> {
                     transient: true,
                     ty: sig.answer.clone(),
                     label,
+                    code: code::Fallible::Op {
+                        op,
+                        request,
+                        site: path.span,
+                    },
                 })
             }
             Callee::Silent => {
@@ -254,7 +323,12 @@ impl<'r> Resolver<'r, '_> {
         f.owner == Owner::Stdlib && f.kind.is_transient()
     }
 
-    fn field_values_only_exprs(&mut self, cx: &mut Cx, args: &[ast::Expr], out: &mut ir::Block) {
+    pub(super) fn field_values_only_exprs(
+        &mut self,
+        cx: &mut Cx,
+        args: &[ast::Expr],
+        out: &mut ir::Block,
+    ) {
         for a in args {
             self.expr(cx, a, None, out);
         }
@@ -269,15 +343,17 @@ impl<'r> Resolver<'r, '_> {
         params: Params<'_>,
         args: &[ast::Expr],
         out: &mut ir::Block,
-    ) {
-        for (i, a) in args.iter().enumerate() {
-            self.expr(cx, a, params.get(i), out);
-        }
+    ) -> Vec<code::Expr> {
+        let code: Vec<code::Expr> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| self.expr(cx, a, params.get(i), out).code)
+            .collect();
         // A call the parser could not read fully holds an error node: its
         // argument count is not the author's.
         let unreadable = args.iter().any(|a| matches!(a.kind, ExprKind::Error));
         if params.len() == args.len() || unreadable {
-            return;
+            return code;
         }
         let at = match args.get(params.len()) {
             Some(extra) => extra.span,
@@ -298,6 +374,7 @@ impl<'r> Resolver<'r, '_> {
             "pass the missing arguments".to_string()
         });
         self.error(d);
+        code
     }
 
     fn callee(&mut self, cx: &mut Cx, path: &ast::Path) -> Callee {
@@ -443,17 +520,21 @@ impl<'r> Resolver<'r, '_> {
         let fields = found.and_then(|(_, t)| self.record_of(t));
         let ty = found.map_or(Ty::Error, |(_, t)| Ty::Named(t));
         let mut named: Vec<Option<&ast::Path>> = Vec::new();
-        match &e.kind {
+        let lowered = match &e.kind {
             ExprKind::Create {
                 fields: inits,
                 conflict,
                 ..
             } => {
-                match &fields {
+                let code = match &fields {
                     Some(defs) => self.check_inits(cx, entity.span, &ty, defs, inits, out),
-                    None => self.field_values_only(cx, inits, out),
-                }
+                    None => {
+                        self.field_values_only(cx, inits, out);
+                        Vec::new()
+                    }
+                };
                 named.push(conflict.as_deref());
+                Lowered::Create(code)
             }
             ExprKind::Update {
                 filter,
@@ -462,26 +543,32 @@ impl<'r> Resolver<'r, '_> {
                 conflict,
                 ..
             } => {
-                self.where_clause(cx, &ty, fields, (filter.field, &filter.value), out);
-                self.set_fields(cx, &ty, fields, set, out);
+                let filter = self.where_fields(cx, &ty, fields, filter, out);
+                let set = self.set_fields(cx, &ty, fields, set, out);
                 named.push(missing.as_deref());
                 named.push(conflict.as_deref());
+                Lowered::Update(filter, set)
             }
             ExprKind::Delete {
                 filter, missing, ..
             } => {
-                self.where_clause(cx, &ty, fields, (filter.field, &filter.value), out);
+                let filter = self.where_fields(cx, &ty, fields, filter, out);
                 named.push(missing.as_deref());
+                Lowered::Delete(filter)
             }
-            _ => {}
-        }
+            _ => return Outcome::Failed,
+        };
         let mut failures: Vec<(FailureId, Span)> = Vec::new();
+        let mut slots: Vec<Option<FailureId>> = Vec::new();
         let mut unresolved = false;
-        for path in named.into_iter().flatten() {
-            match self.find_failure(cx.unit, path) {
-                Some(f) => failures.push((f, path.span)),
-                None => unresolved = true,
+        for path in named {
+            let found = path.and_then(|p| self.find_failure(cx.unit, p));
+            match (path, found) {
+                (Some(p), Some(f)) => failures.push((f, p.span)),
+                (Some(_), None) => unresolved = true,
+                _ => {}
             }
+            slots.push(found);
         }
         let Some((entity_id, _)) = found else {
             return Outcome::Failed;
@@ -493,6 +580,27 @@ impl<'r> Resolver<'r, '_> {
             Ty::unit()
         } else {
             ty
+        };
+        let first = slots.first().copied().flatten();
+        let second = slots.get(1).copied().flatten();
+        let write = match lowered {
+            Lowered::Create(fields) => code::Write::Create {
+                entity: entity_id,
+                fields,
+                conflict: first,
+            },
+            Lowered::Update(filter, set) => code::Write::Update {
+                entity: entity_id,
+                filter,
+                set,
+                missing: first,
+                conflict: second,
+            },
+            Lowered::Delete(filter) => code::Write::Delete {
+                entity: entity_id,
+                filter,
+                missing: first,
+            },
         };
         Outcome::Effect(Pending {
             // `create Entity`: the smallest span that names the write.
@@ -506,17 +614,32 @@ impl<'r> Resolver<'r, '_> {
             transient: false,
             ty: result,
             label: Label::write(kind, entity),
+            code: code::Fallible::Write(write),
         })
     }
 
-    fn where_clause(
+    /// `where: field == value` of an update or delete.
+    fn where_fields(
+        &mut self,
+        cx: &mut Cx,
+        ty: &Ty,
+        defs: Option<&[super::tables::FieldDef]>,
+        filter: &ast::WhereClause,
+        out: &mut ir::Block,
+    ) -> Vec<(Name, code::Expr)> {
+        let value = self.entity_field(cx, ty, defs, (filter.field, &filter.value), out);
+        vec![(filter.field.name, value)]
+    }
+
+    /// A value for an entity's field, checked against the field's type.
+    pub(super) fn entity_field(
         &mut self,
         cx: &mut Cx,
         ty: &Ty,
         defs: Option<&[super::tables::FieldDef]>,
         (field, value): (ast::Ident, &ast::Expr),
         out: &mut ir::Block,
-    ) {
+    ) -> code::Expr {
         let want = defs
             .and_then(|d| d.iter().find(|f| f.name == field.name))
             .map(|f| f.ty.clone());
@@ -527,7 +650,7 @@ impl<'r> Resolver<'r, '_> {
                 self.report_unknown_field(&owner, field.span, field.name.as_str(), &cands);
             }
         }
-        self.expr(cx, value, want.as_ref(), out);
+        self.expr(cx, value, want.as_ref(), out).code
     }
 
     fn set_fields(
@@ -537,11 +660,31 @@ impl<'r> Resolver<'r, '_> {
         defs: Option<&[super::tables::FieldDef]>,
         set: &[ast::FieldInit],
         out: &mut ir::Block,
-    ) {
-        for f in set {
-            self.where_clause(cx, ty, defs, (f.name, &f.value), out);
-        }
+    ) -> Vec<(Name, code::Expr)> {
+        set.iter()
+            .map(|f| {
+                let value = self.entity_field(cx, ty, defs, (f.name, &f.value), out);
+                (f.name.name, value)
+            })
+            .collect()
     }
+}
+
+/// A write's own parts, lowered before its failures are known.
+enum Lowered {
+    Create(Vec<(Name, code::Expr)>),
+    Update(Vec<(Name, code::Expr)>, Vec<(Name, code::Expr)>),
+    Delete(Vec<(Name, code::Expr)>),
+}
+
+/// Whether a called path names a type (`stripe.Amount(x)`, `Text(n)`): a
+/// validated construction, not a call.
+fn names_type(path: &ast::Path) -> bool {
+    path.last().is_some_and(|last| {
+        last.name
+            .as_str()
+            .starts_with(|c: char| c.is_ascii_uppercase())
+    })
 }
 
 /// A callee's parameter types.
@@ -574,7 +717,8 @@ impl<'p> Params<'p> {
 /// spells them only when a message needs it.
 #[derive(Clone, Debug)]
 pub(super) struct Label {
-    write: Option<ir::WriteKind>,
+    /// The words before the name: `create`, `query required`.
+    prefix: Option<&'static str>,
     names: Names,
 }
 
@@ -597,21 +741,28 @@ impl Label {
             }
             segs => Names::Spilled(segs.iter().map(|s| s.name).collect()),
         };
-        Label { write: None, names }
+        Label {
+            prefix: None,
+            names,
+        }
     }
 
     fn write(kind: ir::WriteKind, entity: &ast::Path) -> Label {
+        Label::prefixed(write_word(kind), entity)
+    }
+
+    pub(super) fn prefixed(prefix: &'static str, path: &ast::Path) -> Label {
         Label {
-            write: Some(kind),
-            ..Label::of(entity)
+            prefix: Some(prefix),
+            ..Label::of(path)
         }
     }
 }
 
 impl std::fmt::Display for Label {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(kind) = self.write {
-            write!(f, "{} ", write_word(kind))?;
+        if let Some(prefix) = self.prefix {
+            write!(f, "{prefix} ")?;
         }
         let (inline, spilled): (&[Option<Name>], &[Name]) = match &self.names {
             Names::Inline(names) => (names, &[]),

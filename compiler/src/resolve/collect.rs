@@ -135,6 +135,7 @@ impl<'a> Builder<'a> {
             qualified,
             store: None,
             span: e.name.span,
+            ty,
         });
         self.declare(unit, e.name, Decl::Entity(id, ty));
     }
@@ -151,6 +152,7 @@ impl<'a> Builder<'a> {
             qualified,
             fields: Vec::new(),
             span: e.name.span,
+            ty,
         });
         self.declare(unit, e.name, Decl::Event(id, ty));
     }
@@ -167,6 +169,8 @@ impl<'a> Builder<'a> {
             qualified,
             kind,
             span: Some(f.name.span),
+            code: String::new(),
+            fields: Vec::new(),
         });
         self.declare(unit, f.name, Decl::Failure(id));
     }
@@ -260,8 +264,19 @@ impl<'a> Builder<'a> {
             .insert(f.name.name, (Callable::Function(id), f.name.span));
     }
 
-    /// A route with `action: { }` gets a synthetic action named after it.
+    /// A route with `path: { }` gets a synthetic record type for its path
+    /// parameters; one with `action: { }` a synthetic action named after it.
     fn collect_route(&mut self, unit: Owner, r: &'a ast::RouteDecl) {
+        if r.settings.iter().any(|s| s.key.name.as_str() == "path") {
+            let id = TypeId(self.types.len() as u32);
+            self.types.push(TypeDef {
+                owner: unit,
+                name: Name::new(&format!("path of route {} {}", r.method.name, r.path)),
+                kind: TypeKind::Pending,
+                span: None,
+            });
+            self.route_path_of.insert(route_key(r), id);
+        }
         let action = super::tables::words().action;
         let Some(setting) = r.settings.iter().find(|s| s.key.name == action) else {
             return;
@@ -292,6 +307,9 @@ impl<'a> Builder<'a> {
             fails: Vec::new(),
             declines: Vec::new(),
             body: ir::Block::default(),
+            params: Vec::new(),
+            ret: Ty::unit(),
+            code: ir::code::Body::default(),
         });
         self.actions.push(ActionSig {
             unit,
@@ -310,6 +328,7 @@ impl<'a> Builder<'a> {
             owner: unit,
             name: name.name,
             kind: TypeKind::Pending,
+            span: Some(name.span),
         });
         id
     }
@@ -344,7 +363,7 @@ impl<'a> Builder<'a> {
                 true
             }
             (None, None) => {
-                if super::tables::Prim::from_str(name.name.as_str()).is_some()
+                if super::tables::Prim::named(name.name.as_str()).is_some()
                     || name.name.as_str() == "List"
                 {
                     self.report_shadows_std(name);

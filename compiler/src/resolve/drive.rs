@@ -7,12 +7,13 @@ use rayon::prelude::*;
 
 use crate::ast;
 use crate::diag::Diagnostic;
-use crate::ir::{self, ActionId, FailureId};
+use crate::ir::{self, ActionId};
 use crate::span::{FileId, Span};
 
-use super::body::Header;
+use super::body::{Header, RouteBody};
 use super::reuse::{block_spans, Cache, Memo, Reuse};
 use super::{Builder, Resolver, Tables};
+use crate::ir::code;
 
 /// Items per rayon task: bodies are small, so a task takes a batch.
 const BATCH: usize = 32;
@@ -26,9 +27,9 @@ enum Job<'a> {
 
 /// What checking one body produced.
 enum Done {
-    Action(ActionId, ir::Block),
-    Route(ActionId, Option<(ir::Block, Vec<(FailureId, Span)>)>),
-    Function,
+    Action(ActionId, ir::Block, code::Body),
+    Route(ActionId, Option<RouteBody>),
+    Function(usize, code::Body),
 }
 
 /// Runs `f` on each item in parallel with a resolver of its own; returns the
@@ -192,12 +193,12 @@ impl<'a> Builder<'a> {
             .map(|(j, _)| j)
             .collect();
         let mut done = par_resolve(&self.t, &todo, |r, job| match job {
-            Job::Action(id, decl) => Done::Action(*id, r.action_body(*id, decl)),
-            Job::Route(route, id) => Done::Route(*id, r.route_action_body(route, *id)),
-            Job::Function(i) => {
-                r.function_body(*i);
-                Done::Function
+            Job::Action(id, decl) => {
+                let (block, body) = r.action_body(*id, decl);
+                Done::Action(*id, block, body)
             }
+            Job::Route(route, id) => Done::Route(*id, r.route_action_body(route, *id)),
+            Job::Function(i) => Done::Function(*i, r.function_body(*i)),
         })
         .into_iter();
         let mut memos = Vec::with_capacity(if reuse.is_some() { jobs.len() } else { 0 });
@@ -254,13 +255,23 @@ impl<'a> Builder<'a> {
 
     fn apply(&mut self, done: Done) {
         match done {
-            Done::Action(id, body) => self.prog.actions[id.0 as usize].body = body,
-            Done::Route(id, Some((body, fails))) => {
+            Done::Action(id, block, code) => {
                 let action = &mut self.prog.actions[id.0 as usize];
-                action.body = body;
-                action.fails = fails;
+                action.body = block;
+                action.code = code;
             }
-            Done::Route(_, None) | Done::Function => {}
+            Done::Route(id, Some(r)) => {
+                let action = &mut self.prog.actions[id.0 as usize];
+                action.body = r.block;
+                action.code = r.code;
+                action.fails = r.fails;
+            }
+            Done::Function(i, code) => {
+                if let Some(f) = self.prog.functions.get_mut(i) {
+                    f.code = code;
+                }
+            }
+            Done::Route(_, None) => {}
         }
     }
 }
@@ -270,19 +281,27 @@ impl<'a> Builder<'a> {
 fn kept_body(r: &mut Reuse<'_>, index: usize, job: &Job<'_>) -> (Done, Vec<Diagnostic>) {
     let diags = r.cache_body_diags(index);
     let done = match job {
-        Job::Action(id, _) => Done::Action(
-            *id,
-            r.previous_action(*id)
-                .map(|a| std::mem::take(&mut a.body))
-                .unwrap_or_default(),
-        ),
-        Job::Route(_, id) => {
-            let taken = r
+        Job::Action(id, _) => {
+            let (block, code) = r
                 .previous_action(*id)
-                .map(|a| (std::mem::take(&mut a.body), std::mem::take(&mut a.fails)));
+                .map(|a| (std::mem::take(&mut a.body), std::mem::take(&mut a.code)))
+                .unwrap_or_default();
+            Done::Action(*id, block, code)
+        }
+        Job::Route(_, id) => {
+            let taken = r.previous_action(*id).map(|a| RouteBody {
+                block: std::mem::take(&mut a.body),
+                code: std::mem::take(&mut a.code),
+                fails: std::mem::take(&mut a.fails),
+            });
             Done::Route(*id, taken)
         }
-        Job::Function(_) => Done::Function,
+        Job::Function(i) => Done::Function(
+            *i,
+            r.previous_function(*i)
+                .map(|f| std::mem::take(&mut f.code))
+                .unwrap_or_default(),
+        ),
     };
     (done, diags)
 }
@@ -291,12 +310,12 @@ fn kept_body(r: &mut Reuse<'_>, index: usize, job: &Job<'_>) -> (Done, Vec<Diagn
 fn body_memo(file: FileId, done: &Done, diags: &[Diagnostic]) -> Memo {
     let mut spans = Vec::new();
     match done {
-        Done::Action(_, body) => block_spans(body, &mut spans),
-        Done::Route(_, Some((body, fails))) => {
-            block_spans(body, &mut spans);
-            spans.extend(fails.iter().map(|(_, s)| *s));
+        Done::Action(_, body, _) => block_spans(body, &mut spans),
+        Done::Route(_, Some(r)) => {
+            block_spans(&r.block, &mut spans);
+            spans.extend(r.fails.iter().map(|(_, s)| *s));
         }
-        Done::Route(_, None) | Done::Function => {}
+        Done::Route(_, None) | Done::Function(..) => {}
     }
     Memo::new(file, &spans, diags)
 }

@@ -9,6 +9,8 @@ use crate::ir::{self, OptionValue};
 use super::body::Cx;
 use super::tables::{Prim, Ty};
 use super::Resolver;
+use crate::intern::Name;
+use crate::ir::code;
 
 const OPTIONS: [&str; 7] = [
     "queue",
@@ -22,18 +24,27 @@ const OPTIONS: [&str; 7] = [
 const UNIQUE: [&str; 2] = ["by_args", "states"];
 
 impl<'a> Resolver<'_, 'a> {
-    pub(super) fn emit_stmt(&mut self, cx: &mut Cx, e: &ast::EmitStmt, out: &mut ir::Block) {
+    pub(super) fn emit_stmt(
+        &mut self,
+        cx: &mut Cx,
+        e: &ast::EmitStmt,
+        out: &mut ir::Block,
+    ) -> Option<code::Emit> {
         let impure = self.impure(cx, "purity.emit", e.span, "emit an event");
         let found = self.find_event(cx.unit, &e.event);
-        match found.and_then(|(_, t)| self.record_of(t).map(|d| (t, d))) {
+        let field_code = match found.and_then(|(_, t)| self.record_of(t).map(|d| (t, d))) {
             Some((t, defs)) => {
                 self.check_inits(cx, e.event.span, &Ty::Named(t), defs, &e.fields, out)
             }
-            None => self.field_values_only(cx, &e.fields, out),
-        }
-        let options = self.emit_options(cx, e.options.as_deref().unwrap_or(&[]), out);
+            None => {
+                self.field_values_only(cx, &e.fields, out);
+                Vec::new()
+            }
+        };
+        let (options, option_code) =
+            self.emit_options(cx, e.options.as_deref().unwrap_or(&[]), out);
         let (Some((event, _)), false) = (found, impure) else {
-            return;
+            return None;
         };
         let fields = e
             .fields
@@ -53,6 +64,12 @@ impl<'a> Resolver<'_, 'a> {
             fields,
             options,
         }));
+        Some(code::Emit {
+            event,
+            fields: field_code,
+            options: option_code,
+            span: e.span,
+        })
     }
 
     fn emit_options(
@@ -60,8 +77,9 @@ impl<'a> Resolver<'_, 'a> {
         cx: &mut Cx,
         settings: &[ast::Setting],
         out: &mut ir::Block,
-    ) -> Vec<ir::EmitOption> {
+    ) -> (Vec<ir::EmitOption>, Vec<(Name, code::OptionCode)>) {
         let mut lowered = Vec::new();
+        let mut code = Vec::new();
         for (i, s) in settings.iter().enumerate() {
             let key = s.key.name.as_str();
             if let Some(first) = settings[..i].iter().find(|o| o.key.name == s.key.name) {
@@ -72,7 +90,9 @@ impl<'a> Resolver<'_, 'a> {
                 self.report_unknown_key(s.key, "emit option", &OPTIONS);
                 continue;
             }
-            self.check_option(cx, key, &s.value, out);
+            if let Some(c) = self.check_option(cx, key, &s.value, out) {
+                code.push((s.key.name, c));
+            }
             lowered.push(ir::EmitOption {
                 key: s.key.name,
                 key_span: s.key.span,
@@ -80,10 +100,16 @@ impl<'a> Resolver<'_, 'a> {
                 span: s.span,
             });
         }
-        lowered
+        (lowered, code)
     }
 
-    fn check_option(&mut self, cx: &mut Cx, key: &str, value: &SettingValue, out: &mut ir::Block) {
+    fn check_option(
+        &mut self,
+        cx: &mut Cx,
+        key: &str,
+        value: &SettingValue,
+        out: &mut ir::Block,
+    ) -> Option<code::OptionCode> {
         let text = Ty::Prim(Prim::Text);
         let expected = match key {
             "queue" => Some(text),
@@ -94,24 +120,37 @@ impl<'a> Resolver<'_, 'a> {
         };
         match (value, expected) {
             (SettingValue::Expr(e), Some(t)) => {
-                self.expr(cx, e, Some(&t), out);
+                Some(code::OptionCode::Expr(self.expr(cx, e, Some(&t), out).code))
             }
             (SettingValue::Record(items, _), None) if key == "unique" => {
-                self.unique_option(cx, items, out)
+                Some(self.unique_option(cx, items, out))
             }
             (SettingValue::Record(items, _), None) => {
+                let mut fields = Vec::new();
                 for item in items {
-                    self.check_option(cx, "metadata", &item.value, out);
+                    if let Some(c) = self.check_option(cx, "metadata", &item.value, out) {
+                        fields.push((item.key.name, c));
+                    }
                 }
+                Some(code::OptionCode::Record(fields))
             }
             (SettingValue::Expr(e), None) if key == "metadata" => {
-                self.expr(cx, e, None, out);
+                Some(code::OptionCode::Expr(self.expr(cx, e, None, out).code))
             }
-            (v, _) => self.report_option_shape(key, v),
+            (v, _) => {
+                self.report_option_shape(key, v);
+                None
+            }
         }
     }
 
-    fn unique_option(&mut self, cx: &mut Cx, items: &[ast::Setting], out: &mut ir::Block) {
+    fn unique_option(
+        &mut self,
+        cx: &mut Cx,
+        items: &[ast::Setting],
+        out: &mut ir::Block,
+    ) -> code::OptionCode {
+        let mut fields = Vec::new();
         for item in items {
             let expected = match item.key.name.as_str() {
                 "by_args" => Ty::Prim(Prim::Bool),
@@ -123,11 +162,13 @@ impl<'a> Resolver<'_, 'a> {
             };
             match &item.value {
                 SettingValue::Expr(e) => {
-                    self.expr(cx, e, Some(&expected), out);
+                    let c = self.expr(cx, e, Some(&expected), out).code;
+                    fields.push((item.key.name, code::OptionCode::Expr(c)));
                 }
                 v => self.report_option_shape(item.key.name.as_str(), v),
             }
         }
+        code::OptionCode::Record(fields)
     }
 
     fn report_option_shape(&mut self, key: &str, v: &SettingValue) {

@@ -2,6 +2,8 @@
 //! settings, resolved and lowered to [`crate::ir::Entry`] and
 //! [`crate::ir::AppSettings`].
 
+use std::collections::HashMap;
+
 use crate::ast::{self, ExprKind, Item, SettingValue};
 use crate::diag::Diagnostic;
 use crate::intern::Name;
@@ -11,19 +13,23 @@ use crate::span::{FileId, Span};
 use super::body::{BodyKind, Cx};
 use super::calls::Params;
 use super::reuse::{entry_spans, Memo, Reuse};
-use super::tables::{words, Callable, Ty};
+use super::tables::{words, Callable, FieldDef, Ty};
 use super::{Builder, Resolver};
+use crate::diag::{nearest, Edit};
+use crate::ir::code;
 use rayon::prelude::*;
 
-const ROUTE_KEYS: [&str; 7] = [
+const ROUTE_KEYS: [&str; 8] = [
     "auth",
     "idempotency_key",
     "deadline",
     "input",
     "output",
+    "path",
     "run",
     "action",
 ];
+const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const APP_KEYS: [&str; 2] = ["steps", "events"];
 
 impl<'a> Builder<'a> {
@@ -198,6 +204,45 @@ impl<'a> Builder<'a> {
         if let Some(r) = reuse {
             r.cache.set_entries(memos);
         }
+        self.check_entry_duplicates();
+    }
+
+    /// Two routes with one method and path (placeholders compared by
+    /// position), or two subscribers or schedules with one name.
+    fn check_entry_duplicates(&mut self) {
+        let mut seen: HashMap<String, Span> = HashMap::new();
+        let mut found = Vec::new();
+        for e in &self.prog.entries {
+            let key = match &e.kind {
+                EntryKind::Route { method, path, .. } => {
+                    format!("route {method} {}", path_shape(path))
+                }
+                _ => e.label.clone(),
+            };
+            match seen.get(&key) {
+                Some(first) => found.push((e.kind.clone(), e.label.clone(), e.span, *first)),
+                None => {
+                    seen.insert(key, e.span);
+                }
+            }
+        }
+        for (kind, label, span, first) in found {
+            let d = match kind {
+                EntryKind::Route { .. } => Diagnostic::error(
+                    "entry.duplicate_route",
+                    span,
+                    format!("`{label}` is declared twice"),
+                )
+                .with_related(first, "first declared here")
+                .with_reason("a request is answered by one route: two with the same method and path (placeholders compared by position) would both match")
+                .with_fix("remove one, or give it another path"),
+                _ => Diagnostic::error("name.duplicate", span, format!("`{label}` is declared twice"))
+                    .with_related(first, "first declared here")
+                    .with_reason("each delivery is named after its subscriber or schedule")
+                    .with_fix("rename one of them"),
+            };
+            self.error(d);
+        }
     }
 }
 
@@ -303,16 +348,49 @@ impl<'a> Resolver<'_, 'a> {
         Some(entry)
     }
 
+    /// The fields of a route's `path: { name: Type }`, one per entry.
+    pub(super) fn route_path_fields(&mut self, r: &ast::RouteDecl) -> Vec<FieldDef> {
+        let mut fields: Vec<FieldDef> = Vec::new();
+        let Some(setting) = r.settings.iter().find(|s| s.key.name.as_str() == "path") else {
+            return fields;
+        };
+        let SettingValue::Record(items, _) = &setting.value else {
+            return fields;
+        };
+        for item in items {
+            if let Some(first) = fields.iter().find(|f| f.name == item.key.name) {
+                let first = first.span;
+                self.report_duplicate("path parameter", item.key, first);
+                continue;
+            }
+            let ty = match &item.value {
+                SettingValue::Expr(e) => self.setting_type(Owner::App, e),
+                v => {
+                    self.report_setting_value(item.key, v, "a type name");
+                    Ty::Error
+                }
+            };
+            fields.push(FieldDef {
+                name: item.key.name,
+                ty,
+                optional: false,
+                span: item.key.span,
+            });
+        }
+        fields
+    }
+
     fn route(&mut self, r: &ast::RouteDecl) -> ir::Entry {
-        let inline = self
-            .route_action_of
-            .get(&super::collect::route_key(r))
-            .copied();
+        let key = super::collect::route_key(r);
+        let inline = self.route_action_of.get(&key).copied();
+        let path_type = self.route_path_of.get(&key).copied();
         let label = format!("route {} {}", r.method.name, r.path);
+        self.check_method(r.method);
         let mut key_required = false;
         let (mut key_span, mut deadline_ms, mut deadline_span) = (None, None, None);
         let (mut input, mut output) = (None, None);
         let mut run: Option<&ast::Setting> = None;
+        let mut path_setting = None;
         for (i, s) in r.settings.iter().enumerate() {
             let key = s.key.name.as_str();
             if let Some(first) = r.settings[..i].iter().find(|o| o.key.name == s.key.name) {
@@ -328,6 +406,8 @@ impl<'a> Resolver<'_, 'a> {
                     deadline_span = Some(s.value.span());
                     deadline_ms = self.duration_setting(s);
                 }
+                "auth" => self.auth_setting(s),
+                "path" => path_setting = Some(s),
                 "input" | "output" if inline.is_none() => {
                     let ty = match &s.value {
                         SettingValue::Expr(e) => self.setting_type(Owner::App, e),
@@ -346,10 +426,11 @@ impl<'a> Resolver<'_, 'a> {
                     Some(first) => self.report_run_twice(s, first),
                     None => run = Some(s),
                 },
-                "auth" | "input" | "output" => {}
+                "input" | "output" => {}
                 _ => self.report_unknown_key(s.key, "route setting", &ROUTE_KEYS),
             }
         }
+        self.check_placeholders(r, path_setting, path_type);
         let kind = EntryKind::Route {
             method: r.method.name.as_str().to_string(),
             path: r.path.clone(),
@@ -359,19 +440,22 @@ impl<'a> Resolver<'_, 'a> {
             deadline_span,
         };
         let span = r.method.span.to(r.path_span);
-        let (action, run_span) = match (inline, run) {
-            (Some(id), Some(s)) => (Some(id), s.value.span()),
+        let (action, run_span, run_args) = match (inline, run) {
+            (Some(id), Some(s)) => (Some(id), s.value.span(), Vec::new()),
             (_, Some(s)) => {
-                let mut locals = Vec::new();
-                if let Some(t) = input {
-                    locals.push((words().input, t));
-                }
-                let action = self.run_setting(s, &locals, output.as_ref());
-                (action, s.value.span())
+                let values = EntryValues {
+                    locals: vec![
+                        input.map(|t| (words().input, t)),
+                        path_type.map(|t| (Name::new("path"), Ty::Named(t))),
+                    ],
+                    what: "a route",
+                };
+                let (action, args) = self.run_setting(s, &values, output.as_ref());
+                (action, s.value.span(), args)
             }
             (_, None) => {
                 self.report_missing_run(span, "route");
-                (None, span)
+                (None, span, Vec::new())
             }
         };
         ir::Entry {
@@ -380,6 +464,114 @@ impl<'a> Resolver<'_, 'a> {
             span,
             run_span,
             action,
+            run_args,
+        }
+    }
+
+    fn check_method(&mut self, method: ast::Ident) {
+        let written = method.name.as_str();
+        if METHODS.contains(&written) {
+            return;
+        }
+        let mut d = Diagnostic::error(
+            "entry.unknown_method",
+            method.span,
+            format!("`{written}` is not an HTTP method a route can answer"),
+        )
+        .with_reason(format!("a route's method is one of {}", METHODS.join(" ")));
+        let upper = written.to_ascii_uppercase();
+        match nearest(&upper, METHODS.iter().copied()) {
+            Some(near) => {
+                d = d.with_edit_fix(
+                    format!("did you mean `{near}`?"),
+                    vec![Edit {
+                        span: method.span,
+                        replacement: near.to_string(),
+                    }],
+                )
+            }
+            None => d = d.with_fix("write one of GET POST PUT PATCH DELETE"),
+        }
+        self.error(d);
+    }
+
+    /// Each `{name}` of the path has exactly one entry in `path: { }`, and
+    /// each entry a placeholder.
+    fn check_placeholders(
+        &mut self,
+        r: &ast::RouteDecl,
+        setting: Option<&ast::Setting>,
+        path_type: Option<super::tables::TypeId>,
+    ) {
+        let holes = placeholders(&r.path);
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, at) in &holes {
+            let span = Span::new(
+                r.path_span.file,
+                r.path_span.start + at,
+                r.path_span.start + at + name.len() as u32 + 2,
+            );
+            if seen.contains(name) {
+                let d = Diagnostic::error(
+                    "entry.path_params",
+                    span,
+                    format!("the placeholder `{{{name}}}` appears twice in this path"),
+                )
+                .with_reason("each placeholder names one segment of the path, read as `path.name`")
+                .with_fix("give each placeholder its own name");
+                self.error(d);
+                continue;
+            }
+            seen.push(name);
+            let declared = path_type
+                .and_then(|t| self.record_of(t))
+                .is_some_and(|fields| fields.iter().any(|f| f.name.as_str() == *name));
+            if !declared {
+                let at_setting = setting.map(|s| s.key.span);
+                let mut d = Diagnostic::error(
+                    "entry.path_params",
+                    span,
+                    format!("the placeholder `{{{name}}}` has no entry in `path: {{ }}`"),
+                )
+                .with_reason("each placeholder's type is declared in `path: { name: Type }`, so the value is checked before the action runs")
+                .with_fix(format!("add `path: {{ {name}: Text }}` (with the type of the segment)"));
+                if let Some(s) = at_setting {
+                    d = d.with_related(s, "the path parameters are declared here");
+                }
+                self.error(d);
+            }
+        }
+        let Some(fields) = path_type.and_then(|t| self.record_of(t)) else {
+            return;
+        };
+        for f in fields {
+            if !holes.iter().any(|(n, _)| *n == f.name.as_str()) {
+                let d = Diagnostic::error(
+                    "entry.path_params",
+                    f.span,
+                    format!("`{}` is not a placeholder of the path `{}`", f.name, r.path),
+                )
+                .with_related(r.path_span, "the route's path")
+                .with_fix(format!(
+                    "add `{{{}}}` to the path, or remove this entry",
+                    f.name
+                ));
+                self.error(d);
+            }
+        }
+    }
+
+    fn auth_setting(&mut self, s: &ast::Setting) {
+        match &s.value {
+            SettingValue::Expr(ast::Expr {
+                kind: ExprKind::Path(p),
+                ..
+            }) if is_word(p, "required") => {}
+            SettingValue::Expr(ast::Expr {
+                kind: ExprKind::None,
+                ..
+            }) => {}
+            v => self.report_setting_value(s.key, v, "`required` or `none`"),
         }
     }
 
@@ -406,10 +598,26 @@ impl<'a> Resolver<'_, 'a> {
             ..
         }) = &s.value
         {
-            return Some(duration_ms(*n, *unit));
+            let ms = duration_ms(*n, *unit);
+            if ms == 0 {
+                self.report_zero_duration(s.value.span(), s.key.name.as_str());
+                return None;
+            }
+            return Some(ms);
         }
         self.report_setting_value(s.key, &s.value, "a duration such as `60s`");
         None
+    }
+
+    fn report_zero_duration(&mut self, span: Span, what: &str) {
+        let d = Diagnostic::error(
+            "type.setting_value",
+            span,
+            format!("`{what}` needs a positive duration"),
+        )
+        .with_reason("a zero duration leaves no time at all")
+        .with_fix("write a duration of 1 or more, such as `60s`");
+        self.error(d);
     }
 
     fn report_run_twice(&mut self, s: &ast::Setting, first: &ast::Setting) {
@@ -436,13 +644,13 @@ impl<'a> Resolver<'_, 'a> {
 
     fn subscriber(&mut self, s: &ast::SubscriberDecl) -> ir::Entry {
         let event = self.find_event(Owner::App, &s.event);
-        let mut locals = Vec::new();
-        if let Some((_, t)) = event {
-            locals.push((words().event, Ty::Named(t)));
-        } else {
-            locals.push((words().event, Ty::Error));
-        }
-        let (action, run_span) = self.entry_run(s.name.span, "subscriber", &s.settings, &locals);
+        let ty = event.map_or(Ty::Error, |(_, t)| Ty::Named(t));
+        let values = EntryValues {
+            locals: vec![Some((words().event, ty))],
+            what: "a subscriber",
+        };
+        let (action, run_span, run_args) =
+            self.entry_run(s.name.span, "subscriber", &s.settings, &values);
         ir::Entry {
             kind: EntryKind::Subscriber {
                 event: event.map(|e| e.0),
@@ -451,26 +659,39 @@ impl<'a> Resolver<'_, 'a> {
             span: s.name.span,
             run_span,
             action,
+            run_args,
         }
     }
 
     fn schedule(&mut self, s: &ast::ScheduleDecl) -> ir::Entry {
-        if !matches!(s.every.kind, ExprKind::Duration(..) | ExprKind::Error) {
-            let d = Diagnostic::error(
-                "type.setting_value",
-                s.every.span,
-                "`every` needs a duration such as `1h`",
-            )
-            .with_fix("write a duration after `every`");
-            self.error(d);
+        match &s.every.kind {
+            ExprKind::Duration(n, unit) if duration_ms(*n, *unit) == 0 => {
+                self.report_zero_duration(s.every.span, "every")
+            }
+            ExprKind::Duration(..) | ExprKind::Error => {}
+            _ => {
+                let d = Diagnostic::error(
+                    "type.setting_value",
+                    s.every.span,
+                    "`every` needs a duration such as `1h`",
+                )
+                .with_fix("write a duration after `every`");
+                self.error(d);
+            }
         }
-        let (action, run_span) = self.entry_run(s.name.span, "schedule", &s.settings, &[]);
+        let values = EntryValues {
+            locals: Vec::new(),
+            what: "a schedule",
+        };
+        let (action, run_span, run_args) =
+            self.entry_run(s.name.span, "schedule", &s.settings, &values);
         ir::Entry {
             kind: EntryKind::Schedule,
             label: format!("schedule {}", s.name.name),
             span: s.name.span,
             run_span,
             action,
+            run_args,
         }
     }
 
@@ -480,8 +701,8 @@ impl<'a> Resolver<'_, 'a> {
         span: Span,
         what: &str,
         settings: &[ast::Setting],
-        locals: &[(Name, Ty)],
-    ) -> (Option<ActionId>, Span) {
+        values: &EntryValues,
+    ) -> (Option<ActionId>, Span, Vec<code::Expr>) {
         let mut run = None;
         for s in settings {
             if s.key.name.as_str() != "run" {
@@ -494,48 +715,54 @@ impl<'a> Resolver<'_, 'a> {
             }
         }
         match run {
-            Some(s) => (self.run_setting(s, locals, None), s.value.span()),
+            Some(s) => {
+                let (action, args) = self.run_setting(s, values, None);
+                (action, s.value.span(), args)
+            }
             None => {
                 self.report_missing_run(span, what);
-                (None, span)
+                (None, span, Vec::new())
             }
         }
     }
 
-    /// `run: action(args)`: an app action, called with matching arguments.
+    /// `run: action(args)`: an app action, called with matching arguments
+    /// over the values the entry provides.
     fn run_setting(
         &mut self,
         s: &ast::Setting,
-        locals: &[(Name, Ty)],
+        values: &EntryValues,
         output: Option<&Ty>,
-    ) -> Option<ActionId> {
+    ) -> (Option<ActionId>, Vec<code::Expr>) {
+        let wanted = "a call of an app action, such as `subscribe(input)`";
         let SettingValue::Expr(e) = &s.value else {
-            self.report_setting_value(
-                s.key,
-                &s.value,
-                "a call of an app action, such as `subscribe(input)`",
-            );
-            return None;
+            self.report_setting_value(s.key, &s.value, wanted);
+            return (None, Vec::new());
         };
         let ExprKind::Call { callee, args } = &e.kind else {
-            self.report_setting_value(
-                s.key,
-                &s.value,
-                "a call of an app action, such as `subscribe(input)`",
-            );
-            return None;
+            self.report_setting_value(s.key, &s.value, wanted);
+            return (None, Vec::new());
         };
         let mut cx = Cx::new(Owner::App, BodyKind::RouteAction, Ty::unit());
-        for (n, t) in locals {
-            cx.bind(*n, t.clone(), false);
+        for local in &values.locals {
+            match local {
+                Some((n, t)) => {
+                    cx.bind(*n, t.clone(), false);
+                }
+                None => cx.slots += 1,
+            }
         }
+        cx.entry_values = Some(values.note());
         let mut sink = ir::Block::default();
-        let id = self.run_callee(callee)?;
+        let Some(id) = self.run_callee(callee, args) else {
+            self.field_values_only_exprs(&mut cx, args, &mut sink);
+            return (None, Vec::new());
+        };
         // The tables outlive this resolver: the signature is read in place.
         let t = self.t;
         let sig = &t.actions[id.0 as usize];
         let label = &t.prog.action(id).qualified;
-        self.check_args(
+        let code = self.check_args(
             &mut cx,
             e.span,
             label,
@@ -560,10 +787,10 @@ impl<'a> Resolver<'_, 'a> {
                 self.error(d);
             }
         }
-        Some(id)
+        (Some(id), code)
     }
 
-    fn run_callee(&mut self, callee: &ast::Expr) -> Option<ActionId> {
+    fn run_callee(&mut self, callee: &ast::Expr, args: &[ast::Expr]) -> Option<ActionId> {
         let ExprKind::Path(path) = &callee.kind else {
             return None;
         };
@@ -586,6 +813,12 @@ impl<'a> Resolver<'_, 'a> {
                 None => {}
             }
         }
+        if let [pkg, name] = path.segments.as_slice() {
+            if let Some(a) = self.package_action(pkg, name) {
+                self.report_package_run(path, a, args);
+                return None;
+            }
+        }
         let cands: Vec<String> = self
             .unit(Owner::App)
             .callables
@@ -602,6 +835,117 @@ impl<'a> Resolver<'_, 'a> {
         );
         None
     }
+
+    /// `pkg.name` when it names an action of a package the app requires.
+    fn package_action(&self, pkg: &ast::Ident, name: &ast::Ident) -> Option<ActionId> {
+        let p = *self.unit(Owner::App).sees.get(pkg.name.as_str())?;
+        match self.unit(Owner::Package(p)).callables.get(&name.name) {
+            Some((Callable::Action(a), _)) => Some(*a),
+            _ => None,
+        }
+    }
+
+    /// `run: stripe.subscribe_customer(input)`: a package action runs only
+    /// inside an app action; the fix shows the wrapper.
+    fn report_package_run(&mut self, path: &ast::Path, a: ActionId, args: &[ast::Expr]) {
+        let t = self.t;
+        let sig = &t.actions[a.0 as usize];
+        let action = t.prog.action(a);
+        let name = path.segments.last().map_or("", |s| s.name.as_str());
+        let params: Vec<String> = sig
+            .params
+            .iter()
+            .map(|(n, ty, _)| format!("{n}: {}", self.type_name(ty, Owner::App)))
+            .collect();
+        let names: Vec<String> = sig.params.iter().map(|(n, _, _)| n.to_string()).collect();
+        let ret = self.type_name(&sig.ret, Owner::App);
+        let fails: Vec<String> = sig
+            .fails
+            .iter()
+            .map(|f| self.failure_name(*f, Owner::App))
+            .collect();
+        let fails = if fails.is_empty() {
+            String::new()
+        } else {
+            format!(" fails {}", fails.join(", "))
+        };
+        let wrapper = format!(
+            "action {name}({}){fails} -> {ret} {{\n    return attempt {}({})\n}}",
+            params.join(", "),
+            path.text(),
+            names.join(", ")
+        );
+        let _ = args;
+        let d = Diagnostic::error(
+            "entry.package_action",
+            path.span,
+            format!("`{}` is a package action; an entry point runs an app action", path.text()),
+        )
+        .with_related(action.name_span, "declared in the package here")
+        .with_reason("an entry point's delivery, record and follow-ups belong to an app action; a package action runs inside one")
+        .with_fix(format!("declare an app action that calls it, and run that one:\n{wrapper}"));
+        self.error(d);
+    }
+}
+
+/// The values an entry point provides to its `run:` call, in slot order
+/// (`None` for a slot the entry leaves empty).
+pub(super) struct EntryValues {
+    pub locals: Vec<Option<(Name, Ty)>>,
+    pub what: &'static str,
+}
+
+impl EntryValues {
+    /// Says which names the entry provides, for an unknown name in `run:`.
+    fn note(&self) -> String {
+        let mut names: Vec<String> = Vec::new();
+        for (name, ty) in self.locals.iter().flatten() {
+            if name.as_str() == "path" {
+                names.push("`path.<placeholder>`".to_string());
+            } else if !ty.is_error() || name.as_str() == "event" {
+                names.push(format!("`{name}`"));
+            }
+        }
+        match names.as_slice() {
+            [] => format!("{} provides no values to `run:`", self.what),
+            _ => format!("{} provides {} to `run:`", self.what, names.join(" and ")),
+        }
+    }
+}
+
+/// The `{name}` placeholders of a route path, with their offsets in it.
+fn placeholders(path: &str) -> Vec<(&str, u32)> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    let mut at = 0u32;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        out.push((&rest[open + 1..open + close], at + open as u32));
+        at += (open + close + 1) as u32;
+        rest = &rest[open + close + 1..];
+    }
+    out
+}
+
+/// A route path with its placeholders blanked: two routes with the same
+/// method and shape collide.
+pub(super) fn path_shape(path: &str) -> String {
+    let mut shape = String::with_capacity(path.len());
+    let mut inside = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                inside = true;
+                shape.push_str("{}");
+            }
+            '}' => inside = false,
+            _ if !inside => shape.push(c),
+            _ => {}
+        }
+    }
+    shape
 }
 
 /// Whether a path is the single word `word`.

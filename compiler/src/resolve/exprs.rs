@@ -7,10 +7,29 @@ use crate::diag::Diagnostic;
 use crate::ir::{self, Owner};
 use crate::span::Span;
 
-use super::body::{BodyKind, Cx};
+use super::body::{BodyKind, Cx, Typed};
 use super::lookup::Found;
 use super::tables::{FieldDef, Prim, Ty, TypeId, TypeKind};
 use super::Resolver;
+use crate::ir::code;
+
+/// The code's operator for a source operator.
+fn code_op(op: BinOp) -> code::BinOp {
+    match op {
+        BinOp::Eq => code::BinOp::Eq,
+        BinOp::Ne => code::BinOp::Ne,
+        BinOp::Lt => code::BinOp::Lt,
+        BinOp::Le => code::BinOp::Le,
+        BinOp::Gt => code::BinOp::Gt,
+        BinOp::Ge => code::BinOp::Ge,
+        BinOp::Add => code::BinOp::Add,
+        BinOp::Sub => code::BinOp::Sub,
+        BinOp::Mul => code::BinOp::Mul,
+        BinOp::Div => code::BinOp::Div,
+        BinOp::And => code::BinOp::And,
+        BinOp::Or => code::BinOp::Or,
+    }
+}
 
 /// A literal as the constraint checks see it.
 enum Lit<'e> {
@@ -28,12 +47,15 @@ impl<'a> Resolver<'_, 'a> {
         e: &ast::Expr,
         expected: Option<&Ty>,
         out: &mut ir::Block,
-    ) -> Ty {
+    ) -> Typed {
         let found = self.expr_inner(cx, e, expected, out);
         if let Some(exp) = expected {
-            if !self.accepts(exp, &found) {
-                self.report_mismatch(cx.unit, e.span, exp, &found);
-                return Ty::Error;
+            if !self.accepts(exp, &found.ty) {
+                self.report_mismatch(cx.unit, e.span, exp, &found.ty);
+                return Typed {
+                    ty: Ty::Error,
+                    code: found.code,
+                };
             }
         }
         found
@@ -45,57 +67,76 @@ impl<'a> Resolver<'_, 'a> {
         e: &ast::Expr,
         expected: Option<&Ty>,
         out: &mut ir::Block,
-    ) -> Ty {
+    ) -> Typed {
+        let span = e.span;
+        let typed = |ty: Ty, kind: code::ExprKind| Typed::new(ty, kind, span);
         match &e.kind {
-            ExprKind::Int(n) => self.literal(cx, e.span, Lit::Int(*n), Prim::Int, expected),
+            ExprKind::Int(n) => {
+                let ty = self.literal(cx, span, Lit::Int(*n), Prim::Int, expected);
+                typed(ty, code::ExprKind::Int(*n))
+            }
             ExprKind::Decimal(s) => {
                 let v = s.parse().unwrap_or(0.0);
-                self.literal(cx, e.span, Lit::Decimal(v), Prim::Decimal, expected)
+                let ty = self.literal(cx, span, Lit::Decimal(v), Prim::Decimal, expected);
+                typed(ty, code::ExprKind::Decimal(s.as_str().into()))
             }
-            ExprKind::Str(s) => self.literal(cx, e.span, Lit::Text(s), Prim::Text, expected),
-            ExprKind::Bool(_) => Ty::Prim(Prim::Bool),
-            ExprKind::None => Ty::NoneValue,
-            ExprKind::Duration(..) => Ty::Prim(Prim::Duration),
+            ExprKind::Str(s) => {
+                let ty = self.literal(cx, span, Lit::Text(s), Prim::Text, expected);
+                typed(ty, code::ExprKind::Text(s.as_str().into()))
+            }
+            ExprKind::Bool(b) => typed(Ty::Prim(Prim::Bool), code::ExprKind::Bool(*b)),
+            ExprKind::None => typed(Ty::NoneValue, code::ExprKind::None),
+            ExprKind::Duration(n, unit) => {
+                let ms = i64::try_from(super::entries::duration_ms(*n, *unit)).unwrap_or(i64::MAX);
+                typed(Ty::Prim(Prim::Duration), code::ExprKind::Duration(ms))
+            }
             ExprKind::Path(p) => self.path_expr(cx, p, expected),
             ExprKind::Field(base, field) => {
-                let ty = self.expr(cx, base, None, out);
-                self.field_of(cx.unit, &ty, *field)
+                let base = self.expr(cx, base, None, out);
+                let ty = self.field_of(cx.unit, &base.ty, *field);
+                let kind = code::ExprKind::Field(Box::new(base.code), vec![field.name]);
+                typed(ty, kind)
             }
             ExprKind::Call { .. }
             | ExprKind::Create { .. }
             | ExprKind::Update { .. }
-            | ExprKind::Delete { .. } => self.plain_effect(cx, e, out),
-            ExprKind::Construct { ty, fields } => self.construct(cx, ty, fields, out),
-            ExprKind::List(items) => self.list_expr(cx, e.span, items, expected, out),
+            | ExprKind::Delete { .. }
+            | ExprKind::Query { .. } => self.plain_effect(cx, e, out),
+            ExprKind::Construct { ty, fields } => self.construct(cx, span, ty, fields, out),
+            ExprKind::List(items) => self.list_expr(cx, span, items, expected, out),
             ExprKind::Unary(op, inner) => self.unary(cx, e, *op, inner, expected, out),
-            ExprKind::Binary(op, l, r) => self.binary(cx, *op, l, r, out),
-            ExprKind::Attempt(inner) => self.attempt_expr(cx, e.span, inner, out),
+            ExprKind::Binary(op, l, r) => self.binary(cx, span, *op, l, r, out),
+            ExprKind::Attempt(inner) => self.attempt_expr(cx, span, inner, out),
             ExprKind::Match { scrutinee, arms } => {
-                self.match_expr(cx, e.span, scrutinee, arms, out)
+                self.match_expr(cx, span, scrutinee, arms, expected, out)
             }
             ExprKind::Reject(r) => {
-                if let Some(rej) = self.reject(cx, r, out) {
+                let (rej, code) = self.reject(cx, r, out);
+                if let Some(rej) = rej {
                     out.nodes.push(ir::Node::Reject(rej));
                 }
-                Ty::Error
+                match code {
+                    Some(c) => typed(Ty::Error, code::ExprKind::Reject(c)),
+                    None => Typed::error(span),
+                }
             }
             ExprKind::Propagate => {
                 let d = Diagnostic::error(
                     "failure.propagate_outside_match",
-                    e.span,
+                    span,
                     "`propagate` is only allowed as a `match` arm",
                 )
                 .with_reason("`propagate` passes on the failure a `failure F =>` arm matched")
                 .with_fix("use `attempt` on the call to pass all its failures on");
                 self.error(d);
-                Ty::Error
+                Typed::error(span)
             }
             ExprKind::Block(b) => {
-                let block = self.scoped_block(cx, b);
+                let (block, code) = self.scoped_block(cx, b, &[]);
                 out.nodes.extend(block.nodes);
-                Ty::unit()
+                typed(Ty::unit(), code::ExprKind::Block(code))
             }
-            ExprKind::Error => Ty::Error,
+            ExprKind::Error => Typed::error(span),
         }
     }
 
@@ -169,47 +210,65 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
-    fn path_expr(&mut self, cx: &mut Cx, p: &ast::Path, expected: Option<&Ty>) -> Ty {
+    fn path_expr(&mut self, cx: &mut Cx, p: &ast::Path, expected: Option<&Ty>) -> Typed {
         let Some(first) = p.segments.first().copied() else {
-            return Ty::Error;
+            return Typed::error(p.span);
         };
         let rest = p.segments.get(1..).unwrap_or(&[]);
         if let Some(local) = cx.local(first.name) {
-            let ty = local.ty.clone();
-            return self.walk_fields(cx.unit, ty, rest);
+            let start = Typed::new(
+                local.ty.clone(),
+                code::ExprKind::Local(local.slot),
+                first.span,
+            );
+            return self.walk_fields(cx.unit, start, rest);
         }
         match first.name.as_str() {
             "config" if !rest.is_empty() => return self.config_expr(cx, rest),
             "clock" if !rest.is_empty() => return self.clock_expr(cx, rest),
             _ => {}
         }
-        if let Some(ty) = self.enum_value(cx, p, expected) {
-            return ty;
+        if let Some(found) = self.enum_value(cx, p, expected) {
+            return found;
         }
         let mut cands = cx.local_names();
         cands.push("config".to_string());
         cands.push("clock".to_string());
-        self.report_unknown(
+        let mut d = self.unknown_diag(
             "name.unknown_variable",
             "variable",
             first.span,
             first.name.as_str(),
             &cands,
         );
+        if let Some(note) = &cx.entry_values {
+            d = d.with_help(note.clone());
+        }
+        self.error(d);
         cx.uncertain = true;
-        Ty::Error
+        Typed::error(p.span)
     }
 
-    pub(super) fn walk_fields(&mut self, unit: Owner, mut ty: Ty, rest: &[ast::Ident]) -> Ty {
+    /// `base.a.b`: each field read in turn.
+    pub(super) fn walk_fields(&mut self, unit: Owner, at: Typed, rest: &[ast::Ident]) -> Typed {
+        let Some(last) = rest.last() else {
+            return at;
+        };
+        let mut ty = at.ty;
         for seg in rest {
+            if ty.is_error() {
+                break;
+            }
             ty = self.field_of(unit, &ty, *seg);
         }
-        ty
+        let span = at.code.span.to(last.span);
+        let names = rest.iter().map(|s| s.name).collect();
+        Typed::new(ty, code::ExprKind::Field(Box::new(at.code), names), span)
     }
 
-    fn config_expr(&mut self, cx: &mut Cx, rest: &[ast::Ident]) -> Ty {
+    fn config_expr(&mut self, cx: &mut Cx, rest: &[ast::Ident]) -> Typed {
         let Some((entry, more)) = rest.split_first() else {
-            return Ty::Error;
+            return Typed::error(Span::default());
         };
         let found = self
             .unit(cx.unit)
@@ -217,7 +276,10 @@ impl<'a> Resolver<'_, 'a> {
             .get(&entry.name)
             .map(|c| c.ty.clone());
         match found {
-            Some(ty) => self.walk_fields(cx.unit, ty, more),
+            Some(ty) => {
+                let at = Typed::new(ty, code::ExprKind::Config(entry.name), entry.span);
+                self.walk_fields(cx.unit, at, more)
+            }
             None => {
                 let cands: Vec<String> = self
                     .unit(cx.unit)
@@ -232,17 +294,18 @@ impl<'a> Resolver<'_, 'a> {
                     entry.name.as_str(),
                     &cands,
                 );
-                Ty::Error
+                Typed::error(entry.span)
             }
         }
     }
 
-    fn clock_expr(&mut self, cx: &mut Cx, rest: &[ast::Ident]) -> Ty {
+    fn clock_expr(&mut self, cx: &mut Cx, rest: &[ast::Ident]) -> Typed {
         let Some((what, more)) = rest.split_first() else {
-            return Ty::Error;
+            return Typed::error(Span::default());
         };
         if what.name.as_str() == "now" {
-            return self.walk_fields(cx.unit, Ty::Prim(Prim::Instant), more);
+            let at = Typed::new(Ty::Prim(Prim::Instant), code::ExprKind::ClockNow, what.span);
+            return self.walk_fields(cx.unit, at, more);
         }
         self.report_unknown(
             "name.unknown_field",
@@ -251,16 +314,18 @@ impl<'a> Resolver<'_, 'a> {
             what.name.as_str(),
             &["now".to_string()],
         );
-        Ty::Error
+        Typed::error(what.span)
     }
 
     /// `Tier.basic`, `pkg.Tier.basic`, or a bare `basic` where a `Tier` is
     /// expected. `None` when the path is not an enum value at all.
-    fn enum_value(&mut self, cx: &Cx, p: &ast::Path, expected: Option<&Ty>) -> Option<Ty> {
+    fn enum_value(&mut self, cx: &Cx, p: &ast::Path, expected: Option<&Ty>) -> Option<Typed> {
+        let variant_of =
+            |t, name| Typed::new(Ty::Named(t), code::ExprKind::Variant(t, name), p.span);
         if let ([one], Some(exp)) = (p.segments.as_slice(), expected) {
             if let Some((t, variants)) = self.enum_of(exp) {
                 if variants.contains(&one.name) {
-                    return Some(Ty::Named(t));
+                    return Some(variant_of(t, one.name));
                 }
             }
         }
@@ -278,7 +343,7 @@ impl<'a> Resolver<'_, 'a> {
         let t = decl.as_type()?;
         let (_, variants) = self.enum_of(&Ty::Named(t))?;
         if variants.contains(&variant.name) {
-            return Some(Ty::Named(t));
+            return Some(variant_of(t, variant.name));
         }
         let cands: Vec<String> = variants.iter().map(|v| v.as_str().to_string()).collect();
         self.report_unknown(
@@ -288,13 +353,20 @@ impl<'a> Resolver<'_, 'a> {
             variant.name.as_str(),
             &cands,
         );
-        Some(Ty::Error)
+        Some(Typed::error(p.span))
     }
 
     /// `value.field`, with "did you mean" among the record's fields.
     pub(super) fn field_of(&mut self, unit: Owner, ty: &Ty, field: ast::Ident) -> Ty {
         if ty.is_error() {
             return Ty::Error;
+        }
+        if let Ty::Optional(inner) = self.base_of(ty) {
+            let inner = (**inner).clone();
+            if self.record_fields(&inner).is_some() {
+                self.report_optional_field(unit, field, ty);
+                return Ty::Error;
+            }
         }
         let Some((t, fields)) = self.record_fields(ty) else {
             let name = self.type_name(ty, unit);
@@ -317,31 +389,81 @@ impl<'a> Resolver<'_, 'a> {
         Ty::Error
     }
 
+    fn report_optional_field(&mut self, unit: Owner, field: ast::Ident, ty: &Ty) {
+        let name = self.type_name(ty, unit);
+        let d = Diagnostic::error(
+            "type.optional",
+            field.span,
+            format!(
+                "`{name}` may be `none`: its field `{}` cannot be read here",
+                field.name
+            ),
+        )
+        .with_label("read from a value that may be `none`")
+        .with_reason(format!(
+            "a `{name}` is not a `{}`; it is one only where a condition has ruled `none` out",
+            name.trim_end_matches('?')
+        ))
+        .with_fix(
+            "read it inside `if value != none { ... }` (or in the `else` of `if value == none`)",
+        );
+        self.error(d);
+    }
+
+    /// A `T?` used where a `T` is expected: the fix is the narrowing.
+    pub(super) fn report_optional_use(
+        &mut self,
+        unit: Owner,
+        span: Span,
+        expected: &Ty,
+        found: &Ty,
+    ) {
+        let (exp, got) = (self.type_name(expected, unit), self.type_name(found, unit));
+        let d = Diagnostic::error(
+            "type.optional",
+            span,
+            format!("expected `{exp}`, found `{got}`, which may be `none`"),
+        )
+        .with_label(format!("this is a `{got}`"))
+        .with_reason(format!(
+            "a `{got}` is not a `{exp}`; it is one only where a condition has ruled `none` out"
+        ))
+        .with_fix(
+            "use it inside `if value != none { ... }` (or in the `else` of `if value == none`)",
+        );
+        self.error(d);
+    }
+
     /// `Type { field: value }`
     fn construct(
         &mut self,
         cx: &mut Cx,
+        span: Span,
         path: &ast::Path,
         fields: &[ast::FieldInit],
         out: &mut ir::Block,
-    ) -> Ty {
+    ) -> Typed {
         let ty = self.resolve_named_type(cx.unit, path, &[]);
         let Ty::Named(t) = ty else {
             self.field_values_only(cx, fields, out);
             if !ty.is_error() {
                 self.report_not_record(cx.unit, path.span, &ty);
             }
-            return Ty::Error;
+            return Typed::error(span);
         };
         match self.record_of(t) {
             Some(defs) => {
-                self.check_inits(cx, path.span, &Ty::Named(t), defs, fields, out);
-                Ty::Named(t)
+                let code = self.check_inits(cx, path.span, &Ty::Named(t), defs, fields, out);
+                let kind = code::ExprKind::Construct {
+                    ty: t,
+                    fields: code,
+                };
+                Typed::new(Ty::Named(t), kind, span)
             }
             None => {
                 self.field_values_only(cx, fields, out);
                 self.report_not_record(cx.unit, path.span, &Ty::Named(t));
-                Ty::Error
+                Typed::error(span)
             }
         }
     }
@@ -370,8 +492,7 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
-    /// Field initialisers against a record's declared fields: unknown,
-    /// repeated, mistyped and missing fields.
+    /// Field initialisers against a record type's declared fields.
     pub(super) fn check_inits(
         &mut self,
         cx: &mut Cx,
@@ -380,7 +501,24 @@ impl<'a> Resolver<'_, 'a> {
         defs: &[FieldDef],
         fields: &[ast::FieldInit],
         out: &mut ir::Block,
-    ) {
+    ) -> Vec<(crate::intern::Name, code::Expr)> {
+        let owner = self.type_name(ty, cx.unit);
+        self.check_fields(cx, at, &owner, defs, fields, out)
+    }
+
+    /// Field initialisers against declared fields (of a record, or of a
+    /// failure given by `reject`): unknown, repeated, mistyped and missing
+    /// fields. Returns each given field's code.
+    pub(super) fn check_fields(
+        &mut self,
+        cx: &mut Cx,
+        at: Span,
+        owner: &str,
+        defs: &[FieldDef],
+        fields: &[ast::FieldInit],
+        out: &mut ir::Block,
+    ) -> Vec<(crate::intern::Name, code::Expr)> {
+        let mut code = Vec::with_capacity(fields.len());
         for (i, f) in fields.iter().enumerate() {
             if let Some(first) = fields[..i].iter().find(|g| g.name.name == f.name.name) {
                 self.report_duplicate("field", f.name, first.name.span);
@@ -389,14 +527,14 @@ impl<'a> Resolver<'_, 'a> {
             }
             match defs.iter().find(|d| d.name == f.name.name) {
                 Some(def) => {
-                    self.expr(cx, &f.value, Some(&def.ty), out);
+                    let value = self.expr(cx, &f.value, Some(&def.ty), out);
+                    code.push((f.name.name, value.code));
                 }
                 None => {
                     self.expr(cx, &f.value, None, out);
                     let cands: Vec<String> =
                         defs.iter().map(|d| d.name.as_str().to_string()).collect();
-                    let owner = self.type_name(ty, cx.unit);
-                    self.report_unknown_field(&owner, f.name.span, f.name.name.as_str(), &cands);
+                    self.report_unknown_field(owner, f.name.span, f.name.name.as_str(), &cands);
                 }
             }
         }
@@ -408,9 +546,8 @@ impl<'a> Resolver<'_, 'a> {
             .iter()
             .any(|f| matches!(f.value.kind, ExprKind::Error));
         if missing.is_empty() || unreadable {
-            return;
+            return code;
         }
-        let owner = self.type_name(ty, cx.unit);
         let names: Vec<String> = missing.iter().map(|d| format!("`{}`", d.name)).collect();
         let mut d = Diagnostic::error(
             "type.missing_field",
@@ -424,6 +561,7 @@ impl<'a> Resolver<'_, 'a> {
             d = d.with_related(m.span, format!("`{}` is declared here", m.name));
         }
         self.error(d);
+        code
     }
 
     fn list_expr(
@@ -433,7 +571,7 @@ impl<'a> Resolver<'_, 'a> {
         items: &[ast::Expr],
         expected: Option<&Ty>,
         out: &mut ir::Block,
-    ) -> Ty {
+    ) -> Typed {
         let elem_expected = expected.and_then(|e| match self.base_of(e) {
             Ty::List(inner) => Some((**inner).clone()),
             Ty::Optional(inner) => match self.base_of(inner) {
@@ -442,33 +580,43 @@ impl<'a> Resolver<'_, 'a> {
             },
             _ => None,
         });
-        let mut first = None;
+        let mut first: Option<Ty> = None;
+        let mut code = Vec::with_capacity(items.len());
         for item in items {
-            let t = self.expr(cx, item, elem_expected.as_ref(), out);
-            first.get_or_insert(t);
+            let want = elem_expected.as_ref().or(first.as_ref()).cloned();
+            let t = self.expr(cx, item, want.as_ref(), out);
+            if first.is_none() && !t.ty.is_error() {
+                first = Some(t.ty);
+            }
+            code.push(t.code);
         }
+        let kind = code::ExprKind::List(code);
         match (expected, elem_expected) {
             (Some(exp), Some(_)) => {
-                let n = items.len() as u64;
-                let too_many = self
-                    .bounds_of(exp)
-                    .filter_map(|b| b.max_length)
-                    .find(|m| n > *m);
-                if let Some(max) = too_many {
-                    let d = Diagnostic::error(
-                        "type.constraint",
-                        span,
-                        format!(
-                            "this list has {n} items, more than the {max} `{}` allows",
-                            self.type_name(exp, cx.unit)
-                        ),
-                    )
-                    .with_fix(format!("keep at most {max} items"));
-                    self.error(d);
-                }
-                exp.clone()
+                self.check_list_length(cx, span, items.len(), exp);
+                Typed::new(exp.clone(), kind, span)
             }
-            _ => Ty::List(Box::new(first.unwrap_or(Ty::Error))),
+            _ => Typed::new(Ty::List(Box::new(first.unwrap_or(Ty::Error))), kind, span),
+        }
+    }
+
+    fn check_list_length(&mut self, cx: &Cx, span: Span, n: usize, exp: &Ty) {
+        let n = n as u64;
+        let too_many = self
+            .bounds_of(exp)
+            .filter_map(|b| b.max_length)
+            .find(|m| n > *m);
+        if let Some(max) = too_many {
+            let d = Diagnostic::error(
+                "type.constraint",
+                span,
+                format!(
+                    "this list has {n} items, more than the {max} `{}` allows",
+                    self.type_name(exp, cx.unit)
+                ),
+            )
+            .with_fix(format!("keep at most {max} items"));
+            self.error(d);
         }
     }
 
@@ -480,31 +628,36 @@ impl<'a> Resolver<'_, 'a> {
         inner: &ast::Expr,
         expected: Option<&Ty>,
         out: &mut ir::Block,
-    ) -> Ty {
+    ) -> Typed {
+        let span = e.span;
         match op {
             UnOp::Not => {
-                self.expr(cx, inner, Some(&Ty::Prim(Prim::Bool)), out);
-                Ty::Prim(Prim::Bool)
+                let v = self.expr(cx, inner, Some(&Ty::Prim(Prim::Bool)), out);
+                Typed::new(
+                    Ty::Prim(Prim::Bool),
+                    code::ExprKind::Not(Box::new(v.code)),
+                    span,
+                )
             }
             UnOp::Neg => match &inner.kind {
-                ExprKind::Int(n) => self.literal(
-                    cx,
-                    e.span,
-                    Lit::Int(n.saturating_neg()),
-                    Prim::Int,
-                    expected,
-                ),
+                ExprKind::Int(n) => {
+                    let n = n.saturating_neg();
+                    let ty = self.literal(cx, span, Lit::Int(n), Prim::Int, expected);
+                    Typed::new(ty, code::ExprKind::Int(n), span)
+                }
                 ExprKind::Decimal(s) => {
                     let v: f64 = s.parse().unwrap_or(0.0);
-                    self.literal(cx, e.span, Lit::Decimal(-v), Prim::Decimal, expected)
+                    let ty = self.literal(cx, span, Lit::Decimal(-v), Prim::Decimal, expected);
+                    Typed::new(ty, code::ExprKind::Decimal(format!("-{s}").into()), span)
                 }
                 _ => {
-                    let t = self.expr(cx, inner, None, out);
-                    match self.prim_of(&t) {
-                        Some(Prim::Int | Prim::Decimal | Prim::Duration) => t,
-                        None if t.is_error() => Ty::Error,
-                        _ => self.report_operator(cx.unit, e.span, "-", &t, None),
-                    }
+                    let v = self.expr(cx, inner, None, out);
+                    let ty = match self.prim_of(&v.ty) {
+                        Some(p @ (Prim::Int | Prim::Decimal | Prim::Duration)) => Ty::Prim(p),
+                        None if v.ty.is_error() => Ty::Error,
+                        _ => self.report_operator(cx.unit, span, "-", &v.ty, None),
+                    };
+                    Typed::new(ty, code::ExprKind::Neg(Box::new(v.code)), span)
                 }
             },
         }
@@ -513,37 +666,105 @@ impl<'a> Resolver<'_, 'a> {
     fn binary(
         &mut self,
         cx: &mut Cx,
+        span: Span,
         op: BinOp,
         l: &ast::Expr,
         r: &ast::Expr,
         out: &mut ir::Block,
-    ) -> Ty {
-        match op {
+    ) -> Typed {
+        let (ty, lc, rc) = match op {
             BinOp::And | BinOp::Or => {
                 let b = Ty::Prim(Prim::Bool);
-                self.expr(cx, l, Some(&b), out);
-                self.expr(cx, r, Some(&b), out);
-                b
+                let lv = self.expr(cx, l, Some(&b), out);
+                // `x != none and x.id == y`: the right side sees what the
+                // left side proves.
+                let (when_true, when_false) = self.narrowings(cx, l);
+                let narrowed = if op == BinOp::And {
+                    when_true
+                } else {
+                    when_false
+                };
+                cx.scopes.push(Vec::new());
+                for n in narrowed {
+                    cx.bind_slot(n.name, n.ty, false, n.slot);
+                }
+                let rv = self.expr(cx, r, Some(&b), out);
+                cx.scopes.pop();
+                (b, lv.code, rv.code)
             }
             BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                let lt = self.expr(cx, l, None, out);
-                let rt = self.expr_inner(cx, r, Some(&lt), out);
-                if !self.accepts(&lt, &rt) && !self.accepts(&rt, &lt) {
-                    self.report_mismatch(cx.unit, r.span, &lt, &rt);
-                }
-                Ty::Prim(Prim::Bool)
+                let lv = self.expr(cx, l, None, out);
+                let rv = self.expr_inner(cx, r, Some(&lv.ty), out);
+                self.check_comparison(cx, op, r.span, &lv.ty, &rv.ty);
+                (Ty::Prim(Prim::Bool), lv.code, rv.code)
             }
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
-                let lt = self.expr(cx, l, None, out);
-                let rt = self.expr(cx, r, None, out);
-                self.arithmetic(cx.unit, l.span.to(r.span), op, &lt, &rt)
+                let lv = self.expr(cx, l, None, out);
+                let rv = self.expr(cx, r, None, out);
+                let ty = self.arithmetic(cx.unit, l.span.to(r.span), op, &lv.ty, &rv.ty);
+                (ty, lv.code, rv.code)
             }
+        };
+        let kind = code::ExprKind::Binary(code_op(op), Box::new(lc), Box::new(rc));
+        Typed::new(ty, kind, span)
+    }
+
+    /// Both sides of a comparison are of one type; `<`-like comparisons
+    /// need an ordered one, and only an optional is compared with `none`.
+    fn check_comparison(&mut self, cx: &Cx, op: BinOp, at: Span, lt: &Ty, rt: &Ty) {
+        if lt.is_error() || rt.is_error() {
+            return;
         }
+        let equality = matches!(op, BinOp::Eq | BinOp::Ne);
+        let none_side = matches!(lt, Ty::NoneValue) || matches!(rt, Ty::NoneValue);
+        if none_side {
+            let other = if matches!(lt, Ty::NoneValue) { rt } else { lt };
+            let optional = matches!(self.base_of(other), Ty::Optional(_) | Ty::NoneValue);
+            if !optional || !equality {
+                self.report_none_comparison(cx, at, other);
+            }
+            return;
+        }
+        if !self.accepts(lt, rt) && !self.accepts(rt, lt) {
+            self.report_mismatch(cx.unit, at, lt, rt);
+            return;
+        }
+        let ordered = matches!(
+            self.prim_of(lt),
+            Some(Prim::Int | Prim::Decimal | Prim::Text | Prim::Instant | Prim::Duration)
+        );
+        if !equality && !ordered {
+            let d = Diagnostic::error(
+                "type.operator",
+                at,
+                format!("`{}` values cannot be ordered", self.type_name(lt, cx.unit)),
+            )
+            .with_reason("`<`, `<=`, `>` and `>=` compare numbers, texts, instants and durations")
+            .with_fix("compare with `==` or `!=`, or compare a field that is ordered");
+            self.error(d);
+        }
+    }
+
+    fn report_none_comparison(&mut self, cx: &Cx, at: Span, other: &Ty) {
+        let name = self.type_name(other, cx.unit);
+        let d = Diagnostic::error("type.mismatch", at, format!("a `{name}` is never `none`"))
+            .with_reason(
+                "only an optional value (`T?`) is compared with `none`, and only with `==` or `!=`",
+            )
+            .with_fix("remove the comparison, or declare the value as optional");
+        self.error(d);
     }
 
     fn arithmetic(&mut self, unit: Owner, span: Span, op: BinOp, lt: &Ty, rt: &Ty) -> Ty {
         if lt.is_error() || rt.is_error() {
             return Ty::Error;
+        }
+        for side in [lt, rt] {
+            if let Ty::Optional(inner) = self.base_of(side) {
+                let inner = (**inner).clone();
+                self.report_optional_use(unit, span, &inner, side);
+                return Ty::Error;
+            }
         }
         use Prim::*;
         let add_sub = matches!(op, BinOp::Add | BinOp::Sub);
@@ -591,7 +812,7 @@ impl<'a> Resolver<'_, 'a> {
             .with_reason(
                 "arithmetic works on Int and Decimal, Instant with Duration, and `+` joins Text",
             )
-            .with_fix("convert the values to compatible types first");
+            .with_fix("convert the values to compatible types first, e.g. `Text(n)` to join a number to a text");
         self.error(d);
         Ty::Error
     }

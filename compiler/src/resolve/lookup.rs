@@ -134,9 +134,22 @@ impl Resolver<'_, '_> {
         written: &str,
         candidates: &[String],
     ) {
+        let d = self.unknown_diag(code, what, span, written, candidates);
+        self.error(d);
+    }
+
+    /// The diagnostic of [`Self::report_unknown`], for a caller that adds to it.
+    pub fn unknown_diag(
+        &self,
+        code: &'static str,
+        what: &str,
+        span: Span,
+        written: &str,
+        candidates: &[String],
+    ) -> Diagnostic {
         let d = Diagnostic::error(code, span, format!("unknown {what} `{written}`"))
             .with_label(format!("no {what} named `{written}` is visible here"));
-        self.push_with_suggestion(d, what, span, written, candidates);
+        with_suggestion(d, what, span, written, candidates)
     }
 
     /// `record.field` where the record has no such field.
@@ -158,26 +171,13 @@ impl Resolver<'_, '_> {
 
     fn push_with_suggestion(
         &mut self,
-        mut d: Diagnostic,
+        d: Diagnostic,
         what: &str,
         span: Span,
         written: &str,
         candidates: &[String],
     ) {
-        match suggest(written, candidates) {
-            Some(near) => {
-                d = d.with_edit_fix(
-                    format!("did you mean `{near}`?"),
-                    vec![Edit {
-                        span,
-                        replacement: near.to_string(),
-                    }],
-                );
-            }
-            None => {
-                d = d.with_fix(format!("declare the {what}, or correct its name"));
-            }
-        }
+        let d = with_suggestion(d, what, span, written, candidates);
         self.error(d);
     }
 
@@ -341,4 +341,25 @@ struct Wanted<T> {
     code: &'static str,
     word: &'static str,
     article: &'static str,
+}
+
+/// Adds "did you mean" (an edit) or the generic fix to an unknown-name
+/// diagnostic.
+fn with_suggestion(
+    d: Diagnostic,
+    what: &str,
+    span: Span,
+    written: &str,
+    candidates: &[String],
+) -> Diagnostic {
+    match suggest(written, candidates) {
+        Some(near) => d.with_edit_fix(
+            format!("did you mean `{near}`?"),
+            vec![Edit {
+                span,
+                replacement: near.to_string(),
+            }],
+        ),
+        None => d.with_fix(format!("declare the {what}, or correct its name")),
+    }
 }

@@ -6,10 +6,11 @@ use crate::diag::{Diagnostic, Edit};
 use crate::ir::{self, FailureId};
 use crate::span::Span;
 
-use super::body::{Cx, Escape, Why};
+use super::body::{Cx, Escape, Typed, Why};
 use super::calls::{Outcome, Pending};
 use super::tables::Ty;
 use super::Resolver;
+use crate::ir::code;
 
 /// What checking the arms learned.
 #[derive(Default)]
@@ -29,12 +30,13 @@ impl<'a> Resolver<'_, 'a> {
         span: Span,
         scrutinee: &ast::Expr,
         arms: &[ast::MatchArm],
+        expected: Option<&Ty>,
         out: &mut ir::Block,
-    ) -> Ty {
+    ) -> Typed {
         let pending = match self.effect_target(cx, scrutinee, out) {
             Outcome::Effect(p) => p,
             Outcome::Pure(t) => {
-                if !t.is_error() && !matches!(scrutinee.kind, ExprKind::Error) {
+                if !t.ty.is_error() && !matches!(scrutinee.kind, ExprKind::Error) {
                     let d = Diagnostic::error(
                         "failure.match_needs_call",
                         scrutinee.span,
@@ -45,32 +47,40 @@ impl<'a> Resolver<'_, 'a> {
                     self.error(d);
                 }
                 self.arms_without_call(cx, arms);
-                return Ty::Error;
+                return Typed::error(span);
             }
             Outcome::Impure(_) => {
                 self.arms_without_call(cx, arms);
-                return Ty::Error;
+                return Typed::error(span);
             }
             Outcome::Failed => {
                 cx.uncertain = true;
                 self.arms_without_call(cx, arms);
-                return Ty::Error;
+                return Typed::error(span);
             }
         };
         let mut seen = ArmsSeen::default();
         let mut lowered = Vec::new();
+        let mut code_arms = Vec::new();
         for arm in arms {
-            if let Some(a) = self.arm(cx, &pending, arm, &mut seen) {
+            if let Some((a, c)) = self.arm(cx, &pending, arm, expected, &mut seen) {
                 lowered.push(a);
+                code_arms.push(c);
             }
         }
         self.check_exhaustive(cx, span, scrutinee.span, &pending, &seen);
+        let scrutinee_code = pending.code_expr(scrutinee.span);
         out.nodes.push(ir::Node::Effect(ir::Effect {
             span: pending.span,
             target: pending.target.clone(),
             handling: ir::Handling::Match(lowered),
         }));
-        self.match_type(cx, &seen)
+        let ty = self.match_type(cx, &seen);
+        let kind = code::ExprKind::Match {
+            scrutinee: Box::new(scrutinee_code),
+            arms: code_arms,
+        };
+        Typed::new(ty, kind, span)
     }
 
     /// Checks arm bodies when the matched call is unknown: names only.
@@ -81,7 +91,7 @@ impl<'a> Resolver<'_, 'a> {
                 cx.bind(v.name, Ty::Error, false);
             }
             let mut sink = ir::Block::default();
-            self.arm_body(cx, None, &arm.body, &mut sink);
+            self.arm_body(cx, None, &arm.body, None, &mut sink);
             cx.scopes.pop();
         }
     }
@@ -91,26 +101,37 @@ impl<'a> Resolver<'_, 'a> {
         cx: &mut Cx,
         p: &Pending,
         arm: &ast::MatchArm,
+        expected: Option<&Ty>,
         seen: &mut ArmsSeen,
-    ) -> Option<ir::Arm> {
+    ) -> Option<(ir::Arm, code::Arm)> {
         let mut body = ir::Block::default();
         cx.scopes.push(Vec::new());
-        let pattern = match &arm.pattern {
+        let (pattern, code_pattern) = match &arm.pattern {
             Pattern::Success(v) => {
                 if let Some(first) = seen.success {
                     self.report_repeated_arm(arm.pattern_span, first, "success");
                 }
                 seen.success.get_or_insert(arm.pattern_span);
-                cx.bind(v.name, p.ty.clone(), false);
-                Some(ir::ArmPattern::Success)
+                let slot = cx.bind(v.name, p.ty.clone(), false);
+                (
+                    Some(ir::ArmPattern::Success),
+                    Some(code::ArmPattern::Success(slot)),
+                )
             }
-            Pattern::Failure(path) => self.failure_pattern(cx, p, path, arm.pattern_span, seen),
+            Pattern::Failure(path) => {
+                let found = self.failure_pattern(cx, p, path, arm.pattern_span, seen);
+                let code = found.map(|f| match f {
+                    ir::ArmPattern::Failure(f) => code::ArmPattern::Failure(f),
+                    ir::ArmPattern::Success => code::ArmPattern::Success(code::Local(0)),
+                });
+                (found, code)
+            }
         };
         let failure = match pattern {
             Some(ir::ArmPattern::Failure(f)) => Some(f),
             _ => None,
         };
-        let (end, ty) = self.arm_body(cx, failure, &arm.body, &mut body);
+        let (end, ty, arm_code) = self.arm_body(cx, failure, &arm.body, expected, &mut body);
         cx.scopes.pop();
         if let Some(ty) = ty {
             let is_success = matches!(pattern, Some(ir::ArmPattern::Success));
@@ -125,12 +146,18 @@ impl<'a> Resolver<'_, 'a> {
             .with_fix("yield the value: `success(v) => v`");
             self.error(d);
         }
-        Some(ir::Arm {
+        let lowered = ir::Arm {
             span: arm.span,
             pattern: pattern?,
             body,
             end,
-        })
+        };
+        let code = code::Arm {
+            pattern: code_pattern?,
+            body: arm_code,
+            span: arm.span,
+        };
+        Some((lowered, code))
     }
 
     fn failure_pattern(
@@ -168,37 +195,46 @@ impl<'a> Resolver<'_, 'a> {
         Some(ir::ArmPattern::Failure(f))
     }
 
-    /// Lowers an arm's body; returns how it ends and, for a value, its type.
+    /// Lowers an arm's body; returns how it ends, for a value its type, and
+    /// its code.
     fn arm_body(
         &mut self,
         cx: &mut Cx,
         failure: Option<FailureId>,
         body: &ast::Expr,
+        expected: Option<&Ty>,
         out: &mut ir::Block,
-    ) -> (ir::ArmEnd, Option<Ty>) {
+    ) -> (ir::ArmEnd, Option<Ty>, code::Expr) {
+        let span = body.span;
         match &body.kind {
             ExprKind::Reject(r) => match self.reject(cx, r, out) {
-                Some(rej) => (ir::ArmEnd::Reject(rej), None),
-                None => (ir::ArmEnd::Value, None),
+                (Some(rej), Some(code)) => (
+                    ir::ArmEnd::Reject(rej),
+                    None,
+                    code::Expr::new(code::ExprKind::Reject(code), span),
+                ),
+                _ => (ir::ArmEnd::Value, None, code::Expr::error(span)),
             },
             ExprKind::Propagate => {
                 if let Some(f) = failure {
                     cx.escapes.push(Escape {
                         failure: f,
-                        span: body.span,
+                        span,
                         why: Why::Propagated,
                     });
                 }
-                (ir::ArmEnd::Propagate(body.span), None)
+                let code = code::Expr::new(code::ExprKind::Propagate, span);
+                (ir::ArmEnd::Propagate(span), None, code)
             }
             ExprKind::Block(b) => {
-                let block = self.scoped_block(cx, b);
+                let (block, code) = self.scoped_block(cx, b, &[]);
                 out.nodes.extend(block.nodes);
-                (ir::ArmEnd::Value, None)
+                let code = code::Expr::new(code::ExprKind::Block(code), span);
+                (ir::ArmEnd::Value, None, code)
             }
             _ => {
-                let ty = self.expr(cx, body, None, out);
-                (ir::ArmEnd::Value, Some(ty))
+                let value = self.expr(cx, body, expected, out);
+                (ir::ArmEnd::Value, Some(value.ty), value.code)
             }
         }
     }

@@ -30,12 +30,15 @@ mod exprs;
 mod fails;
 mod lookup;
 mod matching;
+mod narrow;
 mod ops;
 mod pattern;
+mod query;
 mod reuse;
 pub mod size;
 mod tables;
 mod types;
+mod validate;
 
 use std::collections::{HashMap, HashSet};
 
@@ -70,6 +73,9 @@ pub(crate) struct Tables<'a> {
     pub route_actions: Vec<(&'a ast::RouteDecl, ir::ActionId)>,
     /// The same, by the route's address: found per route without a scan.
     pub route_action_of: HashMap<usize, ir::ActionId>,
+    /// The record type of a route's `path: { }` parameters, by the route's
+    /// address.
+    pub route_path_of: HashMap<usize, tables::TypeId>,
     /// Files with syntax errors: the parser's recovery may have dropped
     /// statements or arms, so whole-body judgements (`fails` exactness,
     /// missing `return`, exhaustive `match`) are not made there.
@@ -160,21 +166,63 @@ fn run(
     b.resolve_type_defs();
     b.lower_operations();
     b.resolve_headers(reuse.as_deref_mut());
+    b.lower_signatures();
     b.resolve_application();
     b.check_bodies(reuse.as_deref_mut());
     b.resolve_entries(reuse);
     diagnostics.append(&mut b.diags);
+    b.lower_config();
     let mut prog = std::mem::take(&mut b.t.prog);
-    // The largest tables own nothing borrowed: another thread frees them
+    prog.types = std::mem::take(&mut b.t.types);
+    // The largest table owns nothing borrowed: another thread frees it
     // while the caller goes on.
     let units = std::mem::take(&mut b.t.units);
-    let types = std::mem::take(&mut b.t.types);
-    rayon::spawn(move || drop((units, types)));
+    rayon::spawn(move || drop(units));
     mark_package_errors(project, &mut prog, diagnostics);
     prog
 }
 
 impl<'a> Builder<'a> {
+    /// Actions' parameters and results, and the functions, into the
+    /// program (their bodies come later).
+    fn lower_signatures(&mut self) {
+        for (i, sig) in self.t.actions.iter().enumerate() {
+            if let Some(a) = self.t.prog.actions.get_mut(i) {
+                a.params = sig.params.iter().map(|(n, t, _)| (*n, t.clone())).collect();
+                a.ret = sig.ret.clone();
+            }
+        }
+        self.t.prog.functions = self
+            .t
+            .functions
+            .iter()
+            .map(|f| ir::code::Function {
+                name: f.decl.name.name,
+                params: f.params.iter().map(|(n, t, _)| (*n, t.clone())).collect(),
+                ret: f.ret.clone(),
+                span: f.decl.name.span,
+                code: ir::code::Body::default(),
+            })
+            .collect();
+    }
+
+    /// The app's config entries, in name order.
+    fn lower_config(&mut self) {
+        let Some(app) = self.t.units.last() else {
+            return;
+        };
+        self.t.prog.config = app
+            .config
+            .iter()
+            .map(|(name, c)| ir::ConfigEntry {
+                name: *name,
+                ty: c.ty.clone(),
+                secret: c.secret,
+                span: c.span,
+            })
+            .collect();
+    }
+
     fn new(project: &'a LoadedProject, asts: &'a [SourceFileAst]) -> Self {
         let t = Tables {
             project,
@@ -188,6 +236,7 @@ impl<'a> Builder<'a> {
             application: None,
             route_actions: Vec::new(),
             route_action_of: HashMap::new(),
+            route_path_of: HashMap::new(),
             syntax_files: HashSet::new(),
         };
         let mut r = Builder {
@@ -296,6 +345,8 @@ impl<'a> Builder<'a> {
                 qualified: kind.as_str().to_string(),
                 kind,
                 span: None,
+                code: kind.as_str().to_string(),
+                fields: Vec::new(),
             });
             let span = crate::span::Span::default();
             self.units[0]

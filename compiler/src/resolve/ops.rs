@@ -63,6 +63,8 @@ impl<'a> Builder<'a> {
             large_output: op.large_output,
             timeout_ms: op.timeout_ms.unwrap_or(pkg.timeout_ms),
             attempts: op.attempts.unwrap_or(pkg.attempts),
+            request: request.clone(),
+            answer: answer.clone(),
         });
         self.op_sigs.push(OpSig {
             request,
@@ -75,7 +77,7 @@ impl<'a> Builder<'a> {
 
 impl<'a> Resolver<'_, 'a> {
     fn manifest_type(&mut self, unit: Owner, name: &Spanned<String>) -> Ty {
-        if let Some(p) = Prim::from_str(&name.node) {
+        if let Some(p) = Prim::named(&name.node) {
             return Ty::Prim(p);
         }
         match self.unit(unit).decls.get(&Name::new(&name.node)) {

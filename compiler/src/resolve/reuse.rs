@@ -122,6 +122,12 @@ impl<'c> Reuse<'c> {
         self.holds(self.cache.entries.get(index).map(|(m, _)| m), file)
     }
 
+    /// Function `index` of the last resolution's program, to take its code
+    /// from.
+    pub fn previous_function(&mut self, index: usize) -> Option<&mut ir::code::Function> {
+        self.previous.as_mut()?.functions.get_mut(index)
+    }
+
     /// Action `id` of the last resolution's program, to take its body from.
     pub fn previous_action(&mut self, id: ir::ActionId) -> Option<&mut ir::Action> {
         self.previous.as_mut()?.actions.get_mut(id.0 as usize)

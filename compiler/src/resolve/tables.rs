@@ -2,132 +2,14 @@
 //! signatures of actions, functions and operations.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use crate::ast;
 use crate::intern::{Name, NameHasher};
 use crate::ir::{ActionId, EntityId, EventId, FailureId, OpId, Owner, PkgId};
 use crate::span::{FileId, Span};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct TypeId(pub u32);
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct FnId(pub u32);
-
-/// The prelude's primitive types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Prim {
-    Bool,
-    Int,
-    Decimal,
-    Text,
-    Uuid,
-    Instant,
-    Duration,
-    Unit,
-}
-
-impl Prim {
-    pub const ALL: [Prim; 8] = [
-        Prim::Bool,
-        Prim::Int,
-        Prim::Decimal,
-        Prim::Text,
-        Prim::Uuid,
-        Prim::Instant,
-        Prim::Duration,
-        Prim::Unit,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Prim::Bool => "Bool",
-            Prim::Int => "Int",
-            Prim::Decimal => "Decimal",
-            Prim::Text => "Text",
-            Prim::Uuid => "Uuid",
-            Prim::Instant => "Instant",
-            Prim::Duration => "Duration",
-            Prim::Unit => "Unit",
-        }
-    }
-
-    pub fn from_str(text: &str) -> Option<Prim> {
-        Prim::ALL.into_iter().find(|p| p.as_str() == text)
-    }
-}
-
-/// Constraints written on a type: `{ max_length: 64 }`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Bounds {
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    pub min_length: Option<u64>,
-    pub max_length: Option<u64>,
-    pub pattern: Option<String>,
-    pub email: bool,
-}
-
-/// A resolved type. `Error` stands for a type that could not be resolved
-/// (already reported): it is accepted everywhere so no error derives from it.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Ty {
-    Error,
-    Prim(Prim),
-    /// A declared type (alias, enum, object, event or entity): nominal.
-    Named(TypeId),
-    List(Box<Ty>),
-    Optional(Box<Ty>),
-    /// The type of the literal `none`.
-    NoneValue,
-    /// An inline constrained type such as a field's `Text { max_length: 64 }`:
-    /// structural, it accepts what its inner type accepts.
-    Bounded(Box<Ty>, Arc<Bounds>),
-}
-
-impl Ty {
-    pub fn unit() -> Ty {
-        Ty::Prim(Prim::Unit)
-    }
-
-    pub fn is_error(&self) -> bool {
-        matches!(self, Ty::Error)
-    }
-
-    /// The type without inline bounds.
-    pub fn unbounded(&self) -> &Ty {
-        match self {
-            Ty::Bounded(inner, _) => inner.unbounded(),
-            other => other,
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct FieldDef {
-    pub name: Name,
-    pub ty: Ty,
-    pub optional: bool,
-    pub span: Span,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) enum TypeKind {
-    /// Not resolved yet (or its definition was an error).
-    Pending,
-    /// `type X = Text { ... }` or `type X = stripe.Email`.
-    Alias(Ty),
-    Enum(Vec<Name>),
-    /// `Object { }`, an event's or an entity's fields.
-    Record(Vec<FieldDef>),
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct TypeDef {
-    pub owner: Owner,
-    pub name: Name,
-    pub kind: TypeKind,
-}
+pub(crate) use crate::ir::types::{Bounds, FieldDef, FnId, Prim, Ty, TypeDef, TypeId, TypeKind};
 
 /// What an UpperCamelCase name declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

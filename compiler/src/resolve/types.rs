@@ -179,7 +179,7 @@ impl<'a> Resolver<'_, 'a> {
                 }
             };
         }
-        if let Some(p) = single.and_then(Prim::from_str) {
+        if let Some(p) = single.and_then(Prim::named) {
             if !args.is_empty() {
                 self.report_type_args(path, 0, args.len());
             }
@@ -400,6 +400,13 @@ impl<'a> Builder<'a> {
                     self.resolve_config_entry(unit, f);
                 }
             }
+            Item::Route(r) => {
+                let Some(&id) = self.route_path_of.get(&super::collect::route_key(r)) else {
+                    return;
+                };
+                let fields = self.rx().route_path_fields(r);
+                self.types[id.0 as usize].kind = TypeKind::Record(fields);
+            }
             _ => {}
         }
     }
@@ -490,64 +497,24 @@ fn number_value(e: &ast::Expr) -> Option<f64> {
 }
 
 impl<'a> Tables<'a> {
+    fn type_table(&self) -> ir::Types<'_> {
+        ir::Types(&self.types)
+    }
+
     /// The primitive a type is built on, looking through declared aliases.
     pub(super) fn prim_of(&self, ty: &Ty) -> Option<Prim> {
-        let mut ty = ty.unbounded();
-        for _ in 0..32 {
-            match ty {
-                Ty::Prim(p) => return Some(*p),
-                Ty::Named(t) => match &self.types[t.0 as usize].kind {
-                    TypeKind::Alias(inner) => ty = inner.unbounded(),
-                    _ => return None,
-                },
-                _ => return None,
-            }
-        }
-        None
+        self.type_table().prim_of(ty)
     }
 
     /// The structural base of a type: declared aliases and bounds removed.
     pub(super) fn base_of<'t>(&'t self, ty: &'t Ty) -> &'t Ty {
-        let mut ty = ty.unbounded();
-        for _ in 0..32 {
-            match ty {
-                Ty::Named(t) => match &self.types[t.0 as usize].kind {
-                    TypeKind::Alias(inner) => ty = inner.unbounded(),
-                    _ => return ty,
-                },
-                _ => return ty,
-            }
-        }
-        ty
+        ir::Types(&self.types).base_of(ty)
     }
 
     /// Every set of bounds that applies to a value of this type, outermost
-    /// first; walked lazily, as literals are checked against them often.
+    /// first.
     pub(super) fn bounds_of<'t>(&'t self, ty: &'t Ty) -> impl Iterator<Item = &'t Bounds> + 't {
-        let mut next = Some(ty);
-        let mut steps = 0;
-        std::iter::from_fn(move || {
-            while let Some(ty) = next.take() {
-                steps += 1;
-                if steps > 32 {
-                    return None;
-                }
-                match ty {
-                    Ty::Bounded(inner, b) => {
-                        next = Some(inner);
-                        return Some(&**b);
-                    }
-                    Ty::Named(t) => {
-                        if let TypeKind::Alias(inner) = &self.types[t.0 as usize].kind {
-                            next = Some(inner);
-                        }
-                    }
-                    Ty::Optional(inner) => next = Some(inner),
-                    _ => {}
-                }
-            }
-            None
-        })
+        ir::Types(&self.types).bounds_of(ty)
     }
 
     /// Whether a value of type `actual` may be used where `expected` is

@@ -335,6 +335,11 @@ pub fn dump_ir(c: &Checked) -> String {
                                 fs.join(", ")
                             )
                         }
+                        Target::Check(c) => format!(
+                            "check {} fails {}",
+                            c.query.map_or("value", |e| p.entity(e).qualified.as_str()),
+                            p.failure(c.failure).qualified
+                        ),
                     };
                     let handling = match &e.handling {
                         Handling::Attempt(_) => "attempt".to_string(),

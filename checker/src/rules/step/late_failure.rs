@@ -169,6 +169,12 @@ fn point_label(cx: &Cx, point: &Point) -> String {
                 text::what(cx.program, *w)
             )
         }
+        PointKind::Attempt(w @ What::Check(_)) => {
+            format!(
+                "{} can fail with {failures} under `attempt` after a change",
+                text::what(cx.program, *w)
+            )
+        }
         PointKind::Attempt(w) => {
             format!(
                 "`attempt` passes on {failures} from {} after a change",

@@ -1,13 +1,20 @@
-//! The resolved program the checker analyses: every name resolved to an id,
-//! every action body lowered to a tree of effectful nodes in evaluation order.
-//! Pure computation is gone; what remains is what the step rules need.
+//! The resolved program: every name resolved to an id. Each action body is
+//! kept twice, from one resolution: as a tree of effectful nodes in
+//! evaluation order ([`Block`], what the step rules read) and as typed code
+//! ([`code::Body`], what the runtime interprets). The type table
+//! ([`types`]) serves both.
 //!
 //! Ids index the vectors of [`Program`]. All vectors are in a deterministic
 //! order (by unit, then source position), never in hash or thread order.
 
+pub mod code;
+pub mod types;
+
 use crate::intern::Name;
 use crate::manifest::{AnswerMatch, NewKeyOn};
 use crate::span::Span;
+
+pub use types::{FnId, Prim, Ty, TypeDef, TypeId, Types};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PkgId(pub u32);
@@ -32,6 +39,12 @@ pub struct Program {
     pub events: Vec<Event>,
     pub entities: Vec<Entity>,
     pub entries: Vec<Entry>,
+    /// Every declared type, indexed by [`TypeId`].
+    pub types: Vec<TypeDef>,
+    /// Every function, indexed by [`FnId`].
+    pub functions: Vec<code::Function>,
+    /// The app's config entries, in name order.
+    pub config: Vec<ConfigEntry>,
 }
 
 impl Program {
@@ -53,6 +66,25 @@ impl Program {
     pub fn package(&self, id: PkgId) -> &Package {
         &self.packages[id.0 as usize]
     }
+    pub fn function(&self, id: FnId) -> &code::Function {
+        &self.functions[id.0 as usize]
+    }
+    pub fn type_table(&self) -> Types<'_> {
+        Types(&self.types)
+    }
+    /// How a type is written in messages, package types qualified.
+    pub fn type_name(&self, ty: &Ty) -> String {
+        self.type_table().name(ty, &self.packages)
+    }
+}
+
+/// `steps_key: StepsKey { binding: "STEPS_KEY" secret: true }`
+#[derive(Clone, Debug)]
+pub struct ConfigEntry {
+    pub name: Name,
+    pub ty: Ty,
+    pub secret: bool,
+    pub span: Span,
 }
 
 /// Who declared something.
@@ -128,6 +160,9 @@ pub struct Operation {
     pub large_output: bool,
     pub timeout_ms: u64,
     pub attempts: u32,
+    pub request: Ty,
+    /// `Unit` for an operation with no `answer:`.
+    pub answer: Ty,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -192,6 +227,10 @@ pub struct Failure {
     pub kind: FailureKind,
     /// `None` for the standard failure kinds.
     pub span: Option<Span>,
+    /// Its `code:` (the kind's name for the standard ones).
+    pub code: String,
+    /// Fields given by `reject F { field: value }`.
+    pub fields: Vec<types::FieldDef>,
 }
 
 #[derive(Clone, Debug)]
@@ -200,6 +239,8 @@ pub struct Event {
     pub qualified: String,
     pub fields: Vec<EventField>,
     pub span: Span,
+    /// The event's record type.
+    pub ty: TypeId,
 }
 
 #[derive(Clone, Debug)]
@@ -217,6 +258,8 @@ pub struct Entity {
     pub qualified: String,
     pub store: Option<Name>,
     pub span: Span,
+    /// The entity's record type; its first field is the key.
+    pub ty: TypeId,
 }
 
 #[derive(Clone, Debug)]
@@ -235,6 +278,10 @@ pub struct Action {
     pub fails: Vec<(FailureId, Span)>,
     pub declines: Vec<Decline>,
     pub body: Block,
+    pub params: Vec<(Name, Ty)>,
+    pub ret: Ty,
+    /// The body as code; parameters are its first locals.
+    pub code: code::Body,
 }
 
 #[derive(Clone, Debug)]
@@ -287,6 +334,19 @@ pub enum Target {
     Op(OpId),
     Action(ActionId),
     Write(Write),
+    /// Code that can fail but is neither an outside call nor a write.
+    Check(Check),
+}
+
+/// A validated construction of a computed value (fails with `InvalidValue`)
+/// or a `query required` (fails with its `missing:` failure): for the step
+/// rules, a point that can end the action, like a write naming a failure;
+/// never an outside call, a step or a write.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub failure: FailureId,
+    /// The entity read, for `query required`.
+    pub query: Option<EntityId>,
 }
 
 #[derive(Clone, Debug)]
@@ -395,6 +455,9 @@ pub struct Entry {
     pub run_span: Span,
     /// `None` when `run:` could not be resolved (already reported).
     pub action: Option<ActionId>,
+    /// The arguments of `run:` as code, over the entry's values: local 0 is
+    /// `input` or `event`, local 1 a route's `path`.
+    pub run_args: Vec<code::Expr>,
 }
 
 #[derive(Clone, Debug)]
