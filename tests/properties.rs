@@ -632,16 +632,34 @@ fn item() -> impl Strategy<Value = Item> {
             fields,
             span: span()
         })),
-        1 => (upper(), fields).prop_map(|(name, fields)| Item::Config(ConfigDecl {
+        1 => (upper(), fields.clone()).prop_map(|(name, fields)| Item::Config(ConfigDecl {
             name: id(name),
             fields,
             span: span()
         })),
-        1 => (upper(), settings(expr(), 0)).prop_map(|(name, settings)| Item::Failure(FailureDecl {
-            name: id(name),
-            settings,
-            span: span()
-        })),
+        1 => (upper(), prop::option::of(expr()), prop::option::of(expr()), fields.clone()).prop_map(
+            |(name, kind, code, fields)| {
+                let setting = |key: &'static str, value: Expr| FailureEntry::Setting(Setting {
+                    key: id(key),
+                    value: SettingValue::Expr(value),
+                    span: span(),
+                });
+                let mut entries: Vec<FailureEntry> = Vec::new();
+                entries.extend(kind.map(|k| setting("kind", k)));
+                entries.extend(code.map(|c| setting("code", c)));
+                entries.extend(
+                    fields
+                        .into_iter()
+                        .filter(|f| !matches!(f.name.name.as_str(), "kind" | "code"))
+                        .map(FailureEntry::Field),
+                );
+                Item::Failure(FailureDecl {
+                    name: id(name),
+                    entries,
+                    span: span(),
+                })
+            }
+        ),
         1 => (lower(), settings(expr(), 0)).prop_map(|(name, settings)| Item::Store(StoreDecl {
             name: id(name),
             settings,

@@ -159,12 +159,37 @@ pub struct EntityDecl {
     pub span: Span,
 }
 
-/// `failure PaymentRefused { kind: Rejected code: "payment_refused" }`
+/// `failure PaymentRefused { kind: Rejected code: "payment_refused" reason: Text }`:
+/// the `kind:` and `code:` settings, and any other `name: Type` entry as a
+/// field (given by `reject F { name: value }`), in the order written.
 #[derive(Clone, Debug)]
 pub struct FailureDecl {
     pub name: Ident,
-    pub settings: Vec<Setting>,
+    pub entries: Vec<FailureEntry>,
     pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum FailureEntry {
+    /// `kind: K` or `code: "c"`.
+    Setting(Setting),
+    Field(FieldDecl),
+}
+
+impl FailureDecl {
+    pub fn settings(&self) -> impl Iterator<Item = &Setting> {
+        self.entries.iter().filter_map(|e| match e {
+            FailureEntry::Setting(s) => Some(s),
+            FailureEntry::Field(_) => None,
+        })
+    }
+
+    pub fn fields(&self) -> impl Iterator<Item = &FieldDecl> {
+        self.entries.iter().filter_map(|e| match e {
+            FailureEntry::Field(f) => Some(f),
+            FailureEntry::Setting(_) => None,
+        })
+    }
 }
 
 /// `event SubscriptionStarted { id: stripe.SubscriptionId }`

@@ -13,6 +13,7 @@ pub mod lexer;
 pub mod load;
 pub mod manifest;
 pub mod parser;
+pub mod pattern;
 pub mod printer;
 pub mod resolve;
 pub mod source;

@@ -156,7 +156,7 @@ impl Printer {
                 self.out.push('\n');
             }
             Item::Entity(e) => self.named_fields("entity", e.name, &e.fields),
-            Item::Failure(f) => self.named_settings("failure", f.name, &f.settings),
+            Item::Failure(f) => self.failure(f),
             Item::Event(e) => self.named_fields("event", e.name, &e.fields),
             Item::Action(a) => self.action(a),
             Item::Function(f) => {
@@ -197,6 +197,38 @@ impl Printer {
         let _ = write!(self.out, "{word} {} ", name.name);
         self.settings(settings);
         self.out.push('\n');
+    }
+
+    fn failure(&mut self, f: &crate::ast::FailureDecl) {
+        let _ = write!(self.out, "failure {} ", f.name.name);
+        if f.entries.is_empty() {
+            self.out.push_str("{ }\n");
+            return;
+        }
+        self.out.push_str("{\n");
+        self.indent += 1;
+        for entry in &f.entries {
+            self.line_start();
+            match entry {
+                crate::ast::FailureEntry::Setting(s) => {
+                    let _ = write!(self.out, "{}: ", s.key.name);
+                    if let SettingValue::Expr(e) = &s.value {
+                        self.expr(e);
+                    }
+                }
+                crate::ast::FailureEntry::Field(field) => {
+                    let _ = write!(self.out, "{}: ", field.name.name);
+                    self.type_expr(&field.ty, true);
+                    if field.optional {
+                        self.out.push_str(" optional");
+                    }
+                }
+            }
+            self.out.push('\n');
+        }
+        self.indent -= 1;
+        self.line_start();
+        self.out.push_str("}\n");
     }
 
     fn named_fields(&mut self, word: &str, name: Ident, fields: &[FieldDecl]) {

@@ -4,16 +4,18 @@
 //! start of a line and becomes [`Item::Error`].
 
 use super::common::{
-    error_item, exact, ident, path, punct, skip_item, tag, word, Error, Extra, Src, Tokens,
+    error_item, exact, ident, path, punct, skip_item, tag, word, Error, Extra, Present, Src,
+    Tokens,
 };
 use super::exprs;
 use super::stmts::{self, Parts};
-use super::types::{fields_block, settings_block, type_expr, P};
+use super::types::{field_entry, fields_block, settings_block, type_expr, P};
 use crate::ast::{
     ActionDecl, Application, Block, ConfigDecl, Decline, EntityDecl, EventDecl, FailsClause,
-    FailureDecl, FunctionDecl, Ident, Item, Param, RouteDecl, ScheduleDecl, StoreDecl, StringLit,
-    SubscriberDecl, TypeDecl, TypeExpr, TypeExprKind,
+    FailureDecl, FailureEntry, FunctionDecl, Ident, Item, Param, RouteDecl, ScheduleDecl, Setting,
+    SettingValue, StoreDecl, StringLit, SubscriberDecl, TypeDecl, TypeExpr, TypeExprKind,
 };
+
 use crate::lexer::TokenKind;
 use crate::span::Span;
 use chumsky::prelude::*;
@@ -183,13 +185,37 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
     }
 
     fn failure(&self) -> P<'src, I, Item> {
+        let src = self.src;
+        let setting = choice((word("kind"), word("code")))
+            .map_with(|_, e| e.span())
+            .then_ignore(just(TokenKind::Colon))
+            .then(self.expr.clone())
+            .map_with(move |(key_span, value), e| {
+                let key = Ident {
+                    name: crate::intern::Name::new(src.slice(key_span)),
+                    span: key_span,
+                };
+                FailureEntry::Setting(Setting {
+                    key,
+                    value: SettingValue::Expr(value),
+                    span: e.span(),
+                })
+            });
+        let entries = setting
+            .map(Some)
+            .or(field_entry(self.src, self.full_type.clone()).map(|f| f.map(FailureEntry::Field)))
+            .then_ignore(just(TokenKind::Comma).or_not())
+            .repeated()
+            .collect::<Present<_>>()
+            .map(|present| exact(present.0))
+            .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace));
         word("failure")
             .ignore_then(self.name("the failure's name"))
-            .then(self.settings.clone())
-            .map_with(|(name, settings), e| {
+            .then(entries)
+            .map_with(|(name, entries), e| {
                 Item::Failure(FailureDecl {
                     name,
-                    settings,
+                    entries,
                     span: e.span(),
                 })
             })

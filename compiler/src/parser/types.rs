@@ -152,6 +152,20 @@ pub fn fields_block<'src, I: Tokens<'src>>(
     src: Src<'src>,
     ty: impl Parser<'src, I, TypeExpr, Extra<'src>> + Clone + 'src,
 ) -> impl Parser<'src, I, Vec<FieldDecl>, Extra<'src>> + Clone {
+    field_entry(src, ty)
+        .then_ignore(just(TokenKind::Comma).or_not())
+        .repeated()
+        .collect::<Present<_>>()
+        .map(|present| exact(present.0))
+        .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
+}
+
+/// One `name: Type [optional]` field; a broken one is kept with an error
+/// type (`None` when its line is skipped).
+pub fn field_entry<'src, I: Tokens<'src>>(
+    src: Src<'src>,
+    ty: impl Parser<'src, I, TypeExpr, Extra<'src>> + Clone + 'src,
+) -> impl Parser<'src, I, Option<FieldDecl>, Extra<'src>> + Clone {
     let field = any_word()
         .then_ignore(just(TokenKind::Colon))
         .then(ty)
@@ -182,9 +196,4 @@ pub fn fields_block<'src, I: Tokens<'src>>(
     field
         .recover_with(via_parser(keyed_error))
         .recover_with(via_parser(skip_line(src).to(None)))
-        .then_ignore(just(TokenKind::Comma).or_not())
-        .repeated()
-        .collect::<Present<_>>()
-        .map(|present| exact(present.0))
-        .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace))
 }

@@ -177,7 +177,7 @@ impl<'a> Builder<'a> {
 
     /// The `kind:` of a failure declaration; reports a missing or unknown one.
     fn failure_kind(&mut self, f: &ast::FailureDecl) -> FailureKind {
-        let Some(setting) = f.settings.iter().find(|s| s.key.name.as_str() == "kind") else {
+        let Some(setting) = f.settings().find(|s| s.key.name.as_str() == "kind") else {
             let d = Diagnostic::error(
                 "failure.missing_kind",
                 f.name.span,

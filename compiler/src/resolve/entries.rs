@@ -36,6 +36,7 @@ impl<'a> Builder<'a> {
     pub(super) fn resolve_application(&mut self) {
         let Some(app) = self.application else { return };
         self.prog.app.span = Some(app.name.span);
+        self.rx().check_setting_repeats(app.settings.iter());
         for s in &app.settings {
             match (s.key.name.as_str(), &s.value) {
                 ("steps", SettingValue::Record(items, _)) => {
@@ -306,7 +307,12 @@ impl<'a> Resolver<'_, 'a> {
         None
     }
 
-    fn report_setting_value(&mut self, key: ast::Ident, v: &SettingValue, wanted: &str) {
+    pub(super) fn report_setting_value(
+        &mut self,
+        key: ast::Ident,
+        v: &SettingValue,
+        wanted: &str,
+    ) {
         if matches!(
             v,
             SettingValue::Expr(ast::Expr {

@@ -583,8 +583,18 @@ impl<'a> Resolver<'_, 'a> {
         let mut first: Option<Ty> = None;
         let mut code = Vec::with_capacity(items.len());
         for item in items {
-            let want = elem_expected.as_ref().or(first.as_ref()).cloned();
-            let t = self.expr(cx, item, want.as_ref(), out);
+            let t = match (&elem_expected, &first) {
+                (Some(want), _) => self.expr(cx, item, Some(want), out),
+                (None, Some(want)) => {
+                    let want = want.clone();
+                    let t = self.expr_inner(cx, item, Some(&want), out);
+                    if !self.accepts(&want, &t.ty) {
+                        self.report_list_mix(cx.unit, item.span, &want, &t.ty);
+                    }
+                    t
+                }
+                (None, None) => self.expr(cx, item, None, out),
+            };
             if first.is_none() && !t.ty.is_error() {
                 first = Some(t.ty);
             }
@@ -598,6 +608,18 @@ impl<'a> Resolver<'_, 'a> {
             }
             _ => Typed::new(Ty::List(Box::new(first.unwrap_or(Ty::Error))), kind, span),
         }
+    }
+
+    fn report_list_mix(&mut self, unit: Owner, span: Span, first: &Ty, found: &Ty) {
+        let (f, g) = (self.type_name(first, unit), self.type_name(found, unit));
+        let d = Diagnostic::error(
+            "type.mismatch",
+            span,
+            format!("a list holds items of one type: the first is a `{f}`, this is a `{g}`"),
+        )
+        .with_label(format!("this is a `{g}`"))
+        .with_fix(format!("make every item a `{f}`, or use separate lists"));
+        self.error(d);
     }
 
     fn check_list_length(&mut self, cx: &Cx, span: Span, n: usize, exp: &Ty) {
@@ -871,7 +893,7 @@ fn text_problem(s: &str, b: &super::tables::Bounds) -> Option<String> {
         return Some("it is not an email address".to_string());
     }
     if let Some(p) = &b.pattern {
-        if !super::pattern::matches(p, s).unwrap_or(true) {
+        if !crate::pattern::matches(p, s).unwrap_or(true) {
             return Some(format!("it does not match the pattern `{p}`"));
         }
     }

@@ -23,6 +23,7 @@
 mod body;
 mod calls;
 mod collect;
+mod decls;
 mod drive;
 mod emit;
 mod entries;
@@ -32,7 +33,7 @@ mod lookup;
 mod matching;
 mod narrow;
 mod ops;
-mod pattern;
+
 mod query;
 mod reuse;
 pub mod size;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::ast::{self, ExprKind, Item, SettingValue, TypeExprKind};
 use crate::diag::{nearest, Diagnostic, Edit};
 use crate::ir::{self, Owner};
+use crate::span::Span;
 
 use super::lookup::Found;
 use super::tables::{Bounds, Decl, FieldDef, Prim, Ty, TypeKind};
@@ -80,7 +81,9 @@ impl<'a> Resolver<'_, 'a> {
     /// Reads a config entry's `binding:`/`secret:`/`default:`; returns `secret`.
     fn config_settings(&mut self, settings: &[ast::Setting]) -> bool {
         let mut secret = false;
+        self.check_setting_repeats(settings.iter());
         for s in settings {
+            self.check_config_setting(s);
             match s.key.name.as_str() {
                 "secret" => {
                     secret = matches!(&s.value, SettingValue::Expr(e) if matches!(e.kind, ExprKind::Bool(true)))
@@ -252,7 +255,62 @@ impl<'a> Resolver<'_, 'a> {
                 self.report_constraint_value(s);
             }
         }
+        self.check_bounds(&b, settings);
         b
+    }
+
+    /// Constraints that contradict each other or cannot be read: `min`
+    /// above `max`, `min_length` above `max_length`, a pattern that is not
+    /// a regular expression.
+    fn check_bounds(&mut self, b: &Bounds, settings: &[ast::Setting]) {
+        let at = |key: &str| {
+            settings
+                .iter()
+                .find(|s| s.key.name.as_str() == key)
+                .map(|s| (s.value.span(), s.key.span))
+        };
+        if let (Some(lo), Some(hi)) = (b.min, b.max) {
+            if lo > hi {
+                self.report_contradiction(at("max"), at("min"), "min", "max");
+            }
+        }
+        if let (Some(lo), Some(hi)) = (b.min_length, b.max_length) {
+            if lo > hi {
+                self.report_contradiction(at("max_length"), at("min_length"), "min_length", "max_length");
+            }
+        }
+        if let (Some(p), Some((span, _))) = (&b.pattern, at("pattern")) {
+            if let Err(why) = crate::pattern::compile(p) {
+                let d = Diagnostic::error(
+                    "type.constraint_value",
+                    span,
+                    format!("this `pattern:` is not a regular expression: {why}"),
+                )
+                .with_reason("values of the type are matched against the pattern, when compiling for literals and when running for computed values")
+                .with_fix("correct the pattern (escape `\\` and brackets inside the string)");
+                self.error(d);
+            }
+        }
+    }
+
+    fn report_contradiction(
+        &mut self,
+        hi: Option<(Span, Span)>,
+        lo: Option<(Span, Span)>,
+        lo_key: &str,
+        hi_key: &str,
+    ) {
+        let (Some((hi_span, _)), Some((lo_span, _))) = (hi, lo) else {
+            return;
+        };
+        let d = Diagnostic::error(
+            "type.constraint_value",
+            hi_span,
+            format!("`{hi_key}` is below `{lo_key}`: no value fits this type"),
+        )
+        .with_related(lo_span, format!("`{lo_key}` is set here"))
+        .with_fix(format!("make `{lo_key}` at most `{hi_key}`"));
+        self.error(d);
     }
 
     fn set_bound(&self, b: &mut Bounds, key: &str, e: &ast::Expr) -> bool {
@@ -360,6 +418,7 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+        self.check_alias_cycles();
         self.compute_event_sizes();
     }
 
@@ -379,10 +438,13 @@ impl<'a> Builder<'a> {
                 let fields = self.rx().field_defs(unit, &e.fields);
                 self.types[id.0 as usize].kind = TypeKind::Record(fields);
             }
+            Item::Failure(f) => self.resolve_failure_def(unit, f),
+            Item::Store(s) => self.rx().check_store(s),
             Item::Entity(e) => {
                 let Some(Decl::Entity(eid, id)) = self.own_decl(unit, e.name) else {
                     return;
                 };
+                self.rx().check_entity_store(e);
                 let (store, fields): (Vec<_>, Vec<_>) = e
                     .fields
                     .iter()

@@ -1,0 +1,58 @@
+//! `pattern:` constraints: regular expressions in the `regex` crate's
+//! syntax, matched with search semantics (as JSON Schema: the pattern may
+//! match anywhere unless anchored with `^` and `$`). Compilation is bounded,
+//! so a hostile pattern is refused rather than built.
+
+/// The most memory a compiled pattern may use.
+const SIZE_LIMIT: usize = 1 << 20;
+
+/// A compiled pattern, or why it is not one.
+pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(SIZE_LIMIT)
+        .dfa_size_limit(SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => "the pattern is too large".to_string(),
+            other => first_line(&other.to_string()),
+        })
+}
+
+/// Whether `pattern` matches somewhere in `text`; `None` when the pattern
+/// is not a valid one (reported where it is declared).
+pub fn matches(pattern: &str, text: &str) -> Option<bool> {
+    compile(pattern).ok().map(|re| re.is_match(text))
+}
+
+/// The regex crate's message without its drawing of the pattern.
+fn first_line(message: &str) -> String {
+    message
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("error:"))
+        .map_or_else(|| message.to_string(), |l| l.trim_start_matches("error: ").to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_semantics_unless_anchored() {
+        assert_eq!(matches("[a-z]+", "ABC def"), Some(true));
+        assert_eq!(matches("^[a-z]+$", "ABC def"), Some(false));
+        assert_eq!(matches("^price_[a-z0-9]+$", "price_basic"), Some(true));
+    }
+
+    #[test]
+    fn an_invalid_pattern_is_refused_with_a_reason() {
+        let err = compile("[a-").unwrap_err();
+        assert!(err.contains("unclosed"), "{err}");
+        assert_eq!(matches("(", "x"), None);
+    }
+
+    #[test]
+    fn a_huge_pattern_is_refused() {
+        assert!(compile("(\\w{100}){100}").is_err());
+    }
+}
