@@ -245,13 +245,38 @@ fn key_offset(text: &str, name: &str) -> Option<usize> {
 }
 
 /// The documentation of a diagnostic code, for `jadpo explain`.
-pub fn rule_doc(code: &str) -> Option<&'static jadpo_checker::rules::RuleInfo> {
-    jadpo_checker::rules::lookup(code)
+pub fn rule_doc(code: &str) -> Option<&'static jadpo_compiler::diag::CodeInfo> {
+    jadpo_checker::registry::lookup(code)
+}
+
+/// `jadpo explain --list`: every code with its severity and summary,
+/// grouped by family.
+pub fn code_list() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut family = "";
+    for info in jadpo_checker::registry::all() {
+        if info.family() != family {
+            family = info.family();
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            let _ = writeln!(out, "{family}");
+        }
+        let _ = writeln!(
+            out,
+            "  {:<36} {:<7} {}",
+            info.code,
+            info.severity.as_str(),
+            info.summary
+        );
+    }
+    out
 }
 
 /// Every code with documentation, for "did you mean" suggestions.
 pub fn rule_codes() -> Vec<&'static str> {
-    jadpo_checker::rules::REGISTRY
+    jadpo_checker::registry::all()
         .iter()
         .map(|r| r.code)
         .collect()

@@ -125,7 +125,11 @@ pub struct BuildArgs {
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
     /// A diagnostic code as printed in brackets, e.g. `step.unkeyed`.
-    pub code: String,
+    #[arg(required_unless_present = "list")]
+    pub code: Option<String>,
+    /// List every code the tool can report, with its summary, by family.
+    #[arg(long, conflicts_with = "code")]
+    pub list: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -364,19 +364,21 @@ fn write_plan(out: &str, plan: Option<&serde_json::Value>) -> std::io::Result<St
 }
 
 fn explain(args: &ExplainArgs) -> ExitCode {
-    if let Some(rule) = jadpo::check::rule_doc(&args.code) {
+    let Some(code) = args.code.as_deref().filter(|_| !args.list) else {
+        say(&jadpo::check::code_list());
+        return ExitCode::SUCCESS;
+    };
+    if let Some(rule) = jadpo::check::rule_doc(code) {
         say(&format!("{}\n", rule.doc.trim_end()));
         return ExitCode::SUCCESS;
     }
     let codes = jadpo::check::rule_codes();
-    match jadpo_compiler::diag::nearest(&args.code, codes.iter().copied()) {
+    match jadpo_compiler::diag::nearest(code, codes.iter().copied()) {
         Some(near) => eprintln!(
-            "error: `{}` is not a documented diagnostic code; did you mean `{near}`?",
-            args.code
+            "error: `{code}` is not a documented diagnostic code; did you mean `{near}`?"
         ),
         None => eprintln!(
-            "error: `{}` is not a documented diagnostic code; documented codes look like `step.unkeyed` (see spec/diagnostics/)",
-            args.code
+            "error: `{code}` is not a documented diagnostic code; `jadpo explain --list` lists them all"
         ),
     }
     ExitCode::from(2)

@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod follow_up;
 pub mod plan;
 mod pool;
+pub mod registry;
 pub mod rules;
 
 use jadpo_compiler::diag::Diagnostic;

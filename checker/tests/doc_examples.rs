@@ -1,14 +1,21 @@
-//! Doc examples are tests: each rule's failing example, checked as an app
-//! through the real front end, gives exactly one finding with the rule's
-//! code, and its fixed example none. Neither may have any other error
+//! Doc examples are tests: each registered code's failing example, checked
+//! as an app through the real front end and checker, gives exactly one
+//! finding with the code and no other error; its fixed example gives none
 //! (other warnings, such as a late failure beside the point, are allowed).
-//! Examples of the step rules (`step.`, `effect.`, `route.`, `decline.`)
-//! without an `application` get a configured one (a secret steps key and an
-//! events store), as `spec/diagnostics/README.md` says; other families'
-//! examples are checked exactly as written.
+//!
+//! An example is one or more fenced blocks. ```` ```jadpo ```` is the app's
+//! source `example.jadpo`; ```` ```jadpo PATH ```` and ```` ```yaml PATH ````
+//! put a file at PATH in the app's folder (`jadpo.yaml` replaces the
+//! default manifest; `packages/NAME/...` makes a local package). Blocks of
+//! another language (```` ```text ````) only illustrate. Examples of the
+//! step rules (`step.`, `effect.`, `route.`, `decline.`) without an
+//! `application` get a configured one (a secret steps key and an events
+//! store), as `spec/diagnostics/README.md` says; other families' examples
+//! are checked exactly as written.
 
-use jadpo_checker::rules::REGISTRY;
+use jadpo_checker::registry;
 use jadpo_checker::Scope;
+use jadpo_compiler::diag::CodeInfo;
 use jadpo_compiler::load::loaders::MemLoader;
 
 const MANIFEST: &str =
@@ -28,33 +35,96 @@ store primary { kind: postgres }
 type StepsKey = Text { max_length: 128 }
 ";
 
-/// The ```jadpo blocks of a doc section.
-fn examples(doc: &str, heading: &str) -> Vec<String> {
+/// Codes whose failing example cannot be a small app in a doc (it needs a
+/// file system, a registry or bytes a Markdown block cannot hold), with the
+/// test that produces the code instead.
+pub const PRODUCED_ELSEWHERE: &[(&str, &str)] = &[
+    ("load.symlink_loop", "compiler/tests/load_sources.rs"),
+    ("load.too_deep", "compiler/tests/load_limits.rs"),
+    ("load.unreadable", "tests/hostile.rs"),
+    ("manifest.too_large", "compiler/tests/load_limits.rs"),
+    ("package.checksum_mismatch", "tests/publish.rs"),
+    ("package.checksum_missing", "tests/publish.rs"),
+    (
+        "package.has_errors",
+        "tests/fixtures/packages/manifest/bad_duration/fail_banana_window/jadpo.yaml",
+    ),
+    ("syntax.nul_byte", "compiler/src/lexer.rs"),
+    ("syntax.too_deep", "tests/hostile.rs"),
+];
+
+/// One file of an example: its path in the app's folder and its text.
+#[derive(Debug)]
+pub struct ExampleFile {
+    pub path: String,
+    pub text: String,
+}
+
+/// The examples of a doc section: each fenced block of a runnable language
+/// is one file; the blocks of one paragraph group form one example, and a
+/// group is closed by prose between blocks.
+pub fn examples(doc: &str, heading: &str) -> Vec<Vec<ExampleFile>> {
     let Some(start) = doc.find(heading) else {
         return Vec::new();
     };
     let rest = &doc[start + heading.len()..];
     let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
-    let mut out = Vec::new();
-    let mut parts = section.split("```jadpo\n");
-    parts.next();
-    for part in parts {
-        if let Some(end) = part.find("```") {
-            out.push(part[..end].to_string());
+    let mut out: Vec<Vec<ExampleFile>> = Vec::new();
+    let mut current: Vec<ExampleFile> = Vec::new();
+    let mut lines = section.lines();
+    let mut prose_since_block = false;
+    while let Some(line) = lines.next() {
+        let Some(info) = line.strip_prefix("```") else {
+            if !line.trim().is_empty() {
+                prose_since_block = true;
+            }
+            continue;
+        };
+        let mut words = info.split_whitespace();
+        let lang = words.next().unwrap_or("");
+        let path = words.next();
+        let body: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        let runnable = matches!(lang, "jadpo" | "yaml");
+        if !runnable {
+            continue;
         }
+        if prose_since_block && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        prose_since_block = false;
+        let path = path.unwrap_or(if lang == "yaml" {
+            "jadpo.yaml"
+        } else {
+            "example.jadpo"
+        });
+        current.push(ExampleFile {
+            path: path.to_string(),
+            text: body.join("\n") + "\n",
+        });
+    }
+    if !current.is_empty() {
+        out.push(current);
     }
     out
 }
 
 /// (code, summary, is an error) of every finding in the example app.
-fn findings(code: &str, source: &str) -> Vec<(String, String, bool)> {
+fn findings(code: &str, files: &[ExampleFile]) -> Vec<(String, String, bool)> {
     let mut loader = MemLoader::new();
-    loader.insert("example/jadpo.yaml", MANIFEST.as_bytes());
-    loader.insert("example/example.jadpo", source.as_bytes());
+    if !files.iter().any(|f| f.path == "jadpo.yaml") && code != "manifest.missing" {
+        loader.insert("example/jadpo.yaml", MANIFEST.as_bytes());
+    }
+    for f in files {
+        loader.insert(format!("example/{}", f.path), f.text.as_bytes());
+    }
     let configured = ["step.", "effect.", "route.", "decline."]
         .iter()
         .any(|f| code.starts_with(f));
-    if configured && !source.contains("application ") {
+    let declares_app = files.iter().any(|f| f.text.contains("application "));
+    if configured && !declares_app {
         loader.insert("example/prelude.jadpo", PRELUDE.as_bytes());
     }
     let compiled = jadpo_compiler::compile(&loader, "example");
@@ -69,41 +139,78 @@ fn findings(code: &str, source: &str) -> Vec<(String, String, bool)> {
     out
 }
 
+fn elsewhere(code: &str) -> bool {
+    PRODUCED_ELSEWHERE.iter().any(|(c, _)| *c == code)
+}
+
+fn judge(info: &CodeInfo, problems: &mut Vec<String>) {
+    let failing = examples(info.doc, "## Failing example");
+    let fixed = examples(info.doc, "## Fixed example");
+    if (failing.is_empty() && !elsewhere(info.code)) || fixed.is_empty() {
+        problems.push(format!(
+            "{}: needs a runnable failing and a fixed example",
+            info.code
+        ));
+    }
+    for files in &failing {
+        let found = findings(info.code, files);
+        let own = found.iter().filter(|(c, _, _)| c == info.code).count();
+        let others: Vec<_> = found
+            .iter()
+            .filter(|(c, _, error)| c != info.code && *error)
+            .collect();
+        if own != 1 || !others.is_empty() {
+            problems.push(format!(
+                "{}: failing example should give exactly one `{}` and no other error, gave {found:#?}",
+                info.code, info.code
+            ));
+        }
+    }
+    for files in &fixed {
+        let found = findings(info.code, files);
+        if found.iter().any(|(c, _, error)| c == info.code || *error) {
+            problems.push(format!(
+                "{}: fixed example should give no `{}` and no error, gave {found:#?}",
+                info.code, info.code
+            ));
+        }
+    }
+}
+
 #[test]
 fn doc_examples_are_tests() {
     let mut problems = Vec::new();
-    for rule in REGISTRY {
-        let failing = examples(rule.doc, "## Failing example");
-        let fixed = examples(rule.doc, "## Fixed example");
-        if failing.is_empty() || fixed.is_empty() {
-            problems.push(format!(
-                "{}: needs a failing and a fixed ```jadpo example",
-                rule.code
-            ));
-        }
-        for src in &failing {
-            let found = findings(rule.code, src);
-            let own = found.iter().filter(|(c, _, _)| c == rule.code).count();
-            let others: Vec<_> = found
-                .iter()
-                .filter(|(c, _, error)| c != rule.code && *error)
-                .collect();
-            if own != 1 || !others.is_empty() {
-                problems.push(format!(
-                    "{}: failing example should give exactly one `{}` and no other error, gave {found:#?}",
-                    rule.code, rule.code
-                ));
-            }
-        }
-        for src in &fixed {
-            let found = findings(rule.code, src);
-            if found.iter().any(|(c, _, error)| c == rule.code || *error) {
-                problems.push(format!(
-                    "{}: fixed example should give no `{}` and no error, gave {found:#?}",
-                    rule.code, rule.code
-                ));
-            }
-        }
+    for info in registry::all() {
+        judge(info, &mut problems);
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problem(s):\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
+
+#[test]
+fn codes_produced_elsewhere_are_produced_there() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (code, place) in PRODUCED_ELSEWHERE {
+        assert!(registry::lookup(code).is_some(), "{code} is not registered");
+        let text = std::fs::read_to_string(root.join(place)).unwrap_or_default();
+        assert!(
+            text.contains(code),
+            "{code}: {place} should produce it (and name it)"
+        );
+    }
+}
+
+#[test]
+fn an_example_is_split_by_prose_and_keeps_its_files() {
+    let doc = "## Failing example\n\n```yaml jadpo.yaml\napp: x\n```\n\n```jadpo\naction a() -> Unit {}\n```\n\nOr:\n\n```jadpo\naction b() -> Unit {}\n```\n\n```text\nnot run\n```\n\n## Fixed example\n";
+    let found = examples(doc, "## Failing example");
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].len(), 2);
+    assert_eq!(found[0][0].path, "jadpo.yaml");
+    assert_eq!(found[0][1].path, "example.jadpo");
+    assert_eq!(found[1][0].text, "action b() -> Unit {}\n");
 }

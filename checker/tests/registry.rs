@@ -1,24 +1,38 @@
-//! The rule registry: codes are unique and well formed, every rule has its
-//! documentation with the fixed headings, a fresh spec page, and fixtures on
-//! disk. Regenerate the pages with `UPDATE_SPEC=1 cargo test -p jadpo-checker spec_pages`.
+//! The registry of every diagnostic code: codes are unique and well formed,
+//! each has its documentation with the fixed headings and a fresh spec page,
+//! each checker rule has fixtures on disk, and no code is emitted anywhere
+//! in the tool's sources without a registration. (That each code is
+//! produced by a test is `doc_examples.rs`: every failing example runs.)
+//! Regenerate the pages with `UPDATE_SPEC=1 cargo test -p jadpo-checker spec_pages`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use jadpo_checker::rules::{lookup, REGISTRY};
+use jadpo_checker::registry::{all, lookup};
+use jadpo_checker::rules::REGISTRY;
 use jadpo_compiler::diag::Severity;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The spec page for a rule: generated from its doc, never edited by hand.
-pub fn page(code: &str, severity: Severity, doc: &str) -> String {
+/// Where a code's documentation is written.
+fn source_of(code: &str) -> String {
     let (family, name) = code.split_once('.').unwrap_or((code, ""));
+    if REGISTRY.iter().any(|r| r.code == code) {
+        format!("checker/src/rules/{family}/{name}.rs")
+    } else {
+        format!("compiler/codes/{family}/{name}.md")
+    }
+}
+
+/// The spec page for a code: generated from its doc, never edited by hand.
+pub fn page(code: &str, severity: Severity, doc: &str) -> String {
     format!(
-        "<!-- Generated from checker/src/rules/{family}/{name}.rs by \
+        "<!-- Generated from {} by \
          `UPDATE_SPEC=1 cargo test -p jadpo-checker spec_pages`. Do not edit. -->\n\n\
          {doc}\nSeverity: {}.\n",
+        source_of(code),
         severity.as_str()
     )
 }
@@ -26,7 +40,7 @@ pub fn page(code: &str, severity: Severity, doc: &str) -> String {
 #[test]
 fn codes_are_unique_and_well_formed() {
     let mut seen = BTreeSet::new();
-    for rule in REGISTRY {
+    for rule in all() {
         assert!(seen.insert(rule.code), "duplicate code {}", rule.code);
         let (family, name) = rule.code.split_once('.').expect("family.name");
         assert!(!family.is_empty() && !name.is_empty());
@@ -37,11 +51,13 @@ fn codes_are_unique_and_well_formed() {
         assert!(lookup(rule.code).is_some());
     }
     assert!(lookup("step.nonexistent").is_none());
+    assert!(lookup("type.mismatch").is_some());
+    assert!(lookup("step.unkeyed").is_some());
 }
 
 #[test]
-fn every_rule_has_its_documentation_headings() {
-    for rule in REGISTRY {
+fn every_code_has_its_documentation_headings() {
+    for rule in all() {
         let doc = rule.doc;
         assert!(
             doc.starts_with(&format!("# {}", rule.code)),
@@ -76,7 +92,7 @@ fn spec_pages() {
         std::fs::create_dir_all(&dir).expect("create spec/diagnostics");
     }
     let mut stale = Vec::new();
-    for rule in REGISTRY {
+    for rule in all() {
         let path = dir.join(format!("{}.md", rule.code));
         let want = page(rule.code, rule.severity, rule.doc);
         let have = std::fs::read_to_string(&path).unwrap_or_default();
@@ -88,14 +104,13 @@ fn spec_pages() {
             }
         }
     }
-    // Pages of the checker's families that no rule generates any more.
-    let families = ["step.", "effect.", "route.", "decline.", "follow_up."];
+    // Pages that no code generates any more.
     for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
         let Some(code) = name.strip_suffix(".md") else {
             continue;
         };
-        if families.iter().any(|f| code.starts_with(f)) && lookup(code).is_none() {
+        if code != "README" && lookup(code).is_none() {
             if update {
                 std::fs::remove_file(entry.path()).expect("remove stale page");
             } else {
@@ -129,5 +144,86 @@ fn every_rule_has_fixtures() {
             rule.code,
             dir.display()
         );
+    }
+}
+
+/// Every `"family.name"` string in the tool's sources (outside test
+/// modules) that looks like a diagnostic code.
+fn emitted_codes() -> BTreeSet<(String, String)> {
+    const FAMILIES: [&str; 15] = [
+        "syntax",
+        "name",
+        "type",
+        "failure",
+        "package",
+        "manifest",
+        "load",
+        "purity",
+        "entry",
+        "test",
+        "step",
+        "effect",
+        "route",
+        "follow_up",
+        "decline",
+    ];
+    // Strings of the families' shape that are not codes.
+    const NOT_CODES: [&str; 1] = ["package.yaml"];
+    let mut found = BTreeSet::new();
+    for dir in ["compiler/src", "checker/src", "src", "runtime/src"] {
+        let mut stack = vec![root().join(dir)];
+        while let Some(at) = stack.pop() {
+            for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let live = text.split("#[cfg(test)]").next().unwrap_or("");
+                for piece in live.split('"').skip(1).step_by(2) {
+                    let Some((family, name)) = piece.split_once('.') else {
+                        continue;
+                    };
+                    let shaped = FAMILIES.contains(&family)
+                        && !name.is_empty()
+                        && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+                    if shaped && !NOT_CODES.contains(&piece) {
+                        let shown = path.strip_prefix(root()).unwrap_or(&path);
+                        found.insert((piece.to_string(), shown.display().to_string()));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_code_is_emitted_without_a_registration() {
+    let missing: Vec<String> = emitted_codes()
+        .into_iter()
+        .filter(|(code, _)| lookup(code).is_none())
+        .map(|(code, file)| format!("{code} (in {file})"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes emitted without a registration (document each in compiler/codes/<family>/<name>.md): {missing:#?}"
+    );
+}
+
+#[test]
+fn the_scan_finds_the_codes_it_must() {
+    let found: BTreeSet<String> = emitted_codes().into_iter().map(|(c, _)| c).collect();
+    for code in [
+        "type.mismatch",
+        "syntax.expected",
+        "manifest.missing",
+        "entry.duplicate_route",
+    ] {
+        assert!(found.contains(code), "the scan missed {code}");
     }
 }

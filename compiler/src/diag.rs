@@ -24,6 +24,24 @@ impl Severity {
     }
 }
 
+/// A diagnostic code's registered definition: its code, default severity,
+/// one-line summary and documentation (the text of `jadpo explain`, editor
+/// help, SARIF rule help and the generated `spec/diagnostics/` page).
+#[derive(Clone, Copy, Debug)]
+pub struct CodeInfo {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+    pub doc: &'static str,
+}
+
+impl CodeInfo {
+    /// The code's family: `type` of `type.mismatch`.
+    pub fn family(&self) -> &'static str {
+        self.code.split_once('.').map_or(self.code, |(f, _)| f)
+    }
+}
+
 /// A secondary location with its own message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Label {

@@ -6,6 +6,7 @@
 //! purity; lowers to [`ir`]). [`compile`] runs them in order.
 
 pub mod ast;
+pub mod codes;
 pub mod diag;
 pub mod intern;
 pub mod ir;

@@ -84,3 +84,17 @@ fn alias_bomb_in_jadpo_yaml_is_fatal() {
     assert!(result.is_err());
     assert_eq!(codes(&result), ["manifest.too_complex"]);
 }
+
+#[test]
+fn folders_nested_too_deeply_are_named_once() {
+    let deep: Vec<String> = (0..40).map(|i| format!("d{i}")).collect();
+    let mem = MemLoader::new()
+        .with("app/jadpo.yaml", "app: shop\n")
+        .with("app/ok.jadpo", "type Ok = Text\n")
+        .with(
+            format!("app/{}/deep.jadpo", deep.join("/")),
+            "type Deep = Text\n",
+        );
+    let result = load(&mem, empty_bundled());
+    assert_eq!(codes(&result), ["load.too_deep"]);
+}

@@ -128,7 +128,7 @@ fn require_key(snap: &Snapshot, d: &Diagnostic) -> Option<(String, Vec<(Span, St
 /// `decline <code> "reason"` on the line before the action a checker
 /// warning belongs to.
 fn decline(snap: &Snapshot, d: &Diagnostic) -> Option<(String, Vec<(Span, String)>)> {
-    let rule = jadpo_checker::rules::lookup(d.code)?;
+    let rule = jadpo_checker::registry::lookup(d.code)?;
     if d.severity != Severity::Warning || rule.severity != Severity::Warning {
         return None;
     }

@@ -51,8 +51,8 @@ pub fn render(files: &Files, diagnostics: &[Diagnostic], root: &str, checked: bo
     text
 }
 
-/// A rule as SARIF describes it: from the registry, or made up for a code
-/// without a rule file (syntax, names, types, manifests).
+/// A rule as SARIF describes it, from the registry (or, for a code that
+/// is not registered, a generic description).
 struct Rule {
     code: &'static str,
     severity: Severity,
@@ -61,8 +61,8 @@ struct Rule {
     help: String,
 }
 
-/// Every registry rule in registry order, then the other codes that appear,
-/// sorted.
+/// Every checker rule in registry order, then the other codes that appear,
+/// sorted, each with its registered documentation.
 fn rule_list(diagnostics: &[Diagnostic]) -> Vec<Rule> {
     let mut rules: Vec<Rule> = REGISTRY.iter().map(registry_rule).collect();
     let mut others: BTreeMap<&'static str, Severity> = BTreeMap::new();
@@ -72,9 +72,12 @@ fn rule_list(diagnostics: &[Diagnostic]) -> Vec<Rule> {
         }
     }
     rules.extend(
-        others
-            .into_iter()
-            .map(|(code, severity)| other_rule(code, severity)),
+        others.into_iter().map(
+            |(code, severity)| match jadpo_checker::registry::lookup(code) {
+                Some(info) => registry_rule(info),
+                None => other_rule(code, severity),
+            },
+        ),
     );
     rules
 }

@@ -16,7 +16,7 @@ pub mod text;
 
 pub use cache::{run_cached, Cache};
 
-use jadpo_compiler::diag::{Diagnostic, Severity};
+use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::{ActionId, Owner, Program};
 use jadpo_compiler::source::{Files, Unit};
 use jadpo_compiler::span::Span;
@@ -25,13 +25,7 @@ use crate::analysis::{Analysed, Summary};
 use crate::Scope;
 
 /// A rule's metadata. `doc` is the rule file's own `//!` documentation.
-#[derive(Clone, Copy, Debug)]
-pub struct RuleInfo {
-    pub code: &'static str,
-    pub severity: Severity,
-    pub summary: &'static str,
-    pub doc: &'static str,
-}
+pub type RuleInfo = jadpo_compiler::diag::CodeInfo;
 
 /// Declares a rule's `INFO` with its doc taken from the rule file.
 macro_rules! rule_info {

@@ -85,6 +85,7 @@ pub mod tag {
     pub const TOO_DEEP: &str = "too_deep";
     pub const TOO_MANY_ELSE_IFS: &str = "too_many_else_ifs";
     pub const END_OF_LINE: &str = "the end of the line";
+    pub const TWO_STATEMENTS: &str = "two_statements";
 }
 
 pub fn punct<'src, I: Tokens<'src>>(
@@ -197,13 +198,30 @@ pub fn on_same_line<'src, I: Tokens<'src>>(
 }
 
 /// Where a statement may end: a new line, the block's `}`, or the file's end.
+/// A second statement started on the same line (`var a = 1 var b = 2`) ends
+/// the first too, reported once, so both statements are kept.
 pub fn statement_end<'src, I: Tokens<'src>>(
     src: Src<'src>,
 ) -> impl Parser<'src, I, (), Extra<'src>> + Clone {
+    let second = select! {
+        TokenKind::Kw(
+            Keyword::Var
+                | Keyword::If
+                | Keyword::For
+                | Keyword::Return
+                | Keyword::Reject
+                | Keyword::Emit
+                | Keyword::Attempt
+                | Keyword::Match
+        ) = e => e.span()
+    }
+    .rewind()
+    .validate(|span, _, emitter| emitter.emit(Error::custom(span, tag::TWO_STATEMENTS)));
     choice((
         end(),
         just(TokenKind::RBrace).ignored().rewind(),
         at_line_start(src),
+        second,
     ))
 }
 

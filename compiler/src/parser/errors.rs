@@ -68,6 +68,7 @@ fn custom(message: &str, span: Span) -> Diagnostic {
                 replacement: "==".to_string(),
             }],
         ),
+        tag::TWO_STATEMENTS => two_statements(span),
         tag::STRAY_ELSE => Diagnostic::error(
             "syntax.stray_else",
             span,
@@ -185,9 +186,6 @@ fn expected_found(
 ) -> Diagnostic {
     let found_text = found.map_or("the end of the file".to_string(), TokenKind::describe);
     if expected.iter().any(|e| e == tag::END_OF_LINE) {
-        if found.is_some_and(starts_statement) {
-            return two_statements(&found_text, span);
-        }
         return statement_continues(&found_text, span);
     }
     let prev = previous_token(tokens, span.start);
@@ -215,21 +213,12 @@ fn expected_found(
         .with_fix(format!("write {first} here"))
 }
 
-/// A token that begins a statement of its own.
-fn starts_statement(token: &TokenKind) -> bool {
-    use crate::lexer::Keyword::*;
-    matches!(
-        token,
-        TokenKind::Kw(Var | If | For | Return | Reject | Emit | Attempt | Match)
-    )
-}
-
 /// `var a = 1 var b = 2`: a statement ends at the end of its line.
-fn two_statements(found_text: &str, span: Span) -> Diagnostic {
+fn two_statements(span: Span) -> Diagnostic {
     Diagnostic::error(
         "syntax.two_statements",
         span,
-        format!("two statements on one line: {found_text} starts a second one"),
+        "two statements on one line: a second statement starts here",
     )
     .with_label("a new statement starts here")
     .with_reason("a statement ends at the end of its line; there are no semicolons to separate two on one line")

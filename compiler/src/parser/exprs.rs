@@ -488,8 +488,12 @@ fn fast_atom<'src, I: Tokens<'src>>(
         }
         Ok(ExprKind::Path(path))
     });
+    // `propagate` outside a match arm is read, so the resolver can say
+    // where it belongs instead of a bare syntax error.
+    let propagate = kw(Keyword::Propagate).to(ExprKind::Propagate);
     let kind = choice((
         literal(src),
+        propagate,
         paren(expr.clone()),
         list(expr.clone()),
         match_expr(src, expr.clone(), block),
@@ -615,8 +619,12 @@ fn atom<'src, I: Tokens<'src>>(
             fields,
         });
     let plain_path = path().map(ExprKind::Path);
+    // `propagate` outside a match arm is read, so the resolver can say
+    // where it belongs instead of a bare syntax error.
+    let propagate = kw(Keyword::Propagate).to(ExprKind::Propagate);
     let kind = choice((
         literal(src),
+        propagate,
         paren(expr.clone()),
         list(expr.clone()),
         match_expr(src, expr.clone(), block),

@@ -4,8 +4,7 @@
 //! start of a line and becomes [`Item::Error`].
 
 use super::common::{
-    error_item, exact, ident, path, punct, skip_item, tag, word, Error, Extra, Present, Src,
-    Tokens,
+    error_item, exact, ident, path, punct, skip_item, tag, word, Error, Extra, Present, Src, Tokens,
 };
 use super::exprs;
 use super::stmts::{self, Parts};

@@ -226,6 +226,7 @@ impl<'r> Resolver<'r, '_> {
             keyword,
             format!("a function cannot pass on the failures of `{}`", p.label),
         )
+        .with_label("passes failures on")
         .with_reason("functions are pure and cannot fail; what they compute is handled in place")
         .with_fix(
             "handle each failure with `match ... { success(v) => v  failure F => fallback }`",

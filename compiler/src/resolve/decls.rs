@@ -94,6 +94,7 @@ impl<'a> Builder<'a> {
             *first,
             format!("these types are defined in a circle: {}", names.join(" -> ")),
         )
+        .with_label("this alias comes back to itself")
         .with_reason("an alias names the type it stands for; a chain of aliases that comes back to its start stands for nothing")
         .with_fix("define one of them as a primitive, an `Object` or an `Enum`");
         for s in rest {
@@ -115,6 +116,7 @@ impl<'a> Resolver<'_, 'a> {
                 f.name.span,
                 format!("failure `{}` does not say its `code:`", f.name.name),
             )
+            .with_label("the setting is missing")
             .with_reason("the code is the stable name callers and clients see, e.g. in a route's error answer")
             .with_fix(format!(
                 "add `code: \"{}\"`",
@@ -140,7 +142,10 @@ impl<'a> Resolver<'_, 'a> {
     }
 
     /// A setting given twice in one declaration.
-    pub(super) fn check_setting_repeats<'s>(&mut self, settings: impl Iterator<Item = &'s ast::Setting>) {
+    pub(super) fn check_setting_repeats<'s>(
+        &mut self,
+        settings: impl Iterator<Item = &'s ast::Setting>,
+    ) {
         let settings: Vec<&ast::Setting> = settings.collect();
         for (i, s) in settings.iter().enumerate() {
             if let Some(first) = settings[..i].iter().find(|o| o.key.name == s.key.name) {
@@ -166,6 +171,7 @@ impl<'a> Resolver<'_, 'a> {
                 s.name.span,
                 format!("store `{}` does not say its `kind:`", s.name.name),
             )
+            .with_label("the setting is missing")
             .with_reason("the kind decides how records, rows and the outbox are kept")
             .with_fix("add `kind: postgres` (or `kind: sqlite`)");
             self.error(d);
@@ -189,7 +195,8 @@ impl<'a> Resolver<'_, 'a> {
             "type.setting_value",
             kind.value.span(),
             "a store's `kind:` is `postgres` or `sqlite`",
-        );
+        )
+        .with_label("not a kind of store");
         if let Some(near) = crate::diag::nearest(&written, STORE_KINDS.iter().copied()) {
             d = d.with_edit_fix(
                 format!("did you mean `{near}`?"),
@@ -220,6 +227,7 @@ impl<'a> Resolver<'_, 'a> {
                 e.name.span,
                 format!("entity `{}` does not say its `store:`", e.name.name),
             )
+            .with_label("the setting is missing")
             .with_reason("an entity's rows live in one store, which its writes and queries use")
             .with_fix("add `store: primary` (the name of a declared store) as its first line");
             self.error(d);

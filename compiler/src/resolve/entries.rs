@@ -234,10 +234,12 @@ impl<'a> Builder<'a> {
                     span,
                     format!("`{label}` is declared twice"),
                 )
+                .with_label("the same method and path again")
                 .with_related(first, "first declared here")
                 .with_reason("a request is answered by one route: two with the same method and path (placeholders compared by position) would both match")
                 .with_fix("remove one, or give it another path"),
                 _ => Diagnostic::error("name.duplicate", span, format!("`{label}` is declared twice"))
+                    .with_label("the same name again")
                     .with_related(first, "first declared here")
                     .with_reason("each delivery is named after its subscriber or schedule")
                     .with_fix("rename one of them"),
@@ -307,12 +309,7 @@ impl<'a> Resolver<'_, 'a> {
         None
     }
 
-    pub(super) fn report_setting_value(
-        &mut self,
-        key: ast::Ident,
-        v: &SettingValue,
-        wanted: &str,
-    ) {
+    pub(super) fn report_setting_value(&mut self, key: ast::Ident, v: &SettingValue, wanted: &str) {
         if matches!(
             v,
             SettingValue::Expr(ast::Expr {
@@ -327,6 +324,7 @@ impl<'a> Resolver<'_, 'a> {
             v.span(),
             format!("`{}` needs {wanted}", key.name),
         )
+        .with_label(format!("not {wanted}"))
         .with_fix(format!("write {wanted} after `{}:`", key.name));
         self.error(d);
     }
@@ -484,6 +482,7 @@ impl<'a> Resolver<'_, 'a> {
             method.span,
             format!("`{written}` is not an HTTP method a route can answer"),
         )
+        .with_label("not an HTTP method")
         .with_reason(format!("a route's method is one of {}", METHODS.join(" ")));
         let upper = written.to_ascii_uppercase();
         match nearest(&upper, METHODS.iter().copied()) {
@@ -511,24 +510,31 @@ impl<'a> Resolver<'_, 'a> {
     ) {
         let holes = placeholders(&r.path);
         let mut seen: Vec<&str> = Vec::new();
-        for (name, at) in &holes {
+        for (i, (name, at)) in holes.iter().enumerate() {
             let span = Span::new(
                 r.path_span.file,
                 r.path_span.start + at,
                 r.path_span.start + at + name.len() as u32 + 2,
             );
+            let repeated_later = holes[i + 1..].iter().any(|(n, _)| n == name);
             if seen.contains(name) {
                 let d = Diagnostic::error(
                     "entry.path_params",
                     span,
                     format!("the placeholder `{{{name}}}` appears twice in this path"),
                 )
+                .with_label("the same placeholder again")
                 .with_reason("each placeholder names one segment of the path, read as `path.name`")
                 .with_fix("give each placeholder its own name");
                 self.error(d);
                 continue;
             }
             seen.push(name);
+            if repeated_later {
+                // The repeat, reported at its second place, is this
+                // placeholder's one mistake.
+                continue;
+            }
             let declared = path_type
                 .and_then(|t| self.record_of(t))
                 .is_some_and(|fields| fields.iter().any(|f| f.name.as_str() == *name));
@@ -539,6 +545,7 @@ impl<'a> Resolver<'_, 'a> {
                     span,
                     format!("the placeholder `{{{name}}}` has no entry in `path: {{ }}`"),
                 )
+                .with_label("no type declared for this segment")
                 .with_reason("each placeholder's type is declared in `path: { name: Type }`, so the value is checked before the action runs")
                 .with_fix(format!("add `path: {{ {name}: Text }}` (with the type of the segment)"));
                 if let Some(s) = at_setting {
@@ -557,6 +564,7 @@ impl<'a> Resolver<'_, 'a> {
                     f.span,
                     format!("`{}` is not a placeholder of the path `{}`", f.name, r.path),
                 )
+                .with_label("no `{...}` of the path has this name")
                 .with_related(r.path_span, "the route's path")
                 .with_fix(format!(
                     "add `{{{}}}` to the path, or remove this entry",
@@ -621,6 +629,7 @@ impl<'a> Resolver<'_, 'a> {
             span,
             format!("`{what}` needs a positive duration"),
         )
+        .with_label("zero")
         .with_reason("a zero duration leaves no time at all")
         .with_fix("write a duration of 1 or more, such as `60s`");
         self.error(d);
@@ -887,6 +896,7 @@ impl<'a> Resolver<'_, 'a> {
             path.span,
             format!("`{}` is a package action; an entry point runs an app action", path.text()),
         )
+        .with_label("a package's action")
         .with_related(action.name_span, "declared in the package here")
         .with_reason("an entry point's delivery, record and follow-ups belong to an app action; a package action runs inside one")
         .with_fix(format!("declare an app action that calls it, and run that one:\n{wrapper}"));

@@ -51,7 +51,12 @@ impl<'a> Resolver<'_, 'a> {
         let found = self.expr_inner(cx, e, expected, out);
         if let Some(exp) = expected {
             if !self.accepts(exp, &found.ty) {
-                self.report_mismatch(cx.unit, e.span, exp, &found.ty);
+                match self.base_of(&found.ty) {
+                    Ty::Optional(inner) if self.accepts(exp, inner) => {
+                        self.report_optional_use(cx.unit, e.span, exp, &found.ty)
+                    }
+                    _ => self.report_mismatch(cx.unit, e.span, exp, &found.ty),
+                }
                 return Typed {
                     ty: Ty::Error,
                     code: found.code,
@@ -542,9 +547,12 @@ impl<'a> Resolver<'_, 'a> {
             .iter()
             .filter(|d| !d.optional && !fields.iter().any(|f| f.name.name == d.name))
             .collect();
-        let unreadable = fields
-            .iter()
-            .any(|f| matches!(f.value.kind, ExprKind::Error));
+        // In a file the parser had to recover, a field may have been
+        // dropped with its broken line: what is missing is not judged.
+        let unreadable = self.unreadable(at)
+            || fields
+                .iter()
+                .any(|f| matches!(f.value.kind, ExprKind::Error));
         if missing.is_empty() || unreadable {
             return code;
         }

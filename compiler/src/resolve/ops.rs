@@ -35,10 +35,10 @@ impl<'a> Builder<'a> {
             let Some(f) = self.rx().manifest_failure(unit, name) else {
                 continue;
             };
-            if !failures.contains(&f) {
-                self.rx().report_undone_unlisted(name);
+            // A name missing from `failures:` was reported with the manifest.
+            if failures.contains(&f) {
+                already_undone.push(f);
             }
-            already_undone.push(f);
         }
         let lasting: Vec<FailureId> = failures
             .iter()
@@ -164,17 +164,6 @@ impl<'a> Resolver<'_, 'a> {
                 ))
             }
         }
-        self.error(d);
-    }
-
-    fn report_undone_unlisted(&mut self, name: &Spanned<String>) {
-        let d = Diagnostic::error(
-            "package.already_undone_unlisted",
-            name.span,
-            format!("`{}` is in `already_undone` but not in the operation's `failures`", name.node),
-        )
-        .with_reason("`already_undone` marks some of the operation's own failures as meaning the undo already happened")
-        .with_fix(format!("add `{}` to `failures:`, or remove it here", name.node));
         self.error(d);
     }
 }

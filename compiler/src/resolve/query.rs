@@ -197,6 +197,7 @@ impl<'r> Resolver<'r, '_> {
             value.span,
             format!("`limit:` needs a whole number from 1 to {MAX_LIMIT}"),
         )
+        .with_label("out of range")
         .with_reason("`query many` reads at most `limit` rows, so the list it gives has a known maximum length")
         .with_fix("write a literal such as `limit: 100`");
         self.error(d);
@@ -219,6 +220,7 @@ impl<'r> Resolver<'r, '_> {
                 head,
                 "`query many` needs a `limit:`",
             )
+            .with_label("reads how many rows?")
             .with_reason("`query many` reads at most `limit` rows, so the list it gives has a known maximum length")
             .with_fix(format!("add `limit: 100` (from 1 to {MAX_LIMIT})"));
             self.error(d);
@@ -241,6 +243,7 @@ impl<'r> Resolver<'r, '_> {
             at,
             format!("`query {}` needs `{key}:`", mode.as_str()),
         )
+        .with_label(format!("no `{key}:` here"))
         .with_reason(format!("a `query {}` {why}", mode.as_str()))
         .with_fix(format!("add `{example}` inside its braces"));
         self.error(d);
@@ -252,6 +255,7 @@ impl<'r> Resolver<'r, '_> {
             at,
             "`where:` compares fields of the entity with `==`, joined by `and`",
         )
+        .with_label("not `field == value` conditions")
         .with_reason("a query reads the rows whose fields equal the given values")
         .with_fix("write `where: customer == customer.id and plan == price.id`");
         self.error(d);
@@ -266,6 +270,7 @@ impl<'r> Resolver<'r, '_> {
                 mode.as_str()
             ),
         )
+        .with_label("a store read")
         .with_reason("functions are pure: what they compute depends only on their arguments")
         .with_fix("read the rows in the action and pass them to the function");
         self.error(d);

@@ -276,7 +276,12 @@ impl<'a> Resolver<'_, 'a> {
         }
         if let (Some(lo), Some(hi)) = (b.min_length, b.max_length) {
             if lo > hi {
-                self.report_contradiction(at("max_length"), at("min_length"), "min_length", "max_length");
+                self.report_contradiction(
+                    at("max_length"),
+                    at("min_length"),
+                    "min_length",
+                    "max_length",
+                );
             }
         }
         if let (Some(p), Some((span, _))) = (&b.pattern, at("pattern")) {

@@ -149,6 +149,7 @@ impl<'r> Resolver<'r, '_> {
             path.span,
             format!("`{name}` is not built on a primitive, so `{name}(...)` cannot build it"),
         )
+        .with_label("not built on a primitive")
         .with_reason("`T(e)` turns a value of T's primitive (Text, Int, Decimal, ...) into T");
         d = if self.record_fields(target).is_some() {
             d.with_fix(format!("build the record with `{name} {{ field: value }}`"))
