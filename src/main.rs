@@ -289,13 +289,17 @@ fn check(args: &CheckArgs) -> ExitCode {
         )),
         Format::Human => print_human(&outcome, summary, args.color.color.enabled()),
     }
-    if outcome.program.is_none() {
+    let status = if outcome.program.is_none() {
         ExitCode::from(2)
     } else if outcome.has_errors() || (args.deny_warnings && outcome.has_warnings()) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
+    };
+    // The process ends here: freeing a large program node by node would
+    // only delay the exit.
+    std::mem::forget(outcome);
+    status
 }
 
 /// Writes to stdout. A closed pipe (`jadpo check | head`) is not an error

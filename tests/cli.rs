@@ -216,3 +216,41 @@ fn build_writes_a_plan_only_for_an_app_without_errors() {
         "a plan was written despite errors"
     );
 }
+
+#[test]
+fn explain_knows_every_code_the_tool_can_emit() {
+    let list = jadpo(&["explain", "--list"]);
+    assert!(list.status.success());
+    let listed = String::from_utf8_lossy(&list.stdout).to_string();
+    for info in jadpo_checker::registry::all() {
+        assert!(
+            listed.contains(&format!("  {} ", info.code)),
+            "`explain --list` misses {}",
+            info.code
+        );
+    }
+    // Every family has its heading, and codes of every family explain.
+    for code in [
+        "syntax.two_statements",
+        "name.duplicate",
+        "type.optional",
+        "failure.unhandled",
+        "purity.query",
+        "entry.path_params",
+        "manifest.missing",
+        "load.unreadable",
+        "package.has_errors",
+        "step.unkeyed",
+        "follow_up.too_many",
+    ] {
+        let family = code.split('.').next().unwrap_or(code);
+        assert!(
+            listed.contains(&format!("\n{family}\n")) || listed.starts_with(&format!("{family}\n"))
+        );
+        let out = jadpo(&["explain", code]);
+        assert!(out.status.success(), "explain {code} failed");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(&format!("# {code}")), "{code}: {text}");
+        assert!(text.contains("## Why it matters"), "{code}");
+    }
+}

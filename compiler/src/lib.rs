@@ -43,6 +43,16 @@ pub struct Stats {
 
 /// Loads, parses and resolves the app at `root`.
 pub fn compile(loader: &dyn load::Loader, root: &str) -> Compiled {
+    compile_with(loader, root, resolve::Lowering::Effects)
+}
+
+/// [`compile`], lowering bodies as `lowering` says: the runtime asks for
+/// [`resolve::Lowering::Code`].
+pub fn compile_with(
+    loader: &dyn load::Loader,
+    root: &str,
+    lowering: resolve::Lowering,
+) -> Compiled {
     let loaded = match load::load_project(loader, root) {
         Ok(loaded) => loaded,
         Err(fatal) => {
@@ -56,7 +66,7 @@ pub fn compile(loader: &dyn load::Loader, root: &str) -> Compiled {
     };
     let mut diagnostics = loaded.diagnostics.clone();
     let asts = parser::parse_files(&loaded.files, &loaded.all_sources(), &mut diagnostics);
-    let program = resolve::resolve(&loaded, &asts, &mut diagnostics);
+    let program = resolve::resolve_lowering(&loaded, &asts, &mut diagnostics, lowering);
     // Freeing the syntax trees costs a few percent of a large check and
     // nothing needs them any more: another thread frees them while the
     // caller goes on (with the step analyzer, say).

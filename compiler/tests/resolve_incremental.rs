@@ -254,3 +254,57 @@ fn labels_into_an_edited_file_follow_the_edit() {
     session.compare(&app, "the lines removed");
     assert!(session.reused > 0, "nothing reused");
 }
+
+/// The effect tree with the code stripped: what an effects-only resolution
+/// gives.
+fn without_code(mut p: Program) -> Program {
+    for a in &mut p.actions {
+        a.code = Default::default();
+    }
+    for f in &mut p.functions {
+        f.code = Default::default();
+    }
+    for e in &mut p.entries {
+        e.run_args.clear();
+    }
+    p
+}
+
+/// Lowering the code of every body is the same resolution: the same
+/// diagnostics and the same effect tree as an effects-only one, on every
+/// example and fixture; and the code is there.
+#[test]
+fn lowering_code_changes_nothing_else() {
+    let mut apps = fixtures("names");
+    apps.extend(fixtures("syntax"));
+    apps.extend(fixtures("rules"));
+    apps.extend(fixtures("packages"));
+    for name in ["billing", "mistakes"] {
+        let root = repo(&format!("examples/{name}"));
+        let mut app = App::new();
+        read_dir(&root, &root, &mut app);
+        apps.push(app);
+    }
+    let mut with_code = 0;
+    for app in &apps {
+        let loader = loader(app);
+        let plain = jadpo_compiler::compile(&loader, "app");
+        let coded = jadpo_compiler::compile_with(&loader, "app", resolve::Lowering::Code);
+        same(
+            &format!("{:#?}", coded.diagnostics),
+            &format!("{:#?}", plain.diagnostics),
+            "diagnostics with and without code",
+        );
+        let has_code = coded
+            .program
+            .as_ref()
+            .is_some_and(|p| p.actions.iter().any(|a| !a.code.stmts.is_empty()));
+        with_code += usize::from(has_code);
+        same(
+            &format!("{:#?}", coded.program.map(without_code)),
+            &format!("{:#?}", plain.program),
+            "effect trees with and without code",
+        );
+    }
+    assert!(with_code > 100, "only {with_code} apps had code");
+}

@@ -1,7 +1,8 @@
 //! The resolved program: every name resolved to an id. Each action body is
 //! kept twice, from one resolution: as a tree of effectful nodes in
-//! evaluation order ([`Block`], what the step rules read) and as typed code
-//! ([`code::Body`], what the runtime interprets). The type table
+//! evaluation order ([`Block`], what the step rules read) and, when the
+//! resolution is asked for it (`resolve::Lowering::Code`, the runtime), as
+//! typed code ([`code::Body`], what the runtime interprets). The type table
 //! ([`types`]) serves both.
 //!
 //! Ids index the vectors of [`Program`]. All vectors are in a deterministic

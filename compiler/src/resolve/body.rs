@@ -38,6 +38,8 @@ pub(super) struct Typed {
 }
 
 impl Typed {
+    /// A checked expression whose code is already built (or a leaf that
+    /// costs nothing to keep).
     pub fn new(ty: Ty, kind: code::ExprKind, span: Span) -> Typed {
         Typed {
             ty,
@@ -170,6 +172,27 @@ impl Cx {
 }
 
 impl<'a> Resolver<'_, 'a> {
+    /// A checked expression; its code is built only when the resolution
+    /// lowers code ([`super::Lowering::Code`]).
+    pub(super) fn typed(&self, ty: Ty, span: Span, kind: impl FnOnce() -> code::ExprKind) -> Typed {
+        if !self.code {
+            return Typed {
+                ty,
+                code: code::Expr::error(span),
+            };
+        }
+        Typed::new(ty, kind(), span)
+    }
+
+    /// Code built only when the resolution lowers code.
+    pub(super) fn lower<T: Default>(&self, build: impl FnOnce() -> T) -> T {
+        if self.code {
+            build()
+        } else {
+            T::default()
+        }
+    }
+
     pub(super) fn params(&mut self, unit: Owner, params: &[ast::Param]) -> Vec<(Name, Ty, Span)> {
         let mut out: Vec<(Name, Ty, Span)> = Vec::new();
         for p in params {
@@ -312,10 +335,10 @@ impl<'a> Resolver<'_, 'a> {
         if !sig.fails_unknown && !cx.uncertain && !self.unreadable(decl.span) {
             self.judge_fails(id, decl, &cx);
         }
-        let body = code::Body {
+        let body = self.lower(|| code::Body {
             stmts,
             locals: cx.slots,
-        };
+        });
         (out, body)
     }
 
@@ -342,10 +365,10 @@ impl<'a> Resolver<'_, 'a> {
                 fails.push((e.failure, e.span));
             }
         }
-        let code = code::Body {
+        let code = self.lower(|| code::Body {
             stmts,
             locals: cx.slots,
-        };
+        });
         Some(RouteBody {
             block: out,
             code,
@@ -364,10 +387,10 @@ impl<'a> Resolver<'_, 'a> {
         let mut out = ir::Block::default();
         let stmts = self.stmts(&mut cx, &sig.decl.body.stmts, &mut out);
         self.check_ends(&cx, &sig.decl.body, sig.decl.returns.span, sig.decl.name);
-        code::Body {
+        self.lower(|| code::Body {
             stmts,
             locals: cx.slots,
-        }
+        })
     }
 
     /// A body with a result other than `Unit` must end every path with
@@ -405,10 +428,12 @@ impl<'a> Resolver<'_, 'a> {
         stmts: &[ast::Stmt],
         out: &mut ir::Block,
     ) -> Vec<code::Stmt> {
-        let mut code = Vec::with_capacity(stmts.len());
+        let mut code = Vec::new();
         for s in stmts {
             if let Some(kind) = self.stmt(cx, s, out) {
-                code.push(code::Stmt { kind, span: s.span });
+                if self.code {
+                    code.push(code::Stmt { kind, span: s.span });
+                }
             }
         }
         code

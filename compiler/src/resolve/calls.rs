@@ -29,13 +29,17 @@ pub(super) struct Pending<'t> {
     pub ty: Ty,
     /// How the author writes the callee, for messages.
     pub label: Label,
-    pub code: code::Fallible,
+    /// `None` when the resolution lowers no code, or once taken.
+    pub code: Option<code::Fallible>,
 }
 
 impl Pending<'_> {
-    /// The effect as code, before its handling.
-    pub fn code_expr(&self, at: Span) -> code::Expr {
-        code::Expr::new(code::ExprKind::Fallible(Box::new(self.code.clone())), at)
+    /// The effect as code, before its handling (taken: asked for once).
+    pub fn take_code(&mut self, at: Span) -> code::Expr {
+        match self.code.take() {
+            Some(c) => code::Expr::new(code::ExprKind::Fallible(Box::new(c)), at),
+            None => code::Expr::error(at),
+        }
     }
 }
 
@@ -94,13 +98,13 @@ impl<'r> Resolver<'r, '_> {
         out: &mut ir::Block,
     ) -> Typed {
         match self.effect_target(cx, e, out) {
-            Outcome::Effect(p) => {
+            Outcome::Effect(mut p) => {
                 let fallible = !p.failures.is_empty() || matches!(p.target, ir::Target::Op(_));
                 if fallible {
                     self.report_unhandled(cx, &p);
                     cx.excused.extend(p.failures.iter().copied());
                 }
-                let code = p.code_expr(e.span);
+                let code = p.take_code(e.span);
                 out.nodes.push(ir::Node::Effect(ir::Effect {
                     span: p.span,
                     target: p.target,
@@ -162,7 +166,7 @@ impl<'r> Resolver<'r, '_> {
         out: &mut ir::Block,
     ) -> Typed {
         match self.effect_target(cx, inner, out) {
-            Outcome::Effect(p) => {
+            Outcome::Effect(mut p) => {
                 if cx.kind == BodyKind::Function {
                     self.report_attempt_in_function(span, inner.span, &p);
                 }
@@ -173,10 +177,12 @@ impl<'r> Resolver<'r, '_> {
                         why: Why::Attempt(p.label.clone()),
                     });
                 }
-                let code = code::Expr::new(
-                    code::ExprKind::Attempt(Box::new(p.code_expr(inner.span))),
-                    span,
-                );
+                let fallible = p.take_code(inner.span);
+                let code = self
+                    .typed(Ty::Error, span, || {
+                        code::ExprKind::Attempt(Box::new(fallible))
+                    })
+                    .code;
                 out.nodes.push(ir::Node::Effect(ir::Effect {
                     span: p.span,
                     target: p.target,
@@ -261,8 +267,9 @@ impl<'r> Resolver<'r, '_> {
                 let sig = &t.functions[f.0 as usize];
                 let label = Label::of(path);
                 let args = self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
-                let kind = code::ExprKind::Function(f, args);
-                Outcome::Pure(Typed::new(sig.ret.clone(), kind, span))
+                Outcome::Pure(
+                    self.typed(sig.ret.clone(), span, || code::ExprKind::Function(f, args)),
+                )
             }
             Callee::Action(a) => {
                 let sig = &t.actions[a.0 as usize];
@@ -281,11 +288,13 @@ impl<'r> Resolver<'r, '_> {
                     transient: true,
                     ty: sig.ret.clone(),
                     label,
-                    code: code::Fallible::Action {
-                        action: a,
-                        args,
-                        site: path.span,
-                    },
+                    code: self.lower(|| {
+                        Some(code::Fallible::Action {
+                            action: a,
+                            args,
+                            site: path.span,
+                        })
+                    }),
                 })
             }
             Callee::Op(op) => {
@@ -304,11 +313,13 @@ impl<'r> Resolver<'r, '_> {
                     transient: true,
                     ty: sig.answer.clone(),
                     label,
-                    code: code::Fallible::Op {
-                        op,
-                        request,
-                        site: path.span,
-                    },
+                    code: self.lower(|| {
+                        Some(code::Fallible::Op {
+                            op,
+                            request,
+                            site: path.span,
+                        })
+                    }),
                 })
             }
             Callee::Silent => {
@@ -345,11 +356,13 @@ impl<'r> Resolver<'r, '_> {
         args: &[ast::Expr],
         out: &mut ir::Block,
     ) -> Vec<code::Expr> {
-        let code: Vec<code::Expr> = args
-            .iter()
-            .enumerate()
-            .map(|(i, a)| self.expr(cx, a, params.get(i), out).code)
-            .collect();
+        let mut code: Vec<code::Expr> = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let value = self.expr(cx, a, params.get(i), out);
+            if self.code {
+                code.push(value.code);
+            }
+        }
         // A call the parser could not read fully holds an error node: its
         // argument count is not the author's.
         let unreadable = args.iter().any(|a| matches!(a.kind, ExprKind::Error));
@@ -615,7 +628,7 @@ impl<'r> Resolver<'r, '_> {
             transient: false,
             ty: result,
             label: Label::write(kind, entity),
-            code: code::Fallible::Write(write),
+            code: self.lower(|| Some(code::Fallible::Write(write))),
         })
     }
 
@@ -629,7 +642,7 @@ impl<'r> Resolver<'r, '_> {
         out: &mut ir::Block,
     ) -> Vec<(Name, code::Expr)> {
         let value = self.entity_field(cx, ty, defs, (filter.field, &filter.value), out);
-        vec![(filter.field.name, value)]
+        self.lower(|| vec![(filter.field.name, value)])
     }
 
     /// A value for an entity's field, checked against the field's type.
@@ -662,12 +675,14 @@ impl<'r> Resolver<'r, '_> {
         set: &[ast::FieldInit],
         out: &mut ir::Block,
     ) -> Vec<(Name, code::Expr)> {
-        set.iter()
-            .map(|f| {
-                let value = self.entity_field(cx, ty, defs, (f.name, &f.value), out);
-                (f.name.name, value)
-            })
-            .collect()
+        let mut code = Vec::new();
+        for f in set {
+            let value = self.entity_field(cx, ty, defs, (f.name, &f.value), out);
+            if self.code {
+                code.push((f.name.name, value));
+            }
+        }
+        code
     }
 }
 

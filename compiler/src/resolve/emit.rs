@@ -91,7 +91,9 @@ impl<'a> Resolver<'_, 'a> {
                 continue;
             }
             if let Some(c) = self.check_option(cx, key, &s.value, out) {
-                code.push((s.key.name, c));
+                if self.code {
+                    code.push((s.key.name, c));
+                }
             }
             lowered.push(ir::EmitOption {
                 key: s.key.name,

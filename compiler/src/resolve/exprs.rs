@@ -83,11 +83,11 @@ impl<'a> Resolver<'_, 'a> {
             ExprKind::Decimal(s) => {
                 let v = s.parse().unwrap_or(0.0);
                 let ty = self.literal(cx, span, Lit::Decimal(v), Prim::Decimal, expected);
-                typed(ty, code::ExprKind::Decimal(s.as_str().into()))
+                self.typed(ty, span, || code::ExprKind::Decimal(s.as_str().into()))
             }
             ExprKind::Str(s) => {
                 let ty = self.literal(cx, span, Lit::Text(s), Prim::Text, expected);
-                typed(ty, code::ExprKind::Text(s.as_str().into()))
+                self.typed(ty, span, || code::ExprKind::Text(s.as_str().into()))
             }
             ExprKind::Bool(b) => typed(Ty::Prim(Prim::Bool), code::ExprKind::Bool(*b)),
             ExprKind::None => typed(Ty::NoneValue, code::ExprKind::None),
@@ -99,8 +99,9 @@ impl<'a> Resolver<'_, 'a> {
             ExprKind::Field(base, field) => {
                 let base = self.expr(cx, base, None, out);
                 let ty = self.field_of(cx.unit, &base.ty, *field);
-                let kind = code::ExprKind::Field(Box::new(base.code), vec![field.name]);
-                typed(ty, kind)
+                self.typed(ty, span, || {
+                    code::ExprKind::Field(Box::new(base.code), vec![field.name])
+                })
             }
             ExprKind::Call { .. }
             | ExprKind::Create { .. }
@@ -121,7 +122,7 @@ impl<'a> Resolver<'_, 'a> {
                     out.nodes.push(ir::Node::Reject(rej));
                 }
                 match code {
-                    Some(c) => typed(Ty::Error, code::ExprKind::Reject(c)),
+                    Some(c) => self.typed(Ty::Error, span, || code::ExprKind::Reject(c)),
                     None => Typed::error(span),
                 }
             }
@@ -139,7 +140,7 @@ impl<'a> Resolver<'_, 'a> {
             ExprKind::Block(b) => {
                 let (block, code) = self.scoped_block(cx, b, &[]);
                 out.nodes.extend(block.nodes);
-                typed(Ty::unit(), code::ExprKind::Block(code))
+                self.typed(Ty::unit(), span, || code::ExprKind::Block(code))
             }
             ExprKind::Error => Typed::error(span),
         }
@@ -267,8 +268,10 @@ impl<'a> Resolver<'_, 'a> {
             ty = self.field_of(unit, &ty, *seg);
         }
         let span = at.code.span.to(last.span);
-        let names = rest.iter().map(|s| s.name).collect();
-        Typed::new(ty, code::ExprKind::Field(Box::new(at.code), names), span)
+        self.typed(ty, span, || {
+            let names = rest.iter().map(|s| s.name).collect();
+            code::ExprKind::Field(Box::new(at.code), names)
+        })
     }
 
     fn config_expr(&mut self, cx: &mut Cx, rest: &[ast::Ident]) -> Typed {
@@ -459,11 +462,10 @@ impl<'a> Resolver<'_, 'a> {
         match self.record_of(t) {
             Some(defs) => {
                 let code = self.check_inits(cx, path.span, &Ty::Named(t), defs, fields, out);
-                let kind = code::ExprKind::Construct {
+                self.typed(Ty::Named(t), span, || code::ExprKind::Construct {
                     ty: t,
                     fields: code,
-                };
-                Typed::new(Ty::Named(t), kind, span)
+                })
             }
             None => {
                 self.field_values_only(cx, fields, out);
@@ -523,7 +525,7 @@ impl<'a> Resolver<'_, 'a> {
         fields: &[ast::FieldInit],
         out: &mut ir::Block,
     ) -> Vec<(crate::intern::Name, code::Expr)> {
-        let mut code = Vec::with_capacity(fields.len());
+        let mut code = Vec::new();
         for (i, f) in fields.iter().enumerate() {
             if let Some(first) = fields[..i].iter().find(|g| g.name.name == f.name.name) {
                 self.report_duplicate("field", f.name, first.name.span);
@@ -533,7 +535,9 @@ impl<'a> Resolver<'_, 'a> {
             match defs.iter().find(|d| d.name == f.name.name) {
                 Some(def) => {
                     let value = self.expr(cx, &f.value, Some(&def.ty), out);
-                    code.push((f.name.name, value.code));
+                    if self.code {
+                        code.push((f.name.name, value.code));
+                    }
                 }
                 None => {
                     self.expr(cx, &f.value, None, out);
@@ -589,7 +593,7 @@ impl<'a> Resolver<'_, 'a> {
             _ => None,
         });
         let mut first: Option<Ty> = None;
-        let mut code = Vec::with_capacity(items.len());
+        let mut code = Vec::new();
         for item in items {
             let t = match (&elem_expected, &first) {
                 (Some(want), _) => self.expr(cx, item, Some(want), out),
@@ -606,16 +610,18 @@ impl<'a> Resolver<'_, 'a> {
             if first.is_none() && !t.ty.is_error() {
                 first = Some(t.ty);
             }
-            code.push(t.code);
+            if self.code {
+                code.push(t.code);
+            }
         }
-        let kind = code::ExprKind::List(code);
-        match (expected, elem_expected) {
+        let ty = match (expected, elem_expected) {
             (Some(exp), Some(_)) => {
                 self.check_list_length(cx, span, items.len(), exp);
-                Typed::new(exp.clone(), kind, span)
+                exp.clone()
             }
-            _ => Typed::new(Ty::List(Box::new(first.unwrap_or(Ty::Error))), kind, span),
-        }
+            _ => Ty::List(Box::new(first.unwrap_or(Ty::Error))),
+        };
+        self.typed(ty, span, || code::ExprKind::List(code))
     }
 
     fn report_list_mix(&mut self, unit: Owner, span: Span, first: &Ty, found: &Ty) {
@@ -663,11 +669,9 @@ impl<'a> Resolver<'_, 'a> {
         match op {
             UnOp::Not => {
                 let v = self.expr(cx, inner, Some(&Ty::Prim(Prim::Bool)), out);
-                Typed::new(
-                    Ty::Prim(Prim::Bool),
-                    code::ExprKind::Not(Box::new(v.code)),
-                    span,
-                )
+                self.typed(Ty::Prim(Prim::Bool), span, || {
+                    code::ExprKind::Not(Box::new(v.code))
+                })
             }
             UnOp::Neg => match &inner.kind {
                 ExprKind::Int(n) => {
@@ -678,7 +682,7 @@ impl<'a> Resolver<'_, 'a> {
                 ExprKind::Decimal(s) => {
                     let v: f64 = s.parse().unwrap_or(0.0);
                     let ty = self.literal(cx, span, Lit::Decimal(-v), Prim::Decimal, expected);
-                    Typed::new(ty, code::ExprKind::Decimal(format!("-{s}").into()), span)
+                    self.typed(ty, span, || code::ExprKind::Decimal(format!("-{s}").into()))
                 }
                 _ => {
                     let v = self.expr(cx, inner, None, out);
@@ -687,7 +691,7 @@ impl<'a> Resolver<'_, 'a> {
                         None if v.ty.is_error() => Ty::Error,
                         _ => self.report_operator(cx.unit, span, "-", &v.ty, None),
                     };
-                    Typed::new(ty, code::ExprKind::Neg(Box::new(v.code)), span)
+                    self.typed(ty, span, || code::ExprKind::Neg(Box::new(v.code)))
                 }
             },
         }
@@ -735,8 +739,9 @@ impl<'a> Resolver<'_, 'a> {
                 (ty, lv.code, rv.code)
             }
         };
-        let kind = code::ExprKind::Binary(code_op(op), Box::new(lc), Box::new(rc));
-        Typed::new(ty, kind, span)
+        self.typed(ty, span, || {
+            code::ExprKind::Binary(code_op(op), Box::new(lc), Box::new(rc))
+        })
     }
 
     /// Both sides of a comparison are of one type; `<`-like comparisons

@@ -33,7 +33,7 @@ impl<'a> Resolver<'_, 'a> {
         expected: Option<&Ty>,
         out: &mut ir::Block,
     ) -> Typed {
-        let pending = match self.effect_target(cx, scrutinee, out) {
+        let mut pending = match self.effect_target(cx, scrutinee, out) {
             Outcome::Effect(p) => p,
             Outcome::Pure(t) => {
                 if !t.ty.is_error() && !matches!(scrutinee.kind, ExprKind::Error) {
@@ -65,22 +65,23 @@ impl<'a> Resolver<'_, 'a> {
         for arm in arms {
             if let Some((a, c)) = self.arm(cx, &pending, arm, expected, &mut seen) {
                 lowered.push(a);
-                code_arms.push(c);
+                if self.code {
+                    code_arms.push(c);
+                }
             }
         }
         self.check_exhaustive(cx, span, scrutinee.span, &pending, &seen);
-        let scrutinee_code = pending.code_expr(scrutinee.span);
+        let scrutinee_code = pending.take_code(scrutinee.span);
         out.nodes.push(ir::Node::Effect(ir::Effect {
             span: pending.span,
             target: pending.target.clone(),
             handling: ir::Handling::Match(lowered),
         }));
         let ty = self.match_type(cx, &seen);
-        let kind = code::ExprKind::Match {
+        self.typed(ty, span, || code::ExprKind::Match {
             scrutinee: Box::new(scrutinee_code),
             arms: code_arms,
-        };
-        Typed::new(ty, kind, span)
+        })
     }
 
     /// Checks arm bodies when the matched call is unknown: names only.

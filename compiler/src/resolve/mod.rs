@@ -81,6 +81,19 @@ pub(crate) struct Tables<'a> {
     /// statements or arms, so whole-body judgements (`fails` exactness,
     /// missing `return`, exhaustive `match`) are not made there.
     pub syntax_files: HashSet<FileId>,
+    /// Whether bodies are lowered to code too ([`Lowering::Code`]).
+    pub code: bool,
+}
+
+/// What a resolution lowers bodies to. The effect tree is always built (the
+/// checker reads it); the typed code only when something will run the
+/// program, as building it costs about a tenth of a large check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lowering {
+    /// The effect tree only: `jadpo check`, `build`, the language server.
+    Effects,
+    /// The effect tree and the code of every body: the runtime.
+    Code,
 }
 
 /// Owns the tables and the project's diagnostics; runs the phases in order.
@@ -125,8 +138,19 @@ pub fn resolve(
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Program {
+    resolve_lowering(project, asts, diagnostics, Lowering::Effects)
+}
+
+/// [`resolve`], lowering bodies as `lowering` says.
+pub fn resolve_lowering(
+    project: &LoadedProject,
+    asts: &[SourceFileAst],
+    diagnostics: &mut Vec<Diagnostic>,
+    lowering: Lowering,
+) -> Program {
     let syntax_files = syntax_files(diagnostics);
-    run(project, asts, diagnostics, syntax_files, None)
+    let code = lowering == Lowering::Code;
+    run(project, asts, diagnostics, (syntax_files, code), None)
 }
 
 /// [`resolve`] for an app resolved again after an edit (the language
@@ -143,7 +167,13 @@ pub fn resolve_cached(
 ) -> Program {
     let syntax_files = syntax_files(diagnostics);
     let mut reuse = Reuse::begin(cache, previous, project, asts, &syntax_files);
-    run(project, asts, diagnostics, syntax_files, Some(&mut reuse))
+    run(
+        project,
+        asts,
+        diagnostics,
+        (syntax_files, false),
+        Some(&mut reuse),
+    )
 }
 
 fn syntax_files(diagnostics: &[Diagnostic]) -> HashSet<FileId> {
@@ -158,11 +188,12 @@ fn run(
     project: &LoadedProject,
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
-    syntax_files: HashSet<FileId>,
+    (syntax_files, code): (HashSet<FileId>, bool),
     mut reuse: Option<&mut Reuse<'_>>,
 ) -> Program {
     let mut b = Builder::new(project, asts);
     b.syntax_files = syntax_files;
+    b.code = code;
     b.collect_all();
     b.resolve_type_defs();
     b.lower_operations();
@@ -239,6 +270,7 @@ impl<'a> Builder<'a> {
             route_action_of: HashMap::new(),
             route_path_of: HashMap::new(),
             syntax_files: HashSet::new(),
+            code: false,
         };
         let mut r = Builder {
             t,

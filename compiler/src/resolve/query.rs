@@ -85,16 +85,13 @@ impl<'r> Resolver<'r, '_> {
                 transient: false,
                 ty: result,
                 label: Label::prefixed("query required", entity),
-                code: code::Fallible::Query(query),
+                code: self.lower(|| Some(code::Fallible::Query(query))),
             }),
             (QueryMode::Required, None) if parts.missing_unresolved => {
                 cx.uncertain = true;
                 Outcome::Failed
             }
-            _ => {
-                let kind = code::ExprKind::Query(Box::new(query));
-                Outcome::Pure(Typed::new(result, kind, span))
-            }
+            _ => Outcome::Pure(self.typed(result, span, || code::ExprKind::Query(Box::new(query)))),
         }
     }
 
@@ -154,14 +151,16 @@ impl<'r> Resolver<'r, '_> {
             }
             return Vec::new();
         }
-        let mut filter = Vec::with_capacity(conds.len());
+        let mut filter = Vec::new();
         for (i, (field, v)) in conds.iter().enumerate() {
             if let Some((first, _)) = conds[..i].iter().find(|(f, _)| f.name == field.name) {
                 self.report_duplicate("condition on the field", *field, first.span);
                 continue;
             }
             let code = self.entity_field(cx, ty, defs, (*field, v), out);
-            filter.push((field.name, code));
+            if self.code {
+                filter.push((field.name, code));
+            }
         }
         filter
     }

@@ -62,12 +62,12 @@ impl<'r> Resolver<'r, '_> {
         }
         if is_literal(arg) {
             let value = self.expr(cx, arg, Some(&target), out);
-            let kind = code::ExprKind::Validate {
-                ty: target.clone(),
+            let ty = target.clone();
+            return Outcome::Pure(self.typed(target, span, || code::ExprKind::Validate {
+                ty,
                 value: Box::new(value.code),
                 literal: true,
-            };
-            return Outcome::Pure(Typed::new(target, kind, span));
+            }));
         }
         let value = self.expr(cx, arg, Some(&Ty::Prim(prim)), out);
         let invalid = self.standard_failure(FailureKind::InvalidValue);
@@ -81,10 +81,12 @@ impl<'r> Resolver<'r, '_> {
             transient: false,
             ty: target.clone(),
             label: Label::of(path),
-            code: code::Fallible::Validate {
-                ty: target,
-                value: value.code,
-            },
+            code: self.lower(|| {
+                Some(code::Fallible::Validate {
+                    ty: target,
+                    value: value.code,
+                })
+            }),
         })
     }
 
@@ -109,8 +111,9 @@ impl<'r> Resolver<'r, '_> {
             .with_fix("pass one of those, or a field of this value that is one");
             self.error(d);
         }
-        let kind = code::ExprKind::TextOf(Box::new(value.code));
-        Typed::new(Ty::Prim(Prim::Text), kind, span)
+        self.typed(Ty::Prim(Prim::Text), span, || {
+            code::ExprKind::TextOf(Box::new(value.code))
+        })
     }
 
     /// The standard failure of a kind (`InvalidValue`).
