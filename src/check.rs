@@ -17,7 +17,7 @@ pub struct Outcome {
     /// `None` when the project could not be checked at all (exit status 2).
     pub program: Option<Program>,
     /// The plan, when the checker ran.
-    pub plan: Option<serde_json::Value>,
+    pub plan: Option<jadpo_checker::plan::Built>,
     pub stats: Stats,
 }
 

@@ -357,11 +357,11 @@ fn build(args: &BuildArgs) -> ExitCode {
     }
 }
 
-fn write_plan(out: &str, plan: Option<&serde_json::Value>) -> std::io::Result<String> {
+fn write_plan(out: &str, plan: Option<&jadpo_checker::plan::Built>) -> std::io::Result<String> {
     std::fs::create_dir_all(out)?;
     let file = format!("{}/plan.json", out.trim_end_matches('/'));
-    let mut text = serde_json::to_string_pretty(&plan.unwrap_or(&serde_json::Value::Null))
-        .map_err(std::io::Error::other)?;
+    let json = plan.map_or(serde_json::Value::Null, |p| p.to_json());
+    let mut text = serde_json::to_string_pretty(&json).map_err(std::io::Error::other)?;
     text.push('\n');
     std::fs::write(&file, text)?;
     Ok(file)

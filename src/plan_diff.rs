@@ -45,6 +45,20 @@ impl Shape {
     }
 }
 
+/// What `plan diff` reads of a plan: the typed step shape of each action
+/// (`jadpo_checker::plan::Shape`), by name; other fields are not needed to
+/// judge records in flight, so a plan with more fields still reads.
+#[derive(serde::Deserialize)]
+struct PlanView {
+    actions: Vec<ActionView>,
+}
+
+#[derive(serde::Deserialize)]
+struct ActionView {
+    name: String,
+    step_shape: jadpo_checker::plan::Shape,
+}
+
 /// Reads a plan's actions by name. The error says what is wrong, in words.
 pub fn read_plan(text: &str) -> Result<BTreeMap<String, Shape>, String> {
     let plan: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
@@ -57,66 +71,40 @@ pub fn read_plan(text: &str) -> Result<BTreeMap<String, Shape>, String> {
             None => "it has no `plan_format`: it is not a plan written by `jadpo build`".into(),
         });
     }
-    let actions = plan
-        .get("actions")
-        .and_then(Value::as_array)
-        .ok_or("it has no `actions` list")?;
+    let view: PlanView = serde_json::from_value(plan)
+        .map_err(|e| format!("it is not a plan written by `jadpo build` ({e})"))?;
     let mut out = BTreeMap::new();
-    for (i, action) in actions.iter().enumerate() {
-        let name = action
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("action {i} has no `name`"))?;
-        let shape = action
-            .get("step_shape")
-            .ok_or_else(|| format!("action `{name}` has no `step_shape`"))
-            .and_then(|s| read_shape(s).map_err(|e| format!("action `{name}`: {e}")))?;
-        if out.insert(name.to_string(), shape).is_some() {
-            return Err(format!("action `{name}` appears twice"));
+    for action in view.actions {
+        let shape =
+            read_shape(&action.step_shape).map_err(|e| format!("action `{}`: {e}", action.name))?;
+        if out.insert(action.name.clone(), shape).is_some() {
+            return Err(format!("action `{}` appears twice", action.name));
         }
     }
     Ok(out)
 }
 
-fn read_shape(value: &Value) -> Result<Shape, String> {
-    let nodes = value
-        .get("nodes")
-        .and_then(Value::as_array)
-        .ok_or("`step_shape` has no `nodes` list")?;
-    let mut operations = vec![String::new(); nodes.len()];
-    for node in nodes {
-        let id = node.get("id").and_then(Value::as_u64).map(|i| i as usize);
-        let op = node.get("operation").and_then(Value::as_str);
-        match (id.and_then(|i| operations.get_mut(i)), op) {
-            (Some(slot), Some(op)) if slot.is_empty() => *slot = op.to_string(),
-            _ => {
-                return Err("a step of `step_shape.nodes` lacks a valid `id` or `operation`".into())
-            }
+fn read_shape(shape: &jadpo_checker::plan::Shape) -> Result<Shape, String> {
+    let count = shape.nodes.len();
+    let mut operations = vec![String::new(); count];
+    for node in &shape.nodes {
+        match operations.get_mut(node.id) {
+            Some(slot) if slot.is_empty() => *slot = node.operation.clone(),
+            _ => return Err("a step of `step_shape.nodes` lacks a valid `id`".into()),
         }
     }
-    let index = |v: &Value| {
-        v.as_u64()
-            .map(|i| i as usize)
-            .filter(|i| *i < nodes.len())
+    let index = |i: usize| {
+        (i < count)
+            .then_some(i)
             .ok_or("`step_shape` refers to a step that is not in `nodes`")
     };
-    let list = |key: &str| {
-        value
-            .get(key)
-            .and_then(Value::as_array)
-            .ok_or(format!("`step_shape` has no `{key}` list"))
-    };
-    let mut starts = Vec::new();
-    for s in list("starts")? {
-        starts.push(index(s)?);
+    let mut starts = Vec::with_capacity(shape.starts.len());
+    for s in &shape.starts {
+        starts.push(index(*s)?);
     }
-    let mut next = vec![Vec::new(); nodes.len()];
-    for edge in list("edges")? {
-        let pair = edge
-            .as_array()
-            .filter(|p| p.len() == 2)
-            .ok_or("an edge is not `[from, to]`")?;
-        let (from, to) = (index(&pair[0])?, index(&pair[1])?);
+    let mut next = vec![Vec::new(); count];
+    for (from, to) in &shape.edges {
+        let (from, to) = (index(*from)?, index(*to)?);
         if let Some(list) = next.get_mut(from) {
             list.push(to);
         }
@@ -127,15 +115,11 @@ fn read_shape(value: &Value) -> Result<Shape, String> {
     }
     starts.sort_unstable();
     starts.dedup();
-    let truncated = value
-        .get("truncated")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
     Ok(Shape {
         operations,
         starts,
         next,
-        truncated,
+        truncated: shape.truncated,
     })
 }
 

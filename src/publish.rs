@@ -84,7 +84,7 @@ pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) ->
         version,
         files: loaded.files,
         diagnostics,
-        surface: Some(analysis.plan),
+        surface: Some(analysis.plan.to_json()),
     }
 }
 

@@ -224,7 +224,7 @@ fn library_output(outcome: &Outcome) -> String {
     let mut text = human::render_all(&outcome.files, &outcome.diagnostics, false);
     text.push_str(&json::render(&outcome.files, &outcome.diagnostics, summary));
     if let Some(plan) = &outcome.plan {
-        text.push_str(&serde_json::to_string_pretty(plan).unwrap_or_default());
+        text.push_str(&serde_json::to_string_pretty(&plan.to_json()).unwrap_or_default());
     }
     text
 }

@@ -16,7 +16,7 @@ fn plan_text(root: &str) -> String {
         errors.is_empty(),
         "{root} must check without errors: {errors:?}"
     );
-    let plan = outcome.plan.unwrap_or_default();
+    let plan = outcome.plan.map(|p| p.to_json()).unwrap_or_default();
     serde_json::to_string_pretty(&plan).unwrap_or_default()
 }
 

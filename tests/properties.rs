@@ -746,15 +746,14 @@ fn digests(files: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         .map(|d| format!("[{}] {}", d.code, d.summary))
         .collect();
     assert!(errors.is_empty(), "billing should check: {errors:?}");
-    let plan = outcome.plan.unwrap_or_default();
     let mut out = BTreeMap::new();
-    for action in plan["actions"].as_array().cloned().unwrap_or_default() {
-        let name = action["name"].as_str().unwrap_or("?").to_string();
-        let digest = action["step_shape_digest"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        out.insert(name, digest);
+    for action in outcome
+        .plan
+        .as_ref()
+        .and_then(|p| p.app())
+        .map_or(&[][..], |p| &p.actions)
+    {
+        out.insert(action.name.clone(), action.step_shape_digest.clone());
     }
     out
 }

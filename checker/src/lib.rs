@@ -27,8 +27,8 @@ pub enum Scope {
 /// The checker's answer for one program.
 pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
-    /// The plan as JSON (`jadpo build`); for a package, its surface.
-    pub plan: serde_json::Value,
+    /// The plan (`jadpo build`); for a package, its surface.
+    pub plan: plan::Built,
 }
 
 /// The diagnostics of [`check`] without building the plan.

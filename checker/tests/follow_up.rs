@@ -703,7 +703,7 @@ fn the_plan_lists_each_follow_up_with_options_and_size() {
     ];
     let body = vec![emit(&mut b, ev, opts)];
     b.action("remind", body);
-    let plan = b.check().plan;
+    let plan = b.check().plan.to_json();
     let fu = &plan["actions"][0]["follow_ups"][0];
     assert_eq!(fu["event"], "Remind", "{plan:#}");
     assert_eq!(fu["options"]["priority"]["value"], 2);

@@ -10,7 +10,7 @@ use support::B;
 
 /// The plan entry of the app action named `name`.
 fn action_plan(b: &B, name: &str) -> Value {
-    let plan = b.check().plan;
+    let plan = b.check().plan.to_json();
     let actions = plan["actions"].as_array().cloned().unwrap_or_default();
     actions
         .into_iter()
@@ -201,7 +201,7 @@ fn plan_is_deterministic_and_has_a_build_id() {
         let body = three_steps(&mut b);
         let a = b.action("subscribe", body);
         b.subscriber(a);
-        b.check().plan.to_string()
+        b.check().plan.to_json().to_string()
     };
     let one = build();
     assert_eq!(one, build());
@@ -255,7 +255,7 @@ fn plan_fields_match_the_schema() {
     let body = three_steps(&mut b);
     let a = b.action("subscribe", body);
     b.subscriber(a);
-    let plan = b.check().plan;
+    let plan = b.check().plan.to_json();
     let defs = &schema["$defs"];
     assert_eq!(keys(&plan), keys(&schema["oneOf"][0]["properties"]));
     let action = &plan["actions"][0];
@@ -267,7 +267,7 @@ fn plan_fields_match_the_schema() {
     );
     let inner = vec![b.pkg_call("stripe.customers.create")];
     b.pkg_action("create_one", inner);
-    let surface = b.check_package().plan;
+    let surface = b.check_package().plan.to_json();
     assert_eq!(keys(&surface), keys(&schema["oneOf"][1]["properties"]));
     assert_eq!(
         keys(&surface["actions"][0]),
@@ -297,12 +297,13 @@ fn one_action_planned_alone_matches_the_whole_plan() {
             scope: &Scope::App,
             analysed: &analysed,
         };
-        let whole = plan::build(&cx);
+        let whole = plan::build(&cx).to_json();
         let listed = whole["actions"].as_array().cloned().unwrap_or_default();
         let lines = plan::Lines::new(&cx);
         let mut planned = 0;
         for (i, action) in program.actions.iter().enumerate() {
-            let alone = plan::action(&cx, &lines, ActionId(i as u32));
+            let alone =
+                plan::action(&cx, &lines, ActionId(i as u32)).map(|a| plan::model::to_json(&a));
             let found = listed
                 .iter()
                 .find(|a| a["name"] == action.qualified.as_str());

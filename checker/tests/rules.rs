@@ -544,7 +544,7 @@ fn package_scope_checks_package_actions_only() {
         !codes.contains(&"step.encryption_key_required"),
         "{codes:?}"
     );
-    let surface = &pkg.plan["actions"][0];
+    let surface = &pkg.plan.to_json()["actions"][0];
     assert_eq!(surface["changing_calls"], 9);
     // The app check does not report the package's own finding.
     let app_codes = b.codes();

@@ -54,7 +54,7 @@ pub struct Provider {
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 pub const DEFAULT_ATTEMPTS: u32 = 1;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NewKeyOn {
     None,

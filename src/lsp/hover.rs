@@ -5,9 +5,9 @@
 
 use super::find;
 use super::project::Snapshot;
+use jadpo_checker::plan::{ActionPlan, StepPlan};
 use jadpo_compiler::ir::{ActionId, Effect, OpId, Program, Target};
-use jadpo_compiler::span::{FileId, Span};
-use serde_json::Value;
+use jadpo_compiler::span::FileId;
 use std::rc::Rc;
 
 /// The hover text (markdown) at a position.
@@ -26,17 +26,16 @@ pub fn hover(snap: &Snapshot, file: FileId, offset: usize) -> Option<String> {
 fn call_facts(snap: &Snapshot, program: &Program, holder: ActionId, effect: &Effect) -> String {
     let holder_name = &program.action(holder).qualified;
     let plan = plan_action(snap, holder_name);
-    let steps: Vec<&Value> = plan
+    let steps: Vec<&StepPlan> = plan
         .as_deref()
-        .and_then(|a| a["steps"].as_array())
-        .map(|s| s.iter().collect())
+        .map(|a| a.steps.iter().collect())
         .unwrap_or_default();
-    let here = site(snap, effect.span);
+    let here = effect.span;
     match &effect.target {
         Target::Op(op) => {
-            let mine: Vec<&Value> = steps
+            let mine: Vec<&StepPlan> = steps
                 .iter()
-                .filter(|s| s["site"] == here && s["via"].as_array().is_some_and(Vec::is_empty))
+                .filter(|s| s.call == here && s.via_calls.is_empty())
                 .copied()
                 .collect();
             let position = step_text(&mine, &steps, holder_name);
@@ -47,9 +46,9 @@ fn call_facts(snap: &Snapshot, program: &Program, holder: ActionId, effect: &Eff
             )
         }
         Target::Action(callee) => {
-            let through: Vec<&Value> = steps
+            let through: Vec<&StepPlan> = steps
                 .iter()
-                .filter(|s| s["via"].get(0).is_some_and(|v| v["site"] == here))
+                .filter(|s| s.via_calls.first() == Some(&here))
                 .copied()
                 .collect();
             let position = step_text(&through, &steps, holder_name);
@@ -75,20 +74,10 @@ fn call_facts(snap: &Snapshot, program: &Program, holder: ActionId, effect: &Eff
 
 /// "step 2 of at most 4 in `subscribe`", from the plan's possible
 /// positions of the matching steps.
-fn step_text(mine: &[&Value], all: &[&Value], holder: &str) -> String {
-    let first = mine
-        .iter()
-        .filter_map(|s| s["positions"]["first"].as_u64())
-        .min();
-    let last = mine
-        .iter()
-        .filter_map(|s| s["positions"]["last"].as_u64())
-        .max();
-    let most = all
-        .iter()
-        .filter_map(|s| s["positions"]["last"].as_u64())
-        .max()
-        .unwrap_or(0);
+fn step_text(mine: &[&StepPlan], all: &[&StepPlan], holder: &str) -> String {
+    let first = mine.iter().map(|s| s.positions.first).min();
+    let last = mine.iter().map(|s| s.positions.last).max();
+    let most = all.iter().map(|s| s.positions.last).max().unwrap_or(0);
     match (first, last) {
         (Some(a), Some(b)) if a == b => format!("step {a} of at most {most} in `{holder}`"),
         (Some(a), Some(b)) => format!("step {a} to {b} of at most {most} in `{holder}`"),
@@ -149,7 +138,7 @@ fn action_facts(snap: &Snapshot, program: &Program, id: ActionId) -> String {
             action.qualified
         );
     };
-    let changing = plan["changing_calls"].as_u64().unwrap_or(0);
+    let changing = plan.changing_calls;
     let mut lines = vec![
         format!("**action `{}`**", action.qualified),
         String::new(),
@@ -161,14 +150,8 @@ fn action_facts(snap: &Snapshot, program: &Program, id: ActionId) -> String {
                 ""
             }
         ),
-        format!(
-            "- deadline budget: {}",
-            duration(plan["deadline_budget_ms"].as_u64().unwrap_or(0))
-        ),
-        format!(
-            "- step shape digest: `{}`",
-            plan["step_shape_digest"].as_str().unwrap_or("?")
-        ),
+        format!("- deadline budget: {}", duration(plan.deadline_budget_ms)),
+        format!("- step shape digest: `{}`", plan.step_shape_digest),
     ];
     let entries = reaching_entries(snap, &action.qualified);
     lines.push(if entries.is_empty() {
@@ -188,20 +171,18 @@ fn reaching_entries(snap: &Snapshot, name: &str) -> Vec<String> {
         let Some(plan) = plan_action(snap, &current) else {
             continue;
         };
-        for e in plan["entries"].as_array().into_iter().flatten() {
-            if let Some(label) = e["label"].as_str() {
-                let via = if current == name {
-                    String::new()
-                } else {
-                    format!(" (through `{current}`)")
-                };
-                labels.push(format!("`{label}`{via}"));
-            }
+        for e in &plan.entries {
+            let via = if current == name {
+                String::new()
+            } else {
+                format!(" (through `{current}`)")
+            };
+            labels.push(format!("`{}`{via}", e.label()));
         }
-        for caller in plan["called_by"].as_array().into_iter().flatten() {
-            if let Some(c) = caller.as_str().filter(|c| !seen.iter().any(|s| s == c)) {
-                seen.push(c.to_string());
-                queue.push(c.to_string());
+        for c in &plan.called_by {
+            if !seen.iter().any(|s| s == c) {
+                seen.push(c.clone());
+                queue.push(c.clone());
             }
         }
     }
@@ -210,20 +191,8 @@ fn reaching_entries(snap: &Snapshot, name: &str) -> Vec<String> {
     labels
 }
 
-fn plan_action(snap: &Snapshot, name: &str) -> Option<Rc<Value>> {
+fn plan_action(snap: &Snapshot, name: &str) -> Option<Rc<ActionPlan>> {
     snap.plan_action(name)
-}
-
-/// `file:line:col` as the plan writes sites (1-based, columns in characters).
-fn site(snap: &Snapshot, span: Span) -> String {
-    if span.file.0 as usize >= snap.files.len() {
-        return String::from("?");
-    }
-    let file = snap.files.get(span.file);
-    let before = file.text.get(..span.start as usize).unwrap_or("");
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    format!("{}:{line}:{col}", file.path)
 }
 
 fn yes_no(b: bool) -> &'static str {

@@ -15,7 +15,6 @@ use jadpo_compiler::load::{self, LoadedProject};
 use jadpo_compiler::source::{Files, Unit};
 use jadpo_compiler::span::FileId;
 use jadpo_compiler::{parser, resolve};
-use serde_json::Value;
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,7 +39,7 @@ pub struct Snapshot {
     pub program: Option<Program>,
     analysed: Option<Analysed>,
     /// Actions' entries of the plan, by name, planned on first use.
-    plans: RefCell<HashMap<String, Option<Rc<Value>>>>,
+    plans: RefCell<HashMap<String, Option<Rc<plan::ActionPlan>>>>,
     /// Line starts of every file, for the plan's sites.
     lines: OnceCell<plan::Lines>,
     /// Parsed sources, by file.
@@ -52,7 +51,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// An app action's entry of the plan `jadpo build` writes, planned on
     /// first use (a hover plans one action and its callers, not the app).
-    pub fn plan_action(&self, name: &str) -> Option<Rc<Value>> {
+    pub fn plan_action(&self, name: &str) -> Option<Rc<plan::ActionPlan>> {
         if let Some(found) = self.plans.borrow().get(name) {
             return found.clone();
         }

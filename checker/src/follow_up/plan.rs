@@ -3,42 +3,43 @@
 //! stages follow-ups. An option known only at run time is marked
 //! `checked_at_staging: true`. The outbox is the action's `record_store`.
 
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
 use jadpo_compiler::ir::{ActionId, Node, Target};
 
 use super::{for_each_node, options, own_emits, size};
-use crate::plan::site;
+use crate::plan::{site, FollowUpPlan, OptionPlan};
 use crate::rules::Cx;
 
 /// The `follow_ups` entry of action `id`, in evaluation order.
-pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Value {
+pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Vec<FollowUpPlan> {
     let Some(action) = cx.program.actions.get(id.0 as usize) else {
-        return Value::Array(Vec::new());
+        return Vec::new();
     };
-    let mut out: Vec<(u32, Value)> = own_emits(&action.body)
+    let mut out: Vec<(u32, FollowUpPlan)> = own_emits(&action.body)
         .into_iter()
         .map(|(emit, loops)| {
             let s = size::emit_size(cx.program, emit);
-            let mut opts = Map::new();
-            for o in &emit.options {
-                opts.insert(
-                    o.key.as_str().to_string(),
-                    json!({
-                        "value": options::to_json(&o.value),
-                        "checked_at_staging": !options::is_literal(&o.value),
-                    }),
-                );
-            }
+            let options: BTreeMap<String, OptionPlan> = emit
+                .options
+                .iter()
+                .map(|o| {
+                    let plan = OptionPlan {
+                        value: options::to_json(&o.value),
+                        checked_at_staging: !options::is_literal(&o.value),
+                    };
+                    (o.key.as_str().to_string(), plan)
+                })
+                .collect();
             let event = cx.program.events.get(emit.event.0 as usize);
-            let entry = json!({
-                "event": event.map(|e| e.qualified.as_str()),
-                "site": site(cx, emit.span),
-                "loop_max": loops,
-                "options": opts,
-                "worst_case_bytes": s.total(),
-                "unbounded_fields": s.unbounded.iter().map(|n| n.as_str()).collect::<Vec<_>>(),
-            });
+            let entry = FollowUpPlan::Emit {
+                event: event.map(|e| e.qualified.clone()),
+                site: site(cx, emit.span),
+                loop_max: loops,
+                options,
+                worst_case_bytes: s.total(),
+                unbounded_fields: s.unbounded.iter().map(|n| n.as_str().to_string()).collect(),
+            };
             (emit.span.start, entry)
         })
         .collect();
@@ -53,10 +54,13 @@ pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Value {
                 .actions
                 .get(callee.0 as usize)
                 .map(|a| a.qualified.as_str());
-            let entry = json!({ "through": name, "site": site(cx, effect.span) });
+            let entry = FollowUpPlan::Through {
+                through: name.map(str::to_string),
+                site: site(cx, effect.span),
+            };
             out.push((effect.span.start, entry));
         }
     });
     out.sort_by_key(|(start, _)| *start);
-    Value::Array(out.into_iter().map(|(_, v)| v).collect())
+    out.into_iter().map(|(_, v)| v).collect()
 }

@@ -5,16 +5,21 @@
 //! (`jadpo publish`): the surface of its public actions. `spec/plan.md`
 //! describes every field.
 //!
-//! Objects are `serde_json::Map`s, which sort their keys, so the same
-//! program always gives the same bytes.
+//! The plan is typed data (`model.rs`); its JSON has sorted keys, so the
+//! same program always gives the same bytes.
 
+pub mod model;
 pub mod shape;
 
 use jadpo_compiler::ir::{ActionId, EntryKind, Owner};
 use jadpo_compiler::span::Span;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::rules::Cx;
+pub use model::{
+    ActionPlan, Built, CrashPoint, EntryPlan, FollowUpPlan, OptionPlan, Plan, Point, Positions,
+    RecordStore, Shape, ShapeNode, StepPlan, Surface, SurfaceAction, Via,
+};
 use shape::StepGraph;
 
 pub const FORMAT: u32 = 1;
@@ -72,26 +77,36 @@ impl Lines {
     }
 }
 
-pub fn build(cx: &Cx) -> Value {
-    let mut plan = if cx.is_app() {
-        app_plan(cx)
+/// The plan of the app, or the surface of the package, being checked; its
+/// build id is the BLAKE3 of its JSON without `build_id`.
+pub fn build(cx: &Cx) -> Built {
+    if cx.is_app() {
+        let mut plan = app_plan(cx);
+        plan.build_id = build_id(&plan);
+        Built::App(plan)
     } else {
-        package_surface(cx)
-    };
-    let id = blake3::hash(plan.to_string().as_bytes())
-        .to_hex()
-        .to_string();
-    if let Value::Object(map) = &mut plan {
-        map.insert("build_id".into(), Value::String(id));
+        let mut surface = package_surface(cx);
+        surface.build_id = build_id(&surface);
+        Built::Package(surface)
     }
-    plan
+}
+
+/// BLAKE3 (hex) of the JSON of a plan or surface without its `build_id`.
+fn build_id<T: serde::Serialize>(value: &T) -> String {
+    let mut json = model::to_json(value);
+    if let Value::Object(map) = &mut json {
+        map.remove("build_id");
+    }
+    blake3::hash(json.to_string().as_bytes())
+        .to_hex()
+        .to_string()
 }
 
 /// One app action's entry of the plan, exactly as [`build`] writes it,
 /// without planning the other actions (the language server's hover); `None`
 /// for an action outside the app. `lines` is [`Lines::new`], kept by the
 /// caller between calls.
-pub fn action(cx: &Cx, lines: &Lines, id: ActionId) -> Option<Value> {
+pub fn action(cx: &Cx, lines: &Lines, id: ActionId) -> Option<ActionPlan> {
     if !cx.is_app() || !cx.in_scope(id) {
         return None;
     }
@@ -106,33 +121,28 @@ pub fn action(cx: &Cx, lines: &Lines, id: ActionId) -> Option<Value> {
     Some(action_plan(cx, lines, id, &entry_ids))
 }
 
-fn app_plan(cx: &Cx) -> Value {
+fn app_plan(cx: &Cx) -> Plan {
     let lines = Lines::new(cx);
     let by_action = entries_by_action(cx);
-    let mut actions: Vec<(String, Value)> = cx
+    let mut actions: Vec<ActionPlan> = cx
         .actions()
         .map(|id| {
             let entries = by_action.get(id.0 as usize).map_or(&[][..], Vec::as_slice);
-            (
-                cx.program.action(id).qualified.clone(),
-                action_plan(cx, &lines, id, entries),
-            )
+            action_plan(cx, &lines, id, entries)
         })
         .collect();
-    actions.sort_by(|a, b| a.0.cmp(&b.0));
-    object([
-        ("plan_format", json!(FORMAT)),
-        ("app", json!(cx.program.app.name)),
-        (
-            "actions",
-            Value::Array(actions.into_iter().map(|(_, v)| v).collect()),
-        ),
-    ])
+    actions.sort_by(|a, b| a.name.cmp(&b.name));
+    Plan {
+        plan_format: FORMAT,
+        build_id: String::new(),
+        app: cx.program.app.name.clone(),
+        actions,
+    }
 }
 
-fn package_surface(cx: &Cx) -> Value {
+fn package_surface(cx: &Cx) -> Surface {
     let crate::Scope::Package(name) = cx.scope else {
-        return Value::Null;
+        return Surface::default();
     };
     let version = cx
         .program
@@ -140,25 +150,23 @@ fn package_surface(cx: &Cx) -> Value {
         .iter()
         .find(|p| p.name.as_str() == name)
         .map_or(String::new(), |p| p.version.clone());
-    let mut actions: Vec<(String, Value)> = cx
+    let mut actions: Vec<SurfaceAction> = cx
         .actions()
         .filter(|id| cx.program.action(*id).public)
-        .map(|id| (cx.program.action(id).qualified.clone(), surface(cx, id)))
+        .map(|id| surface(cx, id))
         .collect();
-    actions.sort_by(|a, b| a.0.cmp(&b.0));
-    object([
-        ("plan_format", json!(FORMAT)),
-        ("package", json!(name)),
-        ("version", json!(version)),
-        (
-            "actions",
-            Value::Array(actions.into_iter().map(|(_, v)| v).collect()),
-        ),
-    ])
+    actions.sort_by(|a, b| a.name.cmp(&b.name));
+    Surface {
+        plan_format: FORMAT,
+        build_id: String::new(),
+        package: name.clone(),
+        version,
+        actions,
+    }
 }
 
 /// A public package action's surface: what its callers' analysis reuses.
-pub fn surface(cx: &Cx, id: ActionId) -> Value {
+pub fn surface(cx: &Cx, id: ActionId) -> SurfaceAction {
     let action = cx.program.action(id);
     let mut failures: Vec<String> = action
         .fails
@@ -181,26 +189,23 @@ pub fn surface(cx: &Cx, id: ActionId) -> Value {
         None => (Vec::new(), 0, 0),
     };
     let graph = shape::build(cx.program, id);
-    object([
-        ("name", json!(action.qualified)),
-        ("failures", json!(failures)),
-        ("after_effect", json!(after)),
-        ("changing_calls", json!(changing)),
-        ("step_shape", shape_json(cx, &graph)),
-        (
-            "step_shape_digest",
-            json!(shape::digest(cx.program, &graph)),
-        ),
-        ("deadline_budget_ms", json!(budget)),
-    ])
+    SurfaceAction {
+        name: action.qualified.clone(),
+        failures,
+        after_effect: after,
+        changing_calls: changing,
+        step_shape: shape_of(cx, &graph),
+        step_shape_digest: shape::digest(cx.program, &graph),
+        deadline_budget_ms: budget,
+    }
 }
 
-fn action_plan(cx: &Cx, lines: &Lines, id: ActionId, entry_ids: &[usize]) -> Value {
+fn action_plan(cx: &Cx, lines: &Lines, id: ActionId, entry_ids: &[usize]) -> ActionPlan {
     let action = cx.program.action(id);
     let summary = cx.summary(id);
     let changing = summary.map_or(0, |s| s.changing_calls());
     let graph = shape::build(cx.program, id);
-    let callers: Vec<String> = cx
+    let mut callers: Vec<String> = cx
         .analysed
         .callers
         .get(id.0 as usize)
@@ -209,40 +214,26 @@ fn action_plan(cx: &Cx, lines: &Lines, id: ActionId, entry_ids: &[usize]) -> Val
         .filter(|c| cx.program.action(**c).owner == Owner::App)
         .map(|c| cx.program.action(*c).qualified.clone())
         .collect();
-    let mut crash_points = Vec::new();
-    for i in 0..graph.steps.len() {
-        for point in ["before_send", "after_send_before_record", "after_record"] {
-            crash_points.push(json!({ "step": i, "point": point }));
-        }
-    }
-    let mut callers = callers;
     callers.sort();
-    object([
-        ("name", json!(action.qualified)),
-        ("site", json!(lines.site(cx, action.name_span))),
-        ("entries", entries(cx, lines, entry_ids)),
-        ("called_by", json!(callers)),
-        ("changing_calls", json!(changing)),
-        ("multi_step", json!(changing >= 2)),
-        ("steps", steps_json(cx, lines, &graph)),
-        ("step_shape", shape_json(cx, &graph)),
-        (
-            "step_shape_digest",
-            json!(shape::digest(cx.program, &graph)),
-        ),
-        (
-            "deadline_budget_ms",
-            json!(summary.map_or(0, |s| s.deadline_budget_ms())),
-        ),
-        ("record_store", record_store(cx, id)),
-        ("crash_points", Value::Array(crash_points)),
-        ("follow_ups", staged_follow_ups(cx, id)),
-    ])
-}
-
-/// The events the action stages (`crate::follow_up::plan`).
-fn staged_follow_ups(cx: &Cx, id: ActionId) -> Value {
-    crate::follow_up::plan::plan_follow_ups(cx, id)
+    let crash_points = (0..graph.steps.len())
+        .flat_map(|step| Point::ALL.map(|point| CrashPoint { step, point }))
+        .collect();
+    ActionPlan {
+        name: action.qualified.clone(),
+        site: lines.site(cx, action.name_span),
+        entries: entries(cx, lines, entry_ids),
+        called_by: callers,
+        changing_calls: changing,
+        multi_step: changing >= 2,
+        steps: steps_of(cx, lines, &graph),
+        step_shape: shape_of(cx, &graph),
+        step_shape_digest: shape::digest(cx.program, &graph),
+        deadline_budget_ms: summary.map_or(0, |s| s.deadline_budget_ms()),
+        record_store: record_store(cx, id),
+        crash_points,
+        follow_ups: crate::follow_up::plan::plan_follow_ups(cx, id),
+        action: Some(id),
+    }
 }
 
 /// The indexes of the entry points that run each action, computed once so
@@ -257,108 +248,118 @@ fn entries_by_action(cx: &Cx) -> Vec<Vec<usize>> {
     by_action
 }
 
-fn entries(cx: &Cx, lines: &Lines, entry_ids: &[usize]) -> Value {
-    let mut list: Vec<Value> = Vec::new();
-    for e in entry_ids.iter().filter_map(|i| cx.program.entries.get(*i)) {
-        let mut m = Map::new();
-        m.insert("label".into(), json!(e.label));
-        m.insert("site".into(), json!(lines.site(cx, e.span)));
-        match &e.kind {
-            EntryKind::Route {
-                method,
-                path,
-                key_required,
-                deadline_ms,
-                ..
-            } => {
-                m.insert("kind".into(), json!("route"));
-                m.insert("method".into(), json!(method));
-                m.insert("path".into(), json!(path));
-                m.insert("idempotency_key_required".into(), json!(key_required));
-                m.insert("deadline_ms".into(), json!(deadline_ms));
+fn entries(cx: &Cx, lines: &Lines, entry_ids: &[usize]) -> Vec<EntryPlan> {
+    entry_ids
+        .iter()
+        .filter_map(|i| cx.program.entries.get(*i))
+        .map(|e| {
+            let label = e.label.clone();
+            let site = lines.site(cx, e.span);
+            match &e.kind {
+                EntryKind::Route {
+                    method,
+                    path,
+                    key_required,
+                    deadline_ms,
+                    ..
+                } => EntryPlan::Route {
+                    label,
+                    site,
+                    method: method.clone(),
+                    path: path.clone(),
+                    idempotency_key_required: *key_required,
+                    deadline_ms: *deadline_ms,
+                },
+                EntryKind::Subscriber { event } => EntryPlan::Subscriber {
+                    label,
+                    site,
+                    event: event.map(|ev| cx.program.event(ev).qualified.clone()),
+                },
+                EntryKind::Schedule => EntryPlan::Schedule { label, site },
             }
-            EntryKind::Subscriber { event } => {
-                m.insert("kind".into(), json!("subscriber"));
-                let name = event.map(|ev| cx.program.event(ev).qualified.clone());
-                m.insert("event".into(), json!(name));
-            }
-            EntryKind::Schedule => {
-                m.insert("kind".into(), json!("schedule"));
-            }
-        }
-        list.push(Value::Object(m));
-    }
-    Value::Array(list)
+        })
+        .collect()
 }
 
-fn record_store(cx: &Cx, id: ActionId) -> Value {
+fn record_store(cx: &Cx, id: ActionId) -> Option<RecordStore> {
     let written = cx.summary(id).and_then(|s| s.misc.first_store);
-    match (written, &cx.program.app.events_store) {
-        (Some(store), _) => json!({ "store": store.as_str(), "from": "writes" }),
-        (None, Some((store, _))) => json!({ "store": store.as_str(), "from": "events_store" }),
-        (None, None) => Value::Null,
-    }
+    let (store, from) = match (written, &cx.program.app.events_store) {
+        (Some(store), _) => (store, "writes"),
+        (None, Some((store, _))) => (*store, "events_store"),
+        (None, None) => return None,
+    };
+    Some(RecordStore {
+        store: store.as_str().to_string(),
+        from: from.to_string(),
+    })
 }
 
-fn steps_json(cx: &Cx, lines: &Lines, graph: &StepGraph) -> Value {
-    let mut out = Vec::new();
+fn steps_of(cx: &Cx, lines: &Lines, graph: &StepGraph) -> Vec<StepPlan> {
+    let mut out = Vec::with_capacity(graph.steps.len());
     for (i, step) in graph.steps.iter().enumerate() {
         let op = cx.program.op(step.node.op);
         let pkg = cx.program.packages.get(op.package.0 as usize);
         let idem = pkg.and_then(|p| p.idempotency.as_ref());
         let keyed = op.keyed && idem.is_some();
         let window = idem.filter(|_| keyed).map(|i| i.window_ms);
-        let via: Vec<Value> = step
+        let via = step
             .node
             .via
             .iter()
-            .map(|(span, a)| json!({ "action": cx.program.action(*a).qualified, "site": lines.site(cx, *span) }))
+            .map(|(span, a)| Via {
+                action: cx.program.action(*a).qualified.clone(),
+                site: lines.site(cx, *span),
+            })
             .collect();
-        out.push(json!({
-            "id": i,
-            "site": lines.site(cx, step.node.span),
-            "via": Value::Array(via),
-            "operation": op.qualified,
-            "changing": op.changes,
-            "idempotent": op.idempotent,
-            "keyed": keyed,
-            "positions": { "first": step.first, "last": step.last },
-            "window_ms": window,
-            "margin_ms": window.map(|w| (w / 10).min(3_600_000)),
-            "replays_failures": idem.is_some_and(|i| i.replays_failures) && keyed,
-            "new_key_on": idem.filter(|_| keyed).map(|i| i.new_key_on),
-            "timeout_ms": op.timeout_ms,
-            "attempts": op.attempts,
-        }));
+        out.push(StepPlan {
+            id: i,
+            site: lines.site(cx, step.node.span),
+            via,
+            operation: op.qualified.clone(),
+            changing: op.changes,
+            idempotent: op.idempotent,
+            keyed,
+            positions: Positions {
+                first: step.first,
+                last: step.last,
+            },
+            window_ms: window,
+            margin_ms: window.map(margin_ms),
+            replays_failures: idem.is_some_and(|i| i.replays_failures) && keyed,
+            new_key_on: idem.filter(|_| keyed).map(|i| i.new_key_on),
+            timeout_ms: op.timeout_ms,
+            attempts: op.attempts,
+            call: step.node.span,
+            via_calls: step.node.via.iter().map(|(span, _)| *span).collect(),
+            op: Some(step.node.op),
+        });
     }
-    Value::Array(out)
+    out
 }
 
-fn shape_json(cx: &Cx, graph: &StepGraph) -> Value {
-    let nodes: Vec<Value> = graph
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let op = cx.program.op(s.node.op);
-            json!({ "id": i, "operation": op.qualified, "changing": op.changes })
-        })
-        .collect();
-    let edges: Vec<Value> = graph.edges.iter().map(|(a, b)| json!([a, b])).collect();
-    object([
-        ("nodes", Value::Array(nodes)),
-        ("starts", json!(graph.starts)),
-        ("edges", Value::Array(edges)),
-        ("truncated", json!(graph.truncated)),
-    ])
+/// The margin before a key's window ends: the smaller of a tenth of the
+/// window and one hour.
+pub fn margin_ms(window_ms: u64) -> u64 {
+    (window_ms / 10).min(3_600_000)
 }
 
-/// A JSON object from its fields, moving each value: `json!` would serialize
-/// (deep-copy) every nested `Value` it is given.
-fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
-    let mut map = Map::new();
-    for (key, value) in fields {
-        map.insert(key.to_string(), value);
+fn shape_of(cx: &Cx, graph: &StepGraph) -> Shape {
+    Shape {
+        nodes: graph
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let op = cx.program.op(s.node.op);
+                ShapeNode {
+                    id: i,
+                    operation: op.qualified.clone(),
+                    changing: op.changes,
+                }
+            })
+            .collect(),
+        starts: graph.starts.clone(),
+        edges: graph.edges.clone(),
+        truncated: graph.truncated,
     }
-    Value::Object(map)
 }
