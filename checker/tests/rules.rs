@@ -341,6 +341,7 @@ fn writing_a_store_keeps_the_record() {
     let mut b = B::new();
     b.p.app.encryption_key = Some(jadpo_compiler::ir::EncryptionKey {
         span: b.span(),
+        name: jadpo_compiler::intern::Name::new("steps_key"),
         secret: true,
         config_span: None,
     });

@@ -1,4 +1,4 @@
-//! `pattern:` constraints: regular expressions in the `regex` crate's
+//! `pattern:` and `format: email` constraints: regular expressions in the `regex` crate's
 //! syntax, matched with search semantics (as JSON Schema: the pattern may
 //! match anywhere unless anchored with `^` and `$`). Compilation is bounded,
 //! so a hostile pattern is refused rather than built.
@@ -22,6 +22,20 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
 /// is not a valid one (reported where it is declared).
 pub fn matches(pattern: &str, text: &str) -> Option<bool> {
     compile(pattern).ok().map(|re| re.is_match(text))
+}
+
+/// `format: email`: one `@`, a non-empty local part, and a domain with a
+/// dot that neither starts nor ends it, no whitespace.
+pub fn is_email(s: &str) -> bool {
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !s.chars().any(char::is_whitespace)
 }
 
 /// The regex crate's message without its drawing of the pattern.

@@ -526,6 +526,7 @@ impl B {
         self.p.app.events_store = Some((Name::new("primary"), span));
         self.p.app.encryption_key = Some(EncryptionKey {
             span,
+            name: jadpo_compiler::intern::Name::new("steps_key"),
             secret: true,
             config_span: None,
         });

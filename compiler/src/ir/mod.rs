@@ -15,7 +15,7 @@ use crate::intern::Name;
 use crate::manifest::{AnswerMatch, NewKeyOn};
 use crate::span::Span;
 
-pub use types::{FnId, Prim, Ty, TypeDef, TypeId, Types};
+pub use types::{FieldDef, FnId, Prim, Ty, TypeDef, TypeId, TypeKind, Types};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PkgId(pub u32);
@@ -111,6 +111,8 @@ pub struct AppSettings {
 #[derive(Clone, Debug)]
 pub struct EncryptionKey {
     pub span: Span,
+    /// The config entry that holds the key.
+    pub name: Name,
     /// Whether the named config entry says `secret: true`.
     pub secret: bool,
     /// The config entry's declaration.

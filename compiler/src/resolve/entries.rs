@@ -99,6 +99,7 @@ impl<'a> Builder<'a> {
             Some(c) => {
                 self.prog.app.encryption_key = Some(ir::EncryptionKey {
                     span: path.span,
+                    name: entry.name,
                     secret: c.secret,
                     config_span: Some(c.span),
                 });

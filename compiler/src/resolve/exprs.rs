@@ -902,7 +902,7 @@ fn text_problem(s: &str, b: &super::tables::Bounds) -> Option<String> {
     if let Some(m) = b.min_length.filter(|m| n < *m) {
         return Some(format!("it has {n} characters, fewer than min_length {m}"));
     }
-    if b.email && !looks_like_email(s) {
+    if b.email && !crate::pattern::is_email(s) {
         return Some("it is not an email address".to_string());
     }
     if let Some(p) = &b.pattern {
@@ -911,18 +911,4 @@ fn text_problem(s: &str, b: &super::tables::Bounds) -> Option<String> {
         }
     }
     None
-}
-
-/// A simple email check: one `@`, a non-empty local part, and a domain with a
-/// dot that neither starts nor ends it.
-fn looks_like_email(s: &str) -> bool {
-    let Some((local, domain)) = s.split_once('@') else {
-        return false;
-    };
-    !local.is_empty()
-        && !domain.contains('@')
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !s.chars().any(char::is_whitespace)
 }

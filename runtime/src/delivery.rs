@@ -1,0 +1,413 @@
+//! A delivery: one action run from its entry, in attempts until it commits,
+//! fails, parks, is held or faults, at most `attempts` of them, each later
+//! one `retry_after` after the one before. A crash ends its attempt and the
+//! delivery resumes at once, at the same clock, not counting the crashed
+//! attempt. Every ending but a commit keeps the record as an operator item.
+
+use std::collections::BTreeMap;
+
+use jadpo_checker::plan::{ActionPlan, Plan, Point};
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::{ActionId, Program};
+use jadpo_compiler::span::Span;
+
+use crate::attempt::{short, Attempt, CrashAt, Seen, Setting};
+use crate::eval::{Divergence, Failed, Flow, Interp, Stop};
+use crate::provider::Provider;
+use crate::record::{Mode, RowState, Sealer, StoredRecord, TEST_KEY};
+use crate::store::{Commit, CommitError, OperatorItem, Store};
+use crate::value::{Instant, Value};
+
+/// Expressions one delivery may evaluate: far more than any real action
+/// needs, and a bound on a recursion that does not end.
+pub const FUEL: u64 = 10_000_000;
+
+/// A program with its plan, ready to run deliveries.
+pub struct Runtime<'p> {
+    pub program: &'p Program,
+    pub plan: &'p Plan,
+    /// Each action's plan, by the action's id.
+    by_action: BTreeMap<ActionId, usize>,
+    /// Each planned action's steps by (action calls leading there, site).
+    steps: Vec<BTreeMap<(Vec<Span>, Span), usize>>,
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Delivery {
+    /// `test:<test name>:<n>`, with `:<subscriber>` for a `deliver`.
+    pub id: String,
+    pub action: ActionId,
+    pub args: Vec<Value>,
+    pub config: BTreeMap<Name, Value>,
+    /// The first attempt's start.
+    pub start: Instant,
+    pub attempts: u32,
+    pub retry_after_ms: i64,
+}
+
+/// How a delivery ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum End {
+    Completed(Value),
+    Failed(Failed),
+    /// Parked as outcome_unknown at a step.
+    Parked {
+        step: u32,
+        why: String,
+    },
+    /// Held as diverged.
+    Held(Divergence),
+    /// Still retry-later after the last attempt.
+    RetryLater(String),
+    Faulted(String),
+    /// Another runner took the delivery's lease.
+    LeaseLost,
+}
+
+impl End {
+    /// `completed`, `failed`, `outcome_unknown`, `diverged`, `retry_later`,
+    /// `fault`, `lease_lost`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            End::Completed(_) => "completed",
+            End::Failed(_) => "failed",
+            End::Parked { .. } => "outcome_unknown",
+            End::Held(_) => "diverged",
+            End::RetryLater(_) => "retry_later",
+            End::Faulted(_) => "fault",
+            End::LeaseLost => "lease_lost",
+        }
+    }
+}
+
+/// One line of a delivery's step listing, in the seed's shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedStep {
+    pub position: u32,
+    pub operation: String,
+    /// `answered`, `replayed`, `in doubt` or `sent`.
+    pub state: &'static str,
+    pub sent_at: Instant,
+    /// The answer's `id`, the failure it answered, or the step's key.
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub end: End,
+    pub steps: Vec<ListedStep>,
+    /// Attempts made, crashed ones not counted.
+    pub attempts: u32,
+    /// When the last attempt started.
+    pub last_start: Instant,
+    /// Whether the asked-for crash struck.
+    pub crashed: bool,
+}
+
+impl<'p> Runtime<'p> {
+    pub fn new(program: &'p Program, plan: &'p Plan) -> Self {
+        let mut by_action = BTreeMap::new();
+        let mut steps = Vec::with_capacity(plan.actions.len());
+        for (i, a) in plan.actions.iter().enumerate() {
+            if let Some(id) = a.action {
+                by_action.insert(id, i);
+            }
+            steps.push(
+                a.steps
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| ((s.via_calls.clone(), s.call), j))
+                    .collect(),
+            );
+        }
+        Runtime {
+            program,
+            plan,
+            by_action,
+            steps,
+        }
+    }
+
+    pub fn action_plan(&self, action: ActionId) -> Option<&'p ActionPlan> {
+        self.by_action
+            .get(&action)
+            .and_then(|i| self.plan.actions.get(*i))
+    }
+
+    /// The arguments an entry point's `run:` gives its action, over the
+    /// entry's values (`event`, or a route's `input` and `path`).
+    pub fn entry_args(&self, entry: usize, values: Vec<Value>) -> Result<Vec<Value>, String> {
+        let Some(e) = self.program.entries.get(entry) else {
+            return Err("no such entry point".into());
+        };
+        crate::eval::eval_args(self.program, &e.run_args, values)
+    }
+
+    /// Runs a delivery to its end. `crash` strikes once, at the first send
+    /// of its step that reaches its point.
+    pub fn deliver(
+        &self,
+        d: &Delivery,
+        store: &mut dyn Store,
+        provider: &mut dyn Provider,
+        crash: Option<CrashAt>,
+    ) -> Outcome {
+        let Some(index) = self.by_action.get(&d.action).copied() else {
+            let name = &self.program.action(d.action).qualified;
+            return ended(End::Faulted(format!("`{name}` is not planned")), d.start);
+        };
+        let Some(plan) = self.plan.actions.get(index) else {
+            return ended(End::Faulted("no plan".into()), d.start);
+        };
+        let sealer = Sealer::new(&secret(self.program, &d.config));
+        let empty = BTreeMap::new();
+        let setting = Setting {
+            program: self.program,
+            plan,
+            build_id: &self.plan.build_id,
+            steps: self.steps.get(index).unwrap_or(&empty),
+            delivery: &d.id,
+            config: &d.config,
+            sealer: &sealer,
+            mode: if plan.multi_step {
+                Mode::Steps
+            } else {
+                Mode::Dispatch
+            },
+        };
+        run_attempts(&setting, d, store, provider, crash)
+    }
+}
+
+fn ended(end: End, at: Instant) -> Outcome {
+    Outcome {
+        end,
+        steps: Vec::new(),
+        attempts: 0,
+        last_start: at,
+        crashed: false,
+    }
+}
+
+/// The application's steps key, or the fixed test key when none is given.
+fn secret(program: &Program, config: &BTreeMap<Name, Value>) -> String {
+    program
+        .app
+        .encryption_key
+        .as_ref()
+        .and_then(|k| config.get(&k.name))
+        .map_or_else(|| TEST_KEY.to_string(), Value::as_text)
+}
+
+/// How one attempt ended.
+enum Ending {
+    Done(End, Vec<ListedStep>),
+    Again(String, Vec<ListedStep>),
+    Crashed,
+}
+
+fn run_attempts(
+    s: &Setting<'_>,
+    d: &Delivery,
+    store: &mut dyn Store,
+    provider: &mut dyn Provider,
+    mut crash: Option<CrashAt>,
+) -> Outcome {
+    let lease = store.claim(&d.id);
+    let mut start = d.start;
+    let mut attempts = 0;
+    let mut crashed = false;
+    loop {
+        let ending = {
+            let mut attempt = Attempt::new(s, store, provider, lease, start, &mut crash);
+            let ending = one_attempt(&mut attempt, d);
+            crashed |= attempt.crashed;
+            ending
+        };
+        match ending {
+            Ending::Crashed => continue,
+            Ending::Again(why, steps) => {
+                attempts += 1;
+                if attempts >= d.attempts.max(1) {
+                    return finish(
+                        store,
+                        d,
+                        End::RetryLater(why),
+                        steps,
+                        attempts,
+                        start,
+                        crashed,
+                    );
+                }
+                start = Instant(start.0 + i128::from(d.retry_after_ms) * 1_000_000);
+            }
+            Ending::Done(end, steps) => {
+                attempts += 1;
+                return finish(store, d, end, steps, attempts, start, crashed);
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    store: &mut dyn Store,
+    d: &Delivery,
+    end: End,
+    steps: Vec<ListedStep>,
+    attempts: u32,
+    last_start: Instant,
+    crashed: bool,
+) -> Outcome {
+    if !matches!(end, End::Completed(_) | End::LeaseLost) {
+        store.keep_item(OperatorItem {
+            delivery: d.id.clone(),
+            outcome: end.word().to_string(),
+            record: store.record(&d.id),
+        });
+    }
+    Outcome {
+        end,
+        steps,
+        attempts,
+        last_start,
+        crashed,
+    }
+}
+
+fn one_attempt(a: &mut Attempt<'_, '_>, d: &Delivery) -> Ending {
+    if let Err(flow) = a.check_record() {
+        return stopped(a, flow);
+    }
+    let program = a.s.program;
+    let result = {
+        let mut interp = Interp::new(program, &mut *a, FUEL);
+        interp.run(d.action, d.args.clone())
+    };
+    let result = match result {
+        Ok(v) => a.check_all_replayed().map(|()| v),
+        Err(Flow::Fail(f)) if !is_transient(program, &f) => {
+            a.check_all_replayed().and(Err(Flow::Fail(f)))
+        }
+        other => other,
+    };
+    match result {
+        Ok(v) => commit(a, v),
+        Err(flow) => stopped(a, flow),
+    }
+}
+
+fn is_transient(program: &Program, f: &Failed) -> bool {
+    let failure = program.failure(f.failure);
+    failure.owner == jadpo_compiler::ir::Owner::Stdlib && failure.kind.is_transient()
+}
+
+fn commit(a: &mut Attempt<'_, '_>, v: Value) -> Ending {
+    let listing = listing(a);
+    let c = Commit {
+        delivery: a.s.delivery.to_string(),
+        at: a.started,
+        writes: a.writes(),
+        follow_ups: std::mem::take(&mut a.follow_ups),
+    };
+    match a.store.commit(&c, a.lease) {
+        Ok(()) => Ending::Done(End::Completed(v), listing),
+        Err(CommitError::Conflict) => Ending::Again(
+            "the commit met a conflict: another delivery committed first".into(),
+            listing,
+        ),
+        Err(CommitError::LeaseLost) => Ending::Done(End::LeaseLost, listing),
+    }
+}
+
+fn stopped(a: &mut Attempt<'_, '_>, flow: Flow) -> Ending {
+    let listing = listing(a);
+    match flow {
+        Flow::Fail(f) if is_transient(a.s.program, &f) => {
+            let name = &a.s.program.failure(f.failure).qualified;
+            Ending::Again(
+                format!("a call failed with `{name}` and did not act"),
+                listing,
+            )
+        }
+        Flow::Fail(f) => Ending::Done(End::Failed(f), listing),
+        Flow::Return(v) => commit(a, v),
+        Flow::Stop(Stop::RetryLater(why)) => Ending::Again(why, listing),
+        Flow::Stop(Stop::Park { step, why }) => Ending::Done(End::Parked { step, why }, listing),
+        Flow::Stop(Stop::Held(d)) => Ending::Done(End::Held(d), listing),
+        Flow::Stop(Stop::Fault(why)) => Ending::Done(End::Faulted(why), listing),
+        Flow::Stop(Stop::Crash) => Ending::Crashed,
+        Flow::Stop(Stop::LeaseLost) => Ending::Done(End::LeaseLost, listing),
+    }
+}
+
+/// The delivery's steps as this attempt leaves them.
+fn listing(a: &Attempt<'_, '_>) -> Vec<ListedStep> {
+    let Some(rec) = &a.record else {
+        return Vec::new();
+    };
+    rec.steps
+        .iter()
+        .map(|row| {
+            let seen = a.seen.get(&row.position).copied();
+            let (state, detail) = match (&row.state, seen) {
+                (RowState::Answered(_), Some(Seen::Replayed)) => {
+                    ("replayed", answer_detail(a, rec, row.position))
+                }
+                (RowState::Answered(_), _) => ("answered", answer_detail(a, rec, row.position)),
+                (RowState::Dispatched, _) => (
+                    "answered",
+                    row.key.as_deref().map(short).unwrap_or_default(),
+                ),
+                (RowState::Sent { .. }, Some(Seen::InDoubt)) | (RowState::Sent { .. }, None) => (
+                    "in doubt",
+                    row.key
+                        .as_deref()
+                        .map_or("no key".into(), |k| format!("key {}", short(k))),
+                ),
+                (RowState::Sent { .. }, _) => {
+                    ("sent", row.key.as_deref().map(short).unwrap_or_default())
+                }
+            };
+            ListedStep {
+                position: row.position,
+                operation: row.operation.clone(),
+                state,
+                sent_at: row.sent_at,
+                detail,
+            }
+        })
+        .collect()
+}
+
+/// The recorded answer's `id` field, or the failure it answered.
+fn answer_detail(a: &Attempt<'_, '_>, rec: &StoredRecord, position: u32) -> String {
+    let Some(RowState::Answered(sealed)) = rec.steps.get(position as usize - 1).map(|r| &r.state)
+    else {
+        return String::new();
+    };
+    let Some(plain) = a.s.sealer.open(a.s.delivery, position, sealed) else {
+        return String::new();
+    };
+    let json: serde_json::Value = serde_json::from_slice(&plain).unwrap_or_default();
+    if let Some(id) = json
+        .get("answer")
+        .and_then(|v| v.get("id"))
+        .and_then(|v| v.as_str())
+    {
+        return id.to_string();
+    }
+    match json.get("failure").and_then(|v| v.as_str()) {
+        Some(f) => format!("failed {f}"),
+        None => "done".to_string(),
+    }
+}
+
+/// The crash points of a delivery's steps, in order: what the crash
+/// matrix runs for a delivery that sent `steps` steps.
+pub fn crash_points(steps: u32) -> Vec<CrashAt> {
+    (1..=steps)
+        .flat_map(|step| Point::ALL.map(|point| CrashAt { step, point }))
+        .collect()
+}

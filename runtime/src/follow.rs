@@ -1,0 +1,123 @@
+//! A follow-up staged by `emit` (`spec/follow-ups.md`): its options with
+//! their defaults (queue `default`, priority 2, max_attempts 25, no tags,
+//! `run_at` the action's `clock.now`, no metadata), and its unique key. A
+//! computed option out of range is a fault: literal ones were checked when
+//! compiling.
+
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::code::Emit;
+use jadpo_compiler::ir::Program;
+
+use crate::eval::{fault, R};
+use crate::store::Follow;
+use crate::value::{hex, Instant, Value};
+
+/// The states an existing unique follow-up blocks a new one in, by default.
+pub const DEFAULT_STATES: [&str; 5] = [
+    "scheduled",
+    "available",
+    "running",
+    "retryable",
+    "completed",
+];
+
+/// The first and last instants `run_at` may be: years 1 to 9999.
+const EARLIEST: i128 = -62_135_596_800 * 1_000_000_000;
+const LATEST: i128 = 253_402_300_799 * 1_000_000_000;
+
+pub fn staged(
+    program: &Program,
+    emit: &Emit,
+    payload: Value,
+    options: &Value,
+    now: Instant,
+) -> R<Follow> {
+    let event = program.event(emit.event).qualified.clone();
+    let opt = |name: &str| {
+        options
+            .as_record()
+            .map_or(Value::None, |r| r.get(Name::new(name)))
+    };
+    let queue = match opt("queue") {
+        Value::Text(q) => q.to_string(),
+        _ => "default".to_string(),
+    };
+    let priority = int_or(opt("priority"), 2);
+    let max_attempts = int_or(opt("max_attempts"), 25);
+    let tags: Vec<String> = match opt("tags") {
+        Value::List(items) => items.iter().map(Value::as_text).collect(),
+        _ => Vec::new(),
+    };
+    let run_at = match opt("run_at") {
+        Value::Instant(i) => i,
+        _ => now,
+    };
+    check(&queue, priority, max_attempts, &tags, run_at)?;
+    let unique = match opt("unique") {
+        Value::Record(u) => {
+            let by_args = u.get(Name::new("by_args")) != Value::Bool(false);
+            let states = match u.get(Name::new("states")) {
+                Value::List(items) => items.iter().map(Value::as_text).collect(),
+                _ => DEFAULT_STATES.iter().map(|s| s.to_string()).collect(),
+            };
+            Some((unique_key(&event, by_args.then_some(&payload)), states))
+        }
+        _ => None,
+    };
+    let metadata = match opt("metadata") {
+        Value::None => Value::record(Vec::new()),
+        other => other,
+    };
+    Ok(Follow {
+        event,
+        payload,
+        queue,
+        priority,
+        max_attempts,
+        tags,
+        run_at,
+        metadata,
+        unique,
+    })
+}
+
+fn int_or(v: Value, default: i64) -> i64 {
+    match v {
+        Value::Int(n) => n,
+        _ => default,
+    }
+}
+
+fn check(queue: &str, priority: i64, max_attempts: i64, tags: &[String], run_at: Instant) -> R<()> {
+    if !(1..=4).contains(&priority) {
+        return fault(format!(
+            "a follow-up's priority is {priority}; it must be 1 to 4"
+        ));
+    }
+    if !(1..=1000).contains(&max_attempts) {
+        return fault(format!(
+            "a follow-up's max_attempts is {max_attempts}; it must be 1 to 1000"
+        ));
+    }
+    if queue.chars().count() > 200 || queue.contains('\0') {
+        return fault("a follow-up's queue is over 200 characters or holds a NUL");
+    }
+    if tags.len() > 20 || tags.iter().any(|t| t.contains('\0')) {
+        return fault("a follow-up has over 20 tags, or a tag holds a NUL");
+    }
+    if !(EARLIEST..=LATEST).contains(&run_at.0) {
+        return fault("a follow-up's run_at is outside the years 1 to 9999");
+    }
+    Ok(())
+}
+
+/// The unique key: the event's name, and with `by_args` its whole payload.
+pub fn unique_key(event: &str, payload: Option<&Value>) -> String {
+    let mut h = blake3::Hasher::new_derive_key("jadpo-follow-up-unique-v1");
+    h.update(&(event.len() as u32).to_le_bytes());
+    h.update(event.as_bytes());
+    if let Some(p) = payload {
+        h.update(&p.canonical());
+    }
+    hex(h.finalize().as_bytes())
+}

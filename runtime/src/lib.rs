@@ -1,0 +1,23 @@
+//! The Jadpo step runtime: runs the actions of a checked program exactly as
+//! its plan says (design `testing.md` section 9). A [`Runtime`] holds the
+//! resolved program (lowered with its code) and the plan `jadpo build`
+//! computes; [`Runtime::deliver`] runs one delivery in attempts against a
+//! [`store::Store`] and a [`provider::Provider`], with the seed's record,
+//! replay, keys and windows, and reports its [`delivery::Outcome`]. No
+//! filesystem or network access happens here: stores and providers are
+//! given.
+
+pub mod arith;
+pub mod attempt;
+pub mod check;
+pub mod delivery;
+pub mod eval;
+pub mod fake;
+pub mod follow;
+pub mod provider;
+pub mod record;
+pub mod store;
+pub mod value;
+
+pub use attempt::CrashAt;
+pub use delivery::{Delivery, End, ListedStep, Outcome, Runtime};

@@ -1,0 +1,59 @@
+//! The provider interface: one send of an outside call, and what came back.
+//! A real provider speaks HTTP; the test provider is the fake of design
+//! section 8 (`fake.rs`). The engine never repeats a changing call whose
+//! answer was lost or a 5xx within one attempt.
+
+use jadpo_compiler::ir::{FailureId, OpId};
+
+use crate::value::Value;
+
+/// One send.
+#[derive(Clone, Debug)]
+pub struct Call<'a> {
+    pub op: OpId,
+    /// `stripe.customers.create`
+    pub operation: &'a str,
+    pub request: &'a Value,
+    /// BLAKE3 of the request's canonical encoding.
+    pub fingerprint: [u8; 32],
+    /// The provider's idempotency key, for a keyed call.
+    pub key: Option<&'a str>,
+    /// The operation is `keyed: false`: safe to repeat as it is.
+    pub repeat_safe: bool,
+}
+
+/// What a send came back with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// The provider acted (or read) and answered; `Unit` for an operation
+    /// without `answer:`.
+    Done(Value),
+    /// The provider decided one of the operation's failures.
+    Failed { failure: FailureId, fields: Value },
+    /// It did not act: unavailable (exhausted attempts are `Unavailable`).
+    Unavailable,
+    /// It did not act: rate limited.
+    RateLimited,
+    /// "Key in use": another request with the key is in flight; it did not act.
+    InUse,
+    /// A 5xx: whether it acted is unknown.
+    ServerError,
+    /// It acted, but the answer never arrived.
+    Lost,
+    /// "Different request": the key was used with another request.
+    Mismatch,
+}
+
+impl Answer {
+    /// The provider did not act, and says so.
+    pub fn did_not_act(&self) -> bool {
+        matches!(
+            self,
+            Answer::Unavailable | Answer::RateLimited | Answer::InUse
+        )
+    }
+}
+
+pub trait Provider {
+    fn send(&mut self, call: &Call<'_>) -> Answer;
+}

@@ -1,0 +1,196 @@
+//! A delivery's record (design section 9): one row per step, written
+//! before the step is sent and again when its answer comes. A multi-step
+//! action's rows hold the request's fingerprints and the answer, encrypted
+//! with the application's steps key (XChaCha20-Poly1305 under
+//! `BLAKE3.derive_key("jadpo-steps-encryption-v1", key)`); a single call's
+//! rows hold only the dispatch metadata (operation, first dispatch time,
+//! key generation, runner generation). Step keys are
+//! `hex(BLAKE3.derive_key("jadpo-step-key-v1", le32(len(id)) ‖ id ‖ le32(step) ‖ le32(generation)))`.
+
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+
+use crate::value::{hex, Instant};
+
+/// The most bytes an answer's canonical encoding may have.
+pub const MAX_ANSWER: usize = 1_048_576;
+
+/// How a record keeps its steps; a saved record cannot switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Fingerprints and encrypted answers: replayed on a rerun.
+    Steps,
+    /// Dispatch metadata only: a single call.
+    Dispatch,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Steps => "steps",
+            Mode::Dispatch => "dispatch",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRecord {
+    pub build_id: String,
+    pub shape_digest: String,
+    pub mode: Mode,
+    /// The first attempt's start: `clock.now` of every later attempt.
+    pub started_at: Instant,
+    pub steps: Vec<StepRow>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepRow {
+    /// 1-based step number along the path the action ran.
+    pub position: u32,
+    pub operation: String,
+    /// `None` in dispatch mode.
+    pub fingerprint: Option<[u8; 32]>,
+    pub field_fingerprints: Vec<(String, [u8; 32])>,
+    /// The step's first send.
+    pub sent_at: Instant,
+    pub key_generation: u32,
+    pub runner_generation: u64,
+    /// The provider's key, for a keyed step.
+    pub key: Option<String>,
+    pub state: RowState,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowState {
+    /// Recorded as sent, no answer: in doubt once its attempt is over.
+    Sent { doubt: Doubt },
+    /// The answer, encrypted (steps mode).
+    Answered(Sealed),
+    /// Answered (dispatch mode keeps no answer).
+    Dispatched,
+}
+
+/// Why a step is in doubt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Doubt {
+    /// Sent (or about to be), and nothing more is known: a crash, a lost
+    /// answer.
+    Unknown,
+    /// The provider answered 5xx.
+    ServerError,
+}
+
+/// An encrypted answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sealed {
+    pub nonce: [u8; 24],
+    pub ciphertext: Vec<u8>,
+}
+
+/// The provider key of a step.
+pub fn step_key(delivery: &str, step: u32, generation: u32) -> String {
+    let mut material = Vec::with_capacity(delivery.len() + 12);
+    material.extend_from_slice(&(delivery.len() as u32).to_le_bytes());
+    material.extend_from_slice(delivery.as_bytes());
+    material.extend_from_slice(&step.to_le_bytes());
+    material.extend_from_slice(&generation.to_le_bytes());
+    hex(&blake3::derive_key("jadpo-step-key-v1", &material))
+}
+
+/// The cipher for recorded answers, from the application's steps key.
+pub struct Sealer {
+    key: [u8; 32],
+}
+
+/// The key records are encrypted with in tests that give none.
+pub const TEST_KEY: &str = "jadpo-test-steps-key";
+
+impl Sealer {
+    pub fn new(secret: &str) -> Sealer {
+        Sealer {
+            key: blake3::derive_key("jadpo-steps-encryption-v1", secret.as_bytes()),
+        }
+    }
+
+    /// Encrypts an answer for its place in the record. The nonce is derived
+    /// from the place and the plaintext, so the same delivery gives the same
+    /// record bytes, and two plaintexts never share a nonce.
+    pub fn seal(&self, delivery: &str, position: u32, plaintext: &[u8]) -> Sealed {
+        let aad = place(delivery, position);
+        let mut h = blake3::Hasher::new_keyed(&self.key);
+        h.update(b"jadpo-steps-nonce-v1");
+        h.update(&aad);
+        h.update(plaintext);
+        let mut nonce = [0u8; 24];
+        nonce.copy_from_slice(&h.finalize().as_bytes()[..24]);
+        let cipher = XChaCha20Poly1305::new((&self.key).into());
+        let ciphertext = cipher
+            .encrypt(
+                XNonce::from_slice(&nonce),
+                Payload {
+                    msg: plaintext,
+                    aad: &aad,
+                },
+            )
+            .unwrap_or_default();
+        Sealed { nonce, ciphertext }
+    }
+
+    /// The plaintext, or `None` when the key or the place is not the one it
+    /// was sealed with.
+    pub fn open(&self, delivery: &str, position: u32, sealed: &Sealed) -> Option<Vec<u8>> {
+        let aad = place(delivery, position);
+        let cipher = XChaCha20Poly1305::new((&self.key).into());
+        cipher
+            .decrypt(
+                XNonce::from_slice(&sealed.nonce),
+                Payload {
+                    msg: &sealed.ciphertext,
+                    aad: &aad,
+                },
+            )
+            .ok()
+    }
+}
+
+/// What binds a sealed answer to its delivery and step.
+fn place(delivery: &str, position: u32) -> Vec<u8> {
+    let mut aad = Vec::with_capacity(delivery.len() + 8);
+    aad.extend_from_slice(&(delivery.len() as u32).to_le_bytes());
+    aad.extend_from_slice(delivery.as_bytes());
+    aad.extend_from_slice(&position.to_le_bytes());
+    aad
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_keys_follow_the_spec_and_fit_every_provider() {
+        let key = step_key("test:a lost answer:1", 3, 0);
+        assert_eq!(key.len(), 64);
+        let mut m = Vec::new();
+        m.extend_from_slice(&20u32.to_le_bytes());
+        m.extend_from_slice(b"test:a lost answer:1");
+        m.extend_from_slice(&3u32.to_le_bytes());
+        m.extend_from_slice(&0u32.to_le_bytes());
+        assert_eq!(key, hex(&blake3::derive_key("jadpo-step-key-v1", &m)));
+        assert_ne!(key, step_key("test:a lost answer:1", 3, 1));
+        assert_ne!(key, step_key("test:a lost answer:1", 2, 0));
+    }
+
+    #[test]
+    fn answers_open_only_with_their_key_and_place() {
+        let s = Sealer::new("k1");
+        let sealed = s.seal("d", 1, b"{\"answer\":1}");
+        assert_eq!(
+            s.open("d", 1, &sealed).as_deref(),
+            Some(&b"{\"answer\":1}"[..])
+        );
+        assert_eq!(s.open("d", 2, &sealed), None);
+        assert_eq!(Sealer::new("k2").open("d", 1, &sealed), None);
+        assert_eq!(s.seal("d", 1, b"{\"answer\":1}"), sealed, "deterministic");
+        assert_ne!(s.seal("d", 1, b"{\"answer\":2}").nonce, sealed.nonce);
+    }
+}

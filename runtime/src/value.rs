@@ -1,0 +1,333 @@
+//! Values at run time, and their canonical encoding (design section 9):
+//! RFC 8785 (JCS) JSON of the typed value, members by field name, absent
+//! optional fields omitted, `none` as `null`, a `Decimal` as its shortest
+//! exact decimal string, an `Instant` as RFC 3339 UTC with nanoseconds, a
+//! `Duration` in whole milliseconds, an enum as its variant's name. The
+//! fingerprint of a value is BLAKE3 of that encoding.
+
+use std::sync::Arc;
+
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::{Prim, Ty, TypeKind, Types};
+use rust_decimal::Decimal;
+use serde_json::{Map, Number, Value as Json};
+
+/// Nanoseconds since 1970-01-01T00:00:00Z.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant(pub i128);
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Unit,
+    None,
+    Bool(bool),
+    Int(i64),
+    Decimal(Decimal),
+    Text(Arc<str>),
+    Uuid(u128),
+    Instant(Instant),
+    /// Whole milliseconds.
+    Duration(i64),
+    /// An enum's variant.
+    Enum(Name),
+    List(Arc<[Value]>),
+    Record(Arc<Record>),
+}
+
+/// A record's given fields, sorted by name (an absent optional field is not
+/// there), so equal records compare equal whatever order they were built in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    fields: Vec<(Name, Value)>,
+}
+
+impl Record {
+    pub fn new(mut fields: Vec<(Name, Value)>) -> Record {
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        fields.dedup_by(|a, b| a.0 == b.0);
+        Record { fields }
+    }
+
+    /// A field's value; an absent optional field reads as `none`.
+    pub fn get(&self, name: Name) -> Value {
+        self.fields
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(Value::None, |(_, v)| v.clone())
+    }
+
+    pub fn fields(&self) -> &[(Name, Value)] {
+        &self.fields
+    }
+}
+
+impl Value {
+    pub fn text(s: &str) -> Value {
+        Value::Text(s.into())
+    }
+
+    pub fn record(fields: Vec<(Name, Value)>) -> Value {
+        Value::Record(Arc::new(Record::new(fields)))
+    }
+
+    pub fn as_record(&self) -> Option<&Record> {
+        match self {
+            Value::Record(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The value as JSON under the canonical encoding.
+    pub fn to_json(&self) -> Json {
+        match self {
+            Value::Unit | Value::None => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Int(n) => Json::Number(Number::from(*n)),
+            Value::Decimal(d) => Json::String(d.normalize().to_string()),
+            Value::Text(s) => Json::String(s.to_string()),
+            Value::Uuid(u) => Json::String(uuid_text(*u)),
+            Value::Instant(i) => Json::String(instant_text(*i)),
+            Value::Duration(ms) => Json::Number(Number::from(*ms)),
+            Value::Enum(v) => Json::String(v.as_str().to_string()),
+            Value::List(items) => Json::Array(items.iter().map(Value::to_json).collect()),
+            Value::Record(r) => {
+                let mut map = Map::new();
+                for (name, v) in &r.fields {
+                    map.insert(name.as_str().to_string(), v.to_json());
+                }
+                Json::Object(map)
+            }
+        }
+    }
+
+    /// The canonical bytes (RFC 8785).
+    pub fn canonical(&self) -> Vec<u8> {
+        serde_jcs::to_vec(&self.to_json()).unwrap_or_default()
+    }
+
+    /// BLAKE3 of the canonical bytes.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        *blake3::hash(&self.canonical()).as_bytes()
+    }
+
+    /// One fingerprint per top-level field (BLAKE3 keyed by the BLAKE3 of
+    /// the field's name), so a divergence can name the fields that differ.
+    pub fn field_fingerprints(&self) -> Vec<(String, [u8; 32])> {
+        let Value::Record(r) = self else {
+            return Vec::new();
+        };
+        r.fields
+            .iter()
+            .map(|(name, v)| {
+                let key = blake3::hash(name.as_str().as_bytes());
+                let bytes = serde_jcs::to_vec(&v.to_json()).unwrap_or_default();
+                let fp = blake3::keyed_hash(key.as_bytes(), &bytes);
+                (name.as_str().to_string(), *fp.as_bytes())
+            })
+            .collect()
+    }
+
+    /// How `Text(e)` writes the value.
+    pub fn as_text(&self) -> String {
+        match self {
+            Value::Text(s) => s.to_string(),
+            Value::Int(n) => n.to_string(),
+            Value::Decimal(d) => d.normalize().to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Uuid(u) => uuid_text(*u),
+            Value::Instant(i) => instant_text(*i),
+            Value::Duration(ms) => duration_text(*ms),
+            Value::Enum(v) => v.as_str().to_string(),
+            Value::None => "none".to_string(),
+            other => other.to_json().to_string(),
+        }
+    }
+}
+
+fn uuid_text(u: u128) -> String {
+    let hex = format!("{u:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+fn parse_uuid(s: &str) -> Option<u128> {
+    let hex: String = s.chars().filter(|c| *c != '-').collect();
+    (hex.len() == 32)
+        .then(|| u128::from_str_radix(&hex, 16).ok())
+        .flatten()
+}
+
+/// RFC 3339 in UTC with nanoseconds: `2026-01-15T12:00:00.000000000Z`.
+pub fn instant_text(i: Instant) -> String {
+    use std::sync::OnceLock;
+    type Items = Vec<time::format_description::BorrowedFormatItem<'static>>;
+    static FORMAT: OnceLock<Items> = OnceLock::new();
+    let format = FORMAT.get_or_init(|| {
+        time::format_description::parse_borrowed::<2>(
+            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:9]Z",
+        )
+        .unwrap_or_default()
+    });
+    time::OffsetDateTime::from_unix_timestamp_nanos(i.0)
+        .ok()
+        .and_then(|t| t.format(format).ok())
+        .unwrap_or_else(|| format!("@{}ns", i.0))
+}
+
+/// An RFC 3339 instant (any offset), as nanoseconds since the epoch.
+pub fn parse_instant(text: &str) -> Option<Instant> {
+    let t =
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    Some(Instant(t.unix_timestamp_nanos()))
+}
+
+/// `24h`, `90s`, `1500ms`: the largest unit that divides the duration.
+pub fn duration_text(ms: i64) -> String {
+    const UNITS: [(i64, &str); 4] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1000, "s"),
+    ];
+    if ms != 0 {
+        for (size, unit) in UNITS {
+            if ms % size == 0 {
+                return format!("{}{unit}", ms / size);
+            }
+        }
+    }
+    format!("{ms}ms")
+}
+
+/// Hex of a fingerprint or key.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Why a JSON value is not a value of a type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError(pub String);
+
+/// Reads JSON as a value of `ty` (an answer decoded with the current
+/// package, or a recorded one replayed).
+pub fn decode(types: Types<'_>, ty: &Ty, json: &Json) -> Result<Value, DecodeError> {
+    decode_at(types, ty, json, 0)
+}
+
+const MAX_DEPTH: usize = 64;
+
+fn decode_at(types: Types<'_>, ty: &Ty, json: &Json, depth: usize) -> Result<Value, DecodeError> {
+    if depth > MAX_DEPTH {
+        return Err(DecodeError("the value nests too deeply".into()));
+    }
+    let wrong = |what: &str| DecodeError(format!("expected {what}, found {json}"));
+    match ty.unbounded() {
+        Ty::Error | Ty::NoneValue => Ok(Value::None),
+        Ty::Optional(inner) => match json {
+            Json::Null => Ok(Value::None),
+            other => decode_at(types, inner, other, depth + 1),
+        },
+        Ty::List(inner) => match json {
+            Json::Array(items) => {
+                let values: Result<Vec<Value>, DecodeError> = items
+                    .iter()
+                    .map(|i| decode_at(types, inner, i, depth + 1))
+                    .collect();
+                Ok(Value::List(values?.into()))
+            }
+            _ => Err(wrong("a list")),
+        },
+        Ty::Prim(p) => decode_prim(*p, json).ok_or_else(|| wrong(p.as_str())),
+        Ty::Named(t) => match types.def(*t).map(|d| &d.kind) {
+            Some(TypeKind::Alias(inner)) => decode_at(types, inner, json, depth + 1),
+            Some(TypeKind::Enum(variants)) => match json {
+                Json::String(s) => variants
+                    .iter()
+                    .find(|v| v.as_str() == s)
+                    .map(|v| Value::Enum(*v))
+                    .ok_or_else(|| wrong("one of the enum's variants")),
+                _ => Err(wrong("an enum variant")),
+            },
+            Some(TypeKind::Record(fields)) => {
+                let Json::Object(map) = json else {
+                    return Err(wrong("a record"));
+                };
+                let mut out = Vec::with_capacity(fields.len());
+                for f in fields {
+                    match map.get(f.name.as_str()) {
+                        Some(v) => out.push((f.name, decode_at(types, &f.ty, v, depth + 1)?)),
+                        None if f.optional => {}
+                        None => {
+                            return Err(DecodeError(format!("the field `{}` is missing", f.name)))
+                        }
+                    }
+                }
+                Ok(Value::record(out))
+            }
+            Some(TypeKind::Pending) | None => Err(DecodeError("an unknown type".into())),
+        },
+        Ty::Bounded(inner, _) => decode_at(types, inner, json, depth + 1),
+    }
+}
+
+fn decode_prim(p: Prim, json: &Json) -> Option<Value> {
+    Some(match (p, json) {
+        (Prim::Unit, _) => Value::Unit,
+        (Prim::Bool, Json::Bool(b)) => Value::Bool(*b),
+        (Prim::Int, Json::Number(n)) => Value::Int(n.as_i64()?),
+        (Prim::Decimal, Json::String(s)) => Value::Decimal(s.parse().ok()?),
+        (Prim::Decimal, Json::Number(n)) => Value::Decimal(n.to_string().parse().ok()?),
+        (Prim::Text, Json::String(s)) => Value::text(s),
+        (Prim::Uuid, Json::String(s)) => Value::Uuid(parse_uuid(s)?),
+        (Prim::Instant, Json::String(s)) => Value::Instant(parse_instant(s)?),
+        (Prim::Duration, Json::Number(n)) => Value::Duration(n.as_i64()?),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_bytes_sort_members_and_omit_absent_fields() {
+        let v = Value::record(vec![
+            (Name::new("b"), Value::Int(2)),
+            (Name::new("a"), Value::text("x\u{1}\"")),
+            (Name::new("c"), Value::None),
+        ]);
+        let text = String::from_utf8(v.canonical()).unwrap_or_default();
+        assert_eq!(text, r#"{"a":"x\u0001\"","b":2,"c":null}"#);
+    }
+
+    #[test]
+    fn decimals_instants_and_durations_have_one_form() {
+        let d: Decimal = "12.500".parse().unwrap_or_default();
+        assert_eq!(Value::Decimal(d).to_json(), Json::String("12.5".into()));
+        let at = parse_instant("2026-01-15T12:00:00Z").unwrap_or(Instant(0));
+        assert_eq!(instant_text(at), "2026-01-15T12:00:00.000000000Z");
+        assert_eq!(Value::Duration(3_600_000).to_json(), Json::from(3_600_000));
+        assert_eq!(duration_text(90_000), "90s");
+        assert_eq!(duration_text(1_500), "1500ms");
+    }
+
+    #[test]
+    fn field_order_does_not_change_a_fingerprint() {
+        let a = Value::record(vec![
+            (Name::new("x"), Value::Int(1)),
+            (Name::new("y"), Value::Int(2)),
+        ]);
+        let b = Value::record(vec![
+            (Name::new("y"), Value::Int(2)),
+            (Name::new("x"), Value::Int(1)),
+        ]);
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        assert_ne!(a.fingerprint(), Value::Int(1).fingerprint());
+    }
+}
