@@ -141,13 +141,16 @@ impl<'s, 'w> Attempt<'s, 'w> {
             return Ok(());
         }
         let ops: Vec<&str> = rec.steps.iter().map(|r| r.operation.as_str()).collect();
-        if walks(&self.s.plan.step_shape, &ops) {
+        let Some(at) = first_off_path(&self.s.plan.step_shape, &ops) else {
             return Ok(());
-        }
+        };
         held(Divergence {
-            step: 0,
-            operation: String::new(),
-            why: "the recorded steps are not a path of this build's step shape".into(),
+            step: at as u32 + 1,
+            operation: ops.get(at).copied().unwrap_or_default().to_string(),
+            why: format!(
+                "this build changed the step shape: its paths do not make recorded step {} next",
+                at + 1
+            ),
             fields: Vec::new(),
         })
     }
@@ -672,8 +675,10 @@ fn differing_fields(row: &StepRow, request: &Value) -> Vec<String> {
     names
 }
 
-/// Whether `ops` are the operations of a path from a start of `shape`.
-fn walks(shape: &jadpo_checker::plan::Shape, ops: &[&str]) -> bool {
+/// Where `ops` stop being the operations of a path from a start of
+/// `shape` (the index of the first that no path makes there); `None` when
+/// they are a path's first steps.
+fn first_off_path(shape: &jadpo_checker::plan::Shape, ops: &[&str]) -> Option<usize> {
     let mut front: Vec<usize> = shape.starts.clone();
     for (i, op) in ops.iter().enumerate() {
         let here: Vec<usize> = front
@@ -687,10 +692,7 @@ fn walks(shape: &jadpo_checker::plan::Shape, ops: &[&str]) -> bool {
             })
             .collect();
         if here.is_empty() {
-            return false;
-        }
-        if i + 1 == ops.len() {
-            return true;
+            return Some(i);
         }
         let mut next: Vec<usize> = shape
             .edges
@@ -702,7 +704,7 @@ fn walks(shape: &jadpo_checker::plan::Shape, ops: &[&str]) -> bool {
         next.dedup();
         front = next;
     }
-    true
+    None
 }
 
 /// An answer's canonical plaintext: `{"answer": value}` or

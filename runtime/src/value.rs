@@ -43,7 +43,7 @@ pub struct Record {
 
 impl Record {
     pub fn new(mut fields: Vec<(Name, Value)>) -> Record {
-        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        fields.sort_by_key(|f| f.0);
         fields.dedup_by(|a, b| a.0 == b.0);
         Record { fields }
     }

@@ -389,3 +389,31 @@ fn answers_are_recorded_encrypted() {
     assert_eq!(record.steps[0].key.as_ref().map(String::len), Some(64));
     let _ = Name::new("x");
 }
+
+#[test]
+fn a_call_that_did_not_act_is_not_in_doubt() {
+    // The lone unkeyed call: `Unavailable` three times (its attempts) says
+    // it did not act, so the next attempt sends it again instead of
+    // parking it as outcome_unknown.
+    let app = App::new(
+        "
+action receipt(req: OrderReq) -> Text {
+    var r = attempt pay.receipts.send(pay.ChargeReq { order: req.id amount: 1 })
+    return r.id
+}",
+    );
+    let d = delivery(&app, "test:did_not_act:1", "receipt", vec![order("o1", 1)]);
+    let mut fake = app.fake(&[(
+        "pay.receipts.send",
+        vec![
+            Scripted::Unavailable,
+            Scripted::RateLimited,
+            Scripted::Unavailable,
+            charge("r_1", 1),
+        ],
+    )]);
+    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    assert_eq!(out.end, End::Completed(text("r_1")), "{out:#?}");
+    assert_eq!(out.attempts, 2);
+    assert_eq!(fake.effects_of("pay.receipts.send"), 1);
+}
