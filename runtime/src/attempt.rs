@@ -29,13 +29,18 @@ pub struct CrashAt {
     pub point: Point,
 }
 
+/// A planned action's steps by call site, each with the action calls
+/// leading to it and its index in the plan's steps.
+pub type StepsBySite = BTreeMap<Span, Vec<(Vec<Span>, usize)>>;
+
 /// What stays the same over a delivery's attempts.
 pub struct Setting<'a> {
     pub program: &'a Program,
     pub plan: &'a ActionPlan,
     pub build_id: &'a str,
-    /// The plan's steps by (action calls leading to it, call site).
-    pub steps: &'a BTreeMap<(Vec<Span>, Span), usize>,
+    /// The plan's steps by call site, each with the action calls leading
+    /// to it.
+    pub steps: &'a StepsBySite,
     pub delivery: &'a str,
     pub config: &'a BTreeMap<Name, Value>,
     pub sealer: &'a Sealer,
@@ -83,7 +88,8 @@ pub struct Attempt<'s, 'w> {
     changed: bool,
     staged: Staged,
     pub follow_ups: Vec<Follow>,
-    pub seen: BTreeMap<u32, Seen>,
+    /// What this attempt saw of each step, with the listing's detail.
+    pub seen: BTreeMap<u32, (Seen, String)>,
 }
 
 impl<'s, 'w> Attempt<'s, 'w> {
@@ -231,8 +237,9 @@ impl<'s, 'w> Attempt<'s, 'w> {
         let planned: Option<&StepPlan> = self
             .s
             .steps
-            .get(&(via.to_vec(), site))
-            .and_then(|i| self.s.plan.steps.get(*i));
+            .get(&site)
+            .and_then(|calls| calls.iter().find(|(v, _)| v.as_slice() == via))
+            .and_then(|(_, i)| self.s.plan.steps.get(*i));
         if let Some(p) = planned {
             return Facts {
                 keyed: p.keyed,
@@ -324,7 +331,8 @@ impl<'s, 'w> Attempt<'s, 'w> {
     /// A step: replayed from the record, judged in doubt, or sent new.
     fn step(&mut self, op: OpId, request: Value, facts: Facts) -> R<Value> {
         let pos = self.position;
-        let operation = self.s.program.op(op).qualified.clone();
+        let program: &'s Program = self.s.program;
+        let operation = program.op(op).qualified.as_str();
         let fingerprint = request.fingerprint();
         let existing = self
             .record
@@ -347,27 +355,36 @@ impl<'s, 'w> Attempt<'s, 'w> {
                 if self.s.mode == Mode::Steps && row.fingerprint != Some(fingerprint) {
                     return held(Divergence {
                         step: pos,
-                        operation,
+                        operation: operation.to_string(),
                         why: format!("step {pos}'s request differs from the recorded one"),
                         fields: differing_fields(&row, &request),
                     });
                 }
                 if let RowState::Answered(sealed) = &row.state {
-                    self.seen.insert(pos, Seen::Replayed);
-                    return self.replay(op, pos, sealed);
+                    let answer = self.replay(op, pos, sealed);
+                    self.seen
+                        .insert(pos, (Seen::Replayed, detail_of(self.s.program, &answer)));
+                    return answer;
                 }
                 self.judge(op, &row, &facts)?
             }
             None => {
-                self.begin_step(pos, &operation, &request, &facts)?;
+                self.begin_step(pos, operation, &request, fingerprint, &facts)?;
                 0
             }
         };
-        self.send_step(op, pos, &request, &facts, generation)
+        self.send_step(op, pos, &request, fingerprint, &facts, generation)
     }
 
     /// Records a new step as sent, before it is sent.
-    fn begin_step(&mut self, pos: u32, operation: &str, request: &Value, facts: &Facts) -> R<()> {
+    fn begin_step(
+        &mut self,
+        pos: u32,
+        operation: &str,
+        request: &Value,
+        fingerprint: [u8; 32],
+        facts: &Facts,
+    ) -> R<()> {
         let steps_mode = self.s.mode == Mode::Steps;
         let rec = self.record.get_or_insert_with(|| StoredRecord {
             build_id: self.s.build_id.to_string(),
@@ -380,7 +397,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
         rec.steps.push(StepRow {
             position: pos,
             operation: operation.to_string(),
-            fingerprint: steps_mode.then(|| request.fingerprint()),
+            fingerprint: steps_mode.then_some(fingerprint),
             field_fingerprints: if steps_mode {
                 request.field_fingerprints()
             } else {
@@ -494,23 +511,35 @@ impl<'s, 'w> Attempt<'s, 'w> {
         op: OpId,
         pos: u32,
         request: &Value,
+        fingerprint: [u8; 32],
         facts: &Facts,
         generation: u32,
     ) -> R<Value> {
         self.crash_point(pos, Point::BeforeSend)?;
-        let o = self.s.program.op(op);
-        let operation = o.qualified.clone();
-        let key = facts
-            .keyed
-            .then(|| step_key(self.s.delivery, pos, generation));
+        let program: &'s Program = self.s.program;
+        let o = program.op(op);
+        let operation = o.qualified.as_str();
+        // The row was written with the key of this generation.
+        let row_key = self
+            .record
+            .as_ref()
+            .and_then(|r| r.steps.get(pos as usize - 1))
+            .and_then(|row| row.key.clone())
+            .filter(|_| facts.keyed);
+        let key = match row_key {
+            Some(k) => Some(k),
+            None => facts
+                .keyed
+                .then(|| step_key(self.s.delivery, pos, generation)),
+        };
         let repeat_safe = o.idempotent && !o.keyed;
         let mut last = Answer::Unavailable;
         for _ in 0..facts.attempts {
             let call = Call {
                 op,
-                operation: &operation,
+                operation,
                 request,
-                fingerprint: request.fingerprint(),
+                fingerprint,
                 key: key.as_deref(),
                 repeat_safe,
             };
@@ -525,13 +554,14 @@ impl<'s, 'w> Attempt<'s, 'w> {
                             doubt: Doubt::ServerError,
                         },
                     )?;
-                    self.seen.insert(pos, Seen::InDoubt);
+                    self.seen
+                        .insert(pos, (Seen::InDoubt, "answered 5xx".into()));
                     return Err(Flow::Stop(Stop::RetryLater(format!(
                         "step {pos} `{operation}` answered 5xx: in doubt"
                     ))));
                 }
                 Answer::Lost => {
-                    self.seen.insert(pos, Seen::InDoubt);
+                    self.seen.insert(pos, (Seen::InDoubt, "no answer".into()));
                     return Err(Flow::Stop(Stop::RetryLater(format!(
                         "the answer of step {pos} `{operation}` was lost: in doubt"
                     ))));
@@ -539,7 +569,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
                 Answer::Mismatch => {
                     return held(Divergence {
                         step: pos,
-                        operation,
+                        operation: operation.to_string(),
                         why: "the provider answered \"different request\" for the step's key"
                             .into(),
                         fields: Vec::new(),
@@ -575,13 +605,15 @@ impl<'s, 'w> Attempt<'s, 'w> {
         } else {
             self.set_state(pos, RowState::Dispatched)?;
         }
-        self.seen.insert(pos, Seen::Answered);
-        self.crash_point(pos, Point::AfterRecord)?;
-        match answer {
+        let answer = match answer {
             Answer::Done(v) => Ok(v),
             Answer::Failed { failure, fields } => Err(Flow::Fail(Failed { failure, fields })),
             _ => fault("an answer that is not one"),
-        }
+        };
+        self.seen
+            .insert(pos, (Seen::Answered, detail_of(self.s.program, &answer)));
+        self.crash_point(pos, Point::AfterRecord)?;
+        answer
     }
 
     /// A recorded answer, decoded with the current package.
@@ -662,12 +694,12 @@ fn differing_fields(row: &StepRow, request: &Value) -> Vec<String> {
             .iter()
             .any(|(n, f)| n == name && f == fp)
         {
-            names.push(name.clone());
+            names.push(name.as_str().to_string());
         }
     }
     for (name, _) in &row.field_fingerprints {
         if !now.iter().any(|(n, _)| n == name) {
-            names.push(name.clone());
+            names.push(name.as_str().to_string());
         }
     }
     names.sort();
@@ -710,15 +742,49 @@ fn first_off_path(shape: &jadpo_checker::plan::Shape, ops: &[&str]) -> Option<us
 /// An answer's canonical plaintext: `{"answer": value}` or
 /// `{"failure": code-name, "fields": ...}`.
 fn encode_answer(program: &Program, answer: &Answer) -> Vec<u8> {
-    let json = match answer {
-        Answer::Done(v) => serde_json::json!({ "answer": v.to_json() }),
-        Answer::Failed { failure, fields } => serde_json::json!({
-            "failure": program.failure(*failure).qualified,
-            "fields": fields.to_json(),
-        }),
-        _ => serde_json::Value::Null,
+    let words = words();
+    let value = match answer {
+        Answer::Done(v) => Value::record(vec![(words.answer, v.clone())]),
+        Answer::Failed { failure, fields } => Value::record(vec![
+            (
+                words.failure,
+                Value::text(&program.failure(*failure).qualified),
+            ),
+            (words.fields, fields.clone()),
+        ]),
+        _ => Value::None,
     };
-    serde_jcs::to_vec(&json).unwrap_or_default()
+    value.canonical()
+}
+
+struct Words {
+    answer: Name,
+    failure: Name,
+    fields: Name,
+    id: Name,
+}
+
+fn words() -> &'static Words {
+    static WORDS: std::sync::OnceLock<Words> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| Words {
+        answer: Name::new("answer"),
+        failure: Name::new("failure"),
+        fields: Name::new("fields"),
+        id: Name::new("id"),
+    })
+}
+
+/// What a listing shows of an answer: its `id`, or the failure it gave.
+fn detail_of(program: &Program, answer: &R<Value>) -> String {
+    match answer {
+        Ok(Value::Record(r)) => match r.get(words().id) {
+            Value::Text(id) => id.to_string(),
+            _ => "done".into(),
+        },
+        Ok(_) => "done".into(),
+        Err(Flow::Fail(f)) => format!("failed {}", program.failure(f.failure).qualified),
+        Err(_) => String::new(),
+    }
 }
 
 fn decode_answer(program: &Program, op: OpId, plain: &[u8]) -> Result<Answer, String> {

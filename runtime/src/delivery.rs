@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 use jadpo_checker::plan::{ActionPlan, Plan, Point};
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::{ActionId, Program};
-use jadpo_compiler::span::Span;
 
-use crate::attempt::{short, Attempt, CrashAt, Seen, Setting};
+use crate::attempt::{short, Attempt, CrashAt, Seen, Setting, StepsBySite};
 use crate::eval::{Divergence, Failed, Flow, Interp, Stop};
 use crate::provider::Provider;
-use crate::record::{Mode, RowState, Sealer, StoredRecord, TEST_KEY};
+use crate::record::{Mode, RowState, Sealer, TEST_KEY};
 use crate::store::{Commit, CommitError, OperatorItem, Store};
 use crate::value::{Instant, Value};
 
@@ -28,8 +27,9 @@ pub struct Runtime<'p> {
     pub plan: &'p Plan,
     /// Each action's plan, by the action's id.
     by_action: BTreeMap<ActionId, usize>,
-    /// Each planned action's steps by (action calls leading there, site).
-    steps: Vec<BTreeMap<(Vec<Span>, Span), usize>>,
+    /// Each planned action's steps by call site, with the action calls
+    /// leading there.
+    steps: Vec<StepsBySite>,
 }
 
 /// What to run.
@@ -113,13 +113,14 @@ impl<'p> Runtime<'p> {
             if let Some(id) = a.action {
                 by_action.insert(id, i);
             }
-            steps.push(
-                a.steps
-                    .iter()
-                    .enumerate()
-                    .map(|(j, s)| ((s.via_calls.clone(), s.call), j))
-                    .collect(),
-            );
+            let mut by_site = StepsBySite::new();
+            for (j, s) in a.steps.iter().enumerate() {
+                by_site
+                    .entry(s.call)
+                    .or_default()
+                    .push((s.via_calls.clone(), j));
+            }
+            steps.push(by_site);
         }
         Runtime {
             program,
@@ -350,25 +351,23 @@ fn listing(a: &Attempt<'_, '_>) -> Vec<ListedStep> {
     rec.steps
         .iter()
         .map(|row| {
-            let seen = a.seen.get(&row.position).copied();
+            let seen = a.seen.get(&row.position);
+            let key = || {
+                row.key
+                    .as_deref()
+                    .map_or("no key".into(), |k| format!("key {}", short(k)))
+            };
             let (state, detail) = match (&row.state, seen) {
-                (RowState::Answered(_), Some(Seen::Replayed)) => {
-                    ("replayed", answer_detail(a, rec, row.position))
+                (RowState::Answered(_), Some((Seen::Replayed, d))) => ("replayed", d.clone()),
+                (RowState::Answered(_) | RowState::Dispatched, Some((_, d))) => {
+                    ("answered", d.clone())
                 }
-                (RowState::Answered(_), _) => ("answered", answer_detail(a, rec, row.position)),
-                (RowState::Dispatched, _) => (
-                    "answered",
-                    row.key.as_deref().map(short).unwrap_or_default(),
-                ),
-                (RowState::Sent { .. }, Some(Seen::InDoubt)) | (RowState::Sent { .. }, None) => (
-                    "in doubt",
-                    row.key
-                        .as_deref()
-                        .map_or("no key".into(), |k| format!("key {}", short(k))),
-                ),
-                (RowState::Sent { .. }, _) => {
-                    ("sent", row.key.as_deref().map(short).unwrap_or_default())
+                (RowState::Answered(_), None) => ("answered", String::new()),
+                (RowState::Dispatched, None) => ("answered", key()),
+                (RowState::Sent { .. }, Some((Seen::Answered | Seen::Replayed, _))) => {
+                    ("sent", key())
                 }
+                (RowState::Sent { .. }, _) => ("in doubt", key()),
             };
             ListedStep {
                 position: row.position,
@@ -379,29 +378,6 @@ fn listing(a: &Attempt<'_, '_>) -> Vec<ListedStep> {
             }
         })
         .collect()
-}
-
-/// The recorded answer's `id` field, or the failure it answered.
-fn answer_detail(a: &Attempt<'_, '_>, rec: &StoredRecord, position: u32) -> String {
-    let Some(RowState::Answered(sealed)) = rec.steps.get(position as usize - 1).map(|r| &r.state)
-    else {
-        return String::new();
-    };
-    let Some(plain) = a.s.sealer.open(a.s.delivery, position, sealed) else {
-        return String::new();
-    };
-    let json: serde_json::Value = serde_json::from_slice(&plain).unwrap_or_default();
-    if let Some(id) = json
-        .get("answer")
-        .and_then(|v| v.get("id"))
-        .and_then(|v| v.as_str())
-    {
-        return id.to_string();
-    }
-    match json.get("failure").and_then(|v| v.as_str()) {
-        Some(f) => format!("failed {f}"),
-        None => "done".to_string(),
-    }
 }
 
 /// The crash points of a delivery's steps, in order: what the crash

@@ -452,8 +452,7 @@ impl<'p, E: Effects> Interp<'p, E> {
         match f {
             Fallible::Op { op, request, site } => {
                 let request = self.eval(frame, request)?;
-                let via = self.via.clone();
-                self.fx.call_op(*op, request, *site, &via)
+                self.fx.call_op(*op, request, *site, &self.via)
             }
             Fallible::Action { action, args, site } => {
                 let mut values = Vec::with_capacity(args.len());

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use jadpo_compiler::ir::{FailureId, OpId};
 
 use crate::provider::{Answer, Call, Provider};
-use crate::value::{hex, Value};
+use crate::value::Value;
 
 /// One scripted answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,8 +52,8 @@ pub struct Script {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Effect {
     pub operation: String,
-    /// The request's fingerprint, in hex.
-    pub request: String,
+    /// The request's fingerprint.
+    pub request: [u8; 32],
     pub answer: Value,
 }
 
@@ -75,6 +75,7 @@ pub struct Fake {
     /// Sends that reached the fake, per operation (every send, kept-key
     /// answers included).
     pub sends: BTreeMap<String, u32>,
+    sends_by_op: BTreeMap<OpId, (u32, String)>,
 }
 
 impl Fake {
@@ -82,6 +83,20 @@ impl Fake {
         Fake {
             scripts,
             ..Fake::default()
+        }
+    }
+
+    fn count_send(&mut self, call: &Call<'_>) {
+        let entry = self
+            .sends_by_op
+            .entry(call.op)
+            .or_insert_with(|| (0, call.operation.to_string()));
+        entry.0 += 1;
+        let n = entry.0;
+        if let Some(count) = self.sends.get_mut(call.operation) {
+            *count = n;
+        } else {
+            self.sends.insert(call.operation.to_string(), n);
         }
     }
 
@@ -142,7 +157,7 @@ fn play(s: &Scripted, replays_failures: bool) -> (Answer, Option<Answer>, Option
 
 impl Provider for Fake {
     fn send(&mut self, call: &Call<'_>) -> Answer {
-        *self.sends.entry(call.operation.to_string()).or_insert(0) += 1;
+        self.count_send(call);
         if let Some(kept) = call.key.and_then(|k| self.kept.get(k)) {
             return if kept.fingerprint == call.fingerprint {
                 kept.answer.clone()
@@ -169,7 +184,7 @@ impl Provider for Fake {
             if !repeated {
                 self.effects.push(Effect {
                     operation: call.operation.to_string(),
-                    request: hex(&call.fingerprint),
+                    request: call.fingerprint,
                     answer: v,
                 });
             }

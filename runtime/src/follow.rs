@@ -33,30 +33,27 @@ pub fn staged(
     now: Instant,
 ) -> R<Follow> {
     let event = program.event(emit.event).qualified.clone();
-    let opt = |name: &str| {
-        options
-            .as_record()
-            .map_or(Value::None, |r| r.get(Name::new(name)))
-    };
-    let queue = match opt("queue") {
+    let n = names();
+    let opt = |name: Name| options.as_record().map_or(Value::None, |r| r.get(name));
+    let queue = match opt(n.queue) {
         Value::Text(q) => q.to_string(),
         _ => "default".to_string(),
     };
-    let priority = int_or(opt("priority"), 2);
-    let max_attempts = int_or(opt("max_attempts"), 25);
-    let tags: Vec<String> = match opt("tags") {
+    let priority = int_or(opt(n.priority), 2);
+    let max_attempts = int_or(opt(n.max_attempts), 25);
+    let tags: Vec<String> = match opt(n.tags) {
         Value::List(items) => items.iter().map(Value::as_text).collect(),
         _ => Vec::new(),
     };
-    let run_at = match opt("run_at") {
+    let run_at = match opt(n.run_at) {
         Value::Instant(i) => i,
         _ => now,
     };
     check(&queue, priority, max_attempts, &tags, run_at)?;
-    let unique = match opt("unique") {
+    let unique = match opt(n.unique) {
         Value::Record(u) => {
-            let by_args = u.get(Name::new("by_args")) != Value::Bool(false);
-            let states = match u.get(Name::new("states")) {
+            let by_args = u.get(n.by_args) != Value::Bool(false);
+            let states = match u.get(n.states) {
                 Value::List(items) => items.iter().map(Value::as_text).collect(),
                 _ => DEFAULT_STATES.iter().map(|s| s.to_string()).collect(),
             };
@@ -64,7 +61,7 @@ pub fn staged(
         }
         _ => None,
     };
-    let metadata = match opt("metadata") {
+    let metadata = match opt(n.metadata) {
         Value::None => Value::record(Vec::new()),
         other => other,
     };
@@ -120,4 +117,32 @@ pub fn unique_key(event: &str, payload: Option<&Value>) -> String {
         h.update(&p.canonical());
     }
     hex(h.finalize().as_bytes())
+}
+
+/// The option names, interned once.
+struct Names {
+    queue: Name,
+    priority: Name,
+    max_attempts: Name,
+    tags: Name,
+    run_at: Name,
+    unique: Name,
+    metadata: Name,
+    by_args: Name,
+    states: Name,
+}
+
+fn names() -> &'static Names {
+    static NAMES: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| Names {
+        queue: Name::new("queue"),
+        priority: Name::new("priority"),
+        max_attempts: Name::new("max_attempts"),
+        tags: Name::new("tags"),
+        run_at: Name::new("run_at"),
+        unique: Name::new("unique"),
+        metadata: Name::new("metadata"),
+        by_args: Name::new("by_args"),
+        states: Name::new("states"),
+    })
 }

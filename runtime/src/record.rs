@@ -50,7 +50,7 @@ pub struct StepRow {
     pub operation: String,
     /// `None` in dispatch mode.
     pub fingerprint: Option<[u8; 32]>,
-    pub field_fingerprints: Vec<(String, [u8; 32])>,
+    pub field_fingerprints: Vec<(jadpo_compiler::intern::Name, [u8; 32])>,
     /// The step's first send.
     pub sent_at: Instant,
     pub key_generation: u32,
@@ -89,17 +89,23 @@ pub struct Sealed {
 
 /// The provider key of a step.
 pub fn step_key(delivery: &str, step: u32, generation: u32) -> String {
-    let mut material = Vec::with_capacity(delivery.len() + 12);
-    material.extend_from_slice(&(delivery.len() as u32).to_le_bytes());
-    material.extend_from_slice(delivery.as_bytes());
-    material.extend_from_slice(&step.to_le_bytes());
-    material.extend_from_slice(&generation.to_le_bytes());
-    hex(&blake3::derive_key("jadpo-step-key-v1", &material))
+    use std::sync::OnceLock;
+    // The context's own hash is the same every time: start from a copy.
+    static CONTEXT: OnceLock<blake3::Hasher> = OnceLock::new();
+    let mut h = CONTEXT
+        .get_or_init(|| blake3::Hasher::new_derive_key("jadpo-step-key-v1"))
+        .clone();
+    h.update(&(delivery.len() as u32).to_le_bytes());
+    h.update(delivery.as_bytes());
+    h.update(&step.to_le_bytes());
+    h.update(&generation.to_le_bytes());
+    hex(h.finalize().as_bytes())
 }
 
 /// The cipher for recorded answers, from the application's steps key.
 pub struct Sealer {
     key: [u8; 32],
+    cipher: XChaCha20Poly1305,
 }
 
 /// The key records are encrypted with in tests that give none.
@@ -107,8 +113,10 @@ pub const TEST_KEY: &str = "jadpo-test-steps-key";
 
 impl Sealer {
     pub fn new(secret: &str) -> Sealer {
+        let key = blake3::derive_key("jadpo-steps-encryption-v1", secret.as_bytes());
         Sealer {
-            key: blake3::derive_key("jadpo-steps-encryption-v1", secret.as_bytes()),
+            key,
+            cipher: XChaCha20Poly1305::new((&key).into()),
         }
     }
 
@@ -123,8 +131,8 @@ impl Sealer {
         h.update(plaintext);
         let mut nonce = [0u8; 24];
         nonce.copy_from_slice(&h.finalize().as_bytes()[..24]);
-        let cipher = XChaCha20Poly1305::new((&self.key).into());
-        let ciphertext = cipher
+        let ciphertext = self
+            .cipher
             .encrypt(
                 XNonce::from_slice(&nonce),
                 Payload {
@@ -140,8 +148,7 @@ impl Sealer {
     /// was sealed with.
     pub fn open(&self, delivery: &str, position: u32, sealed: &Sealed) -> Option<Vec<u8>> {
         let aad = place(delivery, position);
-        let cipher = XChaCha20Poly1305::new((&self.key).into());
-        cipher
+        self.cipher
             .decrypt(
                 XNonce::from_slice(&sealed.nonce),
                 Payload {

@@ -122,6 +122,27 @@ pub trait Store {
     fn keep_item(&mut self, item: OperatorItem);
 }
 
+/// Writes into `kept` only the parts of `new` that changed (a step write
+/// changes one row), as a SQL store writes one row.
+fn sync(kept: &mut StoredRecord, new: &StoredRecord) {
+    if kept.build_id != new.build_id {
+        kept.build_id.clone_from(&new.build_id);
+    }
+    if kept.shape_digest != new.shape_digest {
+        kept.shape_digest.clone_from(&new.shape_digest);
+    }
+    kept.mode = new.mode;
+    kept.started_at = new.started_at;
+    kept.steps.truncate(new.steps.len());
+    for (i, row) in new.steps.iter().enumerate() {
+        match kept.steps.get_mut(i) {
+            Some(old) if old == row => {}
+            Some(old) => old.clone_from(row),
+            None => kept.steps.push(row.clone()),
+        }
+    }
+}
+
 /// Whether a row's fields equal every condition.
 pub fn matches(row: &Value, filter: &[(Name, Value)]) -> bool {
     let Some(r) = row.as_record() else {
@@ -228,7 +249,12 @@ impl Store for MemStore {
         if self.leases.get(delivery) != Some(&lease.0) {
             return Err(LeaseLost);
         }
-        self.records.insert(delivery.to_string(), record.clone());
+        match self.records.get_mut(delivery) {
+            Some(kept) => sync(kept, record),
+            None => {
+                self.records.insert(delivery.to_string(), record.clone());
+            }
+        }
         Ok(())
     }
 

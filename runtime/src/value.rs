@@ -100,9 +100,51 @@ impl Value {
         }
     }
 
-    /// The canonical bytes (RFC 8785).
+    /// The canonical bytes (RFC 8785), written directly: the values Jadpo
+    /// has are objects with identifier keys (so byte order is UTF-16 order),
+    /// arrays, strings, integers, booleans and `null`. `tests::agrees_with_serde_jcs`
+    /// compares this with the `serde_jcs` crate.
     pub fn canonical(&self) -> Vec<u8> {
-        serde_jcs::to_vec(&self.to_json()).unwrap_or_default()
+        let mut out = Vec::with_capacity(64);
+        self.write_canonical(&mut out);
+        out
+    }
+
+    fn write_canonical(&self, out: &mut Vec<u8>) {
+        match self {
+            Value::Unit | Value::None => out.extend_from_slice(b"null"),
+            Value::Bool(true) => out.extend_from_slice(b"true"),
+            Value::Bool(false) => out.extend_from_slice(b"false"),
+            Value::Int(n) => write_int(out, *n),
+            Value::Duration(ms) => write_int(out, *ms),
+            Value::Text(s) => write_string(out, s),
+            Value::Enum(v) => write_string(out, v.as_str()),
+            Value::Decimal(d) => write_string(out, &d.normalize().to_string()),
+            Value::Uuid(u) => write_string(out, &uuid_text(*u)),
+            Value::Instant(i) => write_string(out, &instant_text(*i)),
+            Value::List(items) => {
+                out.push(b'[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    v.write_canonical(out);
+                }
+                out.push(b']');
+            }
+            Value::Record(r) => {
+                out.push(b'{');
+                for (i, (name, v)) in r.fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_string(out, name.as_str());
+                    out.push(b':');
+                    v.write_canonical(out);
+                }
+                out.push(b'}');
+            }
+        }
     }
 
     /// BLAKE3 of the canonical bytes.
@@ -112,17 +154,15 @@ impl Value {
 
     /// One fingerprint per top-level field (BLAKE3 keyed by the BLAKE3 of
     /// the field's name), so a divergence can name the fields that differ.
-    pub fn field_fingerprints(&self) -> Vec<(String, [u8; 32])> {
+    pub fn field_fingerprints(&self) -> Vec<(Name, [u8; 32])> {
         let Value::Record(r) = self else {
             return Vec::new();
         };
         r.fields
             .iter()
             .map(|(name, v)| {
-                let key = blake3::hash(name.as_str().as_bytes());
-                let bytes = serde_jcs::to_vec(&v.to_json()).unwrap_or_default();
-                let fp = blake3::keyed_hash(key.as_bytes(), &bytes);
-                (name.as_str().to_string(), *fp.as_bytes())
+                let fp = blake3::keyed_hash(&field_key(*name), &v.canonical());
+                (*name, *fp.as_bytes())
             })
             .collect()
     }
@@ -142,6 +182,71 @@ impl Value {
             other => other.to_json().to_string(),
         }
     }
+}
+
+/// BLAKE3 of a field's name: the key of its field fingerprint, computed
+/// once per name and thread.
+fn field_key(name: Name) -> [u8; 32] {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static KEYS: RefCell<HashMap<Name, [u8; 32]>> = RefCell::new(HashMap::new());
+    }
+    KEYS.with(|keys| {
+        *keys
+            .borrow_mut()
+            .entry(name)
+            .or_insert_with(|| *blake3::hash(name.as_str().as_bytes()).as_bytes())
+    })
+}
+
+/// An integer as RFC 8785 writes it. Jadpo's `Int` is exact, so one
+/// beyond 2^53 is written exactly too (JCS would round it as a double).
+fn write_int(out: &mut Vec<u8>, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// A string as RFC 8785 writes it: `"` and `\` escaped, the control
+/// characters as `\b \t \n \f \r` or `\u00xx`, everything else as UTF-8.
+fn write_string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\u{8}' => out.extend_from_slice(b"\\b"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\u{c}' => out.extend_from_slice(b"\\f"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            c if (c as u32) < 0x20 => {
+                let hex = b"0123456789abcdef";
+                let b = c as u8;
+                out.extend_from_slice(b"\\u00");
+                out.push(hex[usize::from(b >> 4)]);
+                out.push(hex[usize::from(b & 0xf)]);
+            }
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
 }
 
 fn uuid_text(u: u128) -> String {
@@ -207,7 +312,13 @@ pub fn duration_text(ms: i64) -> String {
 
 /// Hex of a fingerprint or key.
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
 }
 
 /// Why a JSON value is not a value of a type.
@@ -315,6 +426,57 @@ mod tests {
         assert_eq!(Value::Duration(3_600_000).to_json(), Json::from(3_600_000));
         assert_eq!(duration_text(90_000), "90s");
         assert_eq!(duration_text(1_500), "1500ms");
+    }
+
+    /// The direct encoder and the `serde_jcs` crate agree on every shape
+    /// of value, strings with every escape included.
+    #[test]
+    fn agrees_with_serde_jcs() {
+        let texts = [
+            "",
+            "plain",
+            "quote\" back\\ slash",
+            "\u{1}\u{8}\t\n\u{c}\r\u{1f}",
+            "é ü 😀 /",
+            "\u{7f}",
+        ];
+        let mut values: Vec<Value> = texts.iter().map(|t| Value::text(t)).collect();
+        values.extend([
+            Value::Int(0),
+            Value::Int(-17),
+            Value::Int(i64::MIN),
+            Value::Int(i64::MAX),
+            Value::Int(9_007_199_254_740_991),
+            Value::Bool(true),
+            Value::None,
+            Value::Duration(1500),
+            Value::Decimal("10.250".parse().unwrap_or_default()),
+            Value::Instant(Instant(1_768_478_400_123_456_789)),
+            Value::Uuid(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef),
+        ]);
+        let list = Value::List(values.clone().into());
+        let nested = Value::record(vec![
+            (Name::new("zeta"), list.clone()),
+            (
+                Name::new("alpha"),
+                Value::record(vec![
+                    (Name::new("b"), Value::Int(1)),
+                    (Name::new("a"), Value::text("x")),
+                ]),
+            ),
+            (Name::new("Upper"), Value::Bool(false)),
+            (Name::new("_under"), Value::None),
+        ]);
+        values.push(list);
+        values.push(nested);
+        for v in &values {
+            let reference = serde_jcs::to_vec(&v.to_json()).unwrap_or_default();
+            assert_eq!(
+                String::from_utf8_lossy(&v.canonical()),
+                String::from_utf8_lossy(&reference),
+                "{v:?}"
+            );
+        }
     }
 
     #[test]

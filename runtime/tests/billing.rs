@@ -353,7 +353,7 @@ fn the_plans_crash_points_resume_subscribe_to_the_same_end() {
         let mut effects: Vec<String> = fake
             .effects()
             .iter()
-            .map(|e| format!("{} {}", e.operation, e.request))
+            .map(|e| format!("{} {:?}", e.operation, e.request))
             .collect();
         effects.sort();
         (

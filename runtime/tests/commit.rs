@@ -413,7 +413,7 @@ fn end_state(app: &App, crash: Option<CrashAt>) -> (End, Vec<Value>, usize, Vec<
     let mut effects: Vec<String> = fake
         .effects()
         .iter()
-        .map(|e| format!("{} {} {:?}", e.operation, e.request, e.answer))
+        .map(|e| format!("{} {:?} {:?}", e.operation, e.request, e.answer))
         .collect();
     effects.sort();
     (
