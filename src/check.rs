@@ -5,6 +5,7 @@ use jadpo_checker::{Analysis, Scope};
 use jadpo_compiler::diag::{sort_diagnostics, Diagnostic, Severity};
 use jadpo_compiler::ir::Program;
 use jadpo_compiler::load::Loader;
+use jadpo_compiler::resolve::Lowering;
 use jadpo_compiler::source::{Files, Unit};
 use jadpo_compiler::span::{FileId, Span};
 use jadpo_compiler::{Compiled, Stats};
@@ -41,7 +42,18 @@ pub fn check_app(loader: &dyn Loader, root: &str) -> Outcome {
 /// Like [`check_app`]; the plan is built only when `want_plan` (a plain
 /// `jadpo check` needs the diagnostics alone).
 pub fn check_app_with(loader: &dyn Loader, root: &str, want_plan: bool) -> Outcome {
-    let compiled = jadpo_compiler::compile(loader, root);
+    check_app_lowering(loader, root, want_plan, Lowering::Effects)
+}
+
+/// [`check_app_with`], lowering bodies as `lowering` says (`jadpo test`
+/// needs their code).
+pub fn check_app_lowering(
+    loader: &dyn Loader,
+    root: &str,
+    want_plan: bool,
+    lowering: Lowering,
+) -> Outcome {
+    let compiled = jadpo_compiler::compile_with(loader, root, lowering);
     let mut diagnostics = compiled.diagnostics;
     let mut plan = None;
     if let Some(program) = compiled.program.as_ref() {

@@ -7,13 +7,14 @@ use clap::{Parser, Subcommand, ValueEnum};
 const AFTER_HELP: &str = "\
 Exit status:
   0  no errors (warnings allowed unless --deny-warnings)
-  1  the project has errors
+  1  the project has errors (for `jadpo test`: or a test failed)
   2  the project could not be checked at all (bad arguments, missing or unreadable jadpo.yaml)
 
 Examples:
   jadpo check examples/billing
   jadpo check --format json . > findings.json
   jadpo build examples/billing --out build
+  jadpo test examples/billing --filter declined
   jadpo explain step.unkeyed
   jadpo publish packages/mailer --registry ../registry
   jadpo plan diff deployed/plan.json build/plan.json";
@@ -46,6 +47,10 @@ pub enum Command {
     /// Exit status 0 published, 1 refused (errors, or the version is already
     /// published), 2 the package cannot be checked or the registry written.
     Publish(PublishArgs),
+    /// Check an app, then run its tests: each once clean and once per crash
+    /// point of its multi-step deliveries. Exit status 0 every test passed,
+    /// 1 a test failed or the app has errors, 2 the app cannot be checked.
+    Test(TestArgs),
     /// Work with plans written by `jadpo build`.
     #[command(subcommand)]
     Plan(PlanCommand),
@@ -106,6 +111,25 @@ pub struct CheckArgs {
     /// Exit with status 1 when there are warnings, too.
     #[arg(long)]
     pub deny_warnings: bool,
+    #[command(flatten)]
+    pub color: ColorArg,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// The app folder: the one holding `jadpo.yaml`.
+    #[arg(default_value = ".")]
+    pub path: String,
+    /// Run only the tests whose name contains TEXT.
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+    /// Skip the crash matrix: run each test once, clean.
+    #[arg(long)]
+    pub no_crash: bool,
+    /// `human`: a line per test; `json`: one JSON document
+    /// (spec/test-output.schema.json).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+    pub format: DiffFormat,
     #[command(flatten)]
     pub color: ColorArg,
 }

@@ -8,3 +8,4 @@ pub mod lsp;
 pub mod plan_diff;
 pub mod publish;
 pub mod render;
+pub mod testing;

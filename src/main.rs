@@ -5,6 +5,7 @@ use clap::Parser;
 use jadpo::check::{check_app_with, Outcome};
 use jadpo::cli::{
     BuildArgs, CheckArgs, Cli, Command, DiffFormat, ExplainArgs, Format, PlanCommand, PlanDiffArgs,
+    TestArgs,
 };
 use jadpo::render::{self, Summary};
 use jadpo_compiler::load::FsLoader;
@@ -64,6 +65,7 @@ fn main() -> ExitCode {
             let _ = INPUT.set(args.path.clone());
             ExitCode::from(jadpo::publish::run(&args))
         }
+        Command::Test(args) => test(&args),
         Command::Plan(PlanCommand::Diff(args)) => plan_diff(&args),
     }
 }
@@ -365,6 +367,20 @@ fn write_plan(out: &str, plan: Option<&jadpo_checker::plan::Built>) -> std::io::
     text.push('\n');
     std::fs::write(&file, text)?;
     Ok(file)
+}
+
+fn test(args: &TestArgs) -> ExitCode {
+    let _ = INPUT.set(args.path.clone());
+    debug_triggers();
+    let options = jadpo::testing::TestArgs {
+        filter: args.filter.as_deref(),
+        no_crash: args.no_crash,
+        json: args.format == DiffFormat::Json,
+        color: args.color.color.enabled(),
+    };
+    let (text, status) = jadpo::testing::run(&FsLoader, &args.path, options);
+    say(&text);
+    ExitCode::from(status)
 }
 
 fn explain(args: &ExplainArgs) -> ExitCode {

@@ -60,6 +60,7 @@ fn help_names_every_command_and_the_exit_statuses() {
         "check",
         "build",
         "explain",
+        "test",
         "Exit status",
         "jadpo check examples/billing",
     ] {

@@ -51,8 +51,111 @@ pub enum Item {
     Route(RouteDecl),
     Subscriber(SubscriberDecl),
     Schedule(ScheduleDecl),
+    Fixture(FixtureDecl),
+    Test(TestDecl),
     /// A declaration that could not be read; already diagnosed.
     Error(Span),
+}
+
+/// `fixture NAME { clock: "..." config: { ... } retry_after: 1m attempts: 5
+/// fake PKG { op.path => ANSWER ... } }`
+#[derive(Clone, Debug)]
+pub struct FixtureDecl {
+    pub name: Ident,
+    pub settings: Vec<Setting>,
+    pub fakes: Vec<FakeDecl>,
+    pub span: Span,
+}
+
+/// `fake stripe { customers.create => stripe.Customer { ... } }`
+#[derive(Clone, Debug)]
+pub struct FakeDecl {
+    pub package: Ident,
+    pub answers: Vec<FakeAnswer>,
+    pub span: Span,
+}
+
+/// `op.path => ANSWER`
+#[derive(Clone, Debug)]
+pub struct FakeAnswer {
+    pub op: Path,
+    pub answer: Answer,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub kind: AnswerKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum AnswerKind {
+    /// A construction of the operation's answer type.
+    Value(Expr),
+    Done,
+    Fail {
+        failure: Path,
+        fields: Option<Vec<FieldInit>>,
+    },
+    Lost(Box<Answer>),
+    InUse,
+    ServerError,
+}
+
+/// `test "NAME" [using FIXTURE] { statements }`
+#[derive(Clone, Debug)]
+pub struct TestDecl {
+    pub name: StringLit,
+    pub using: Option<Ident>,
+    pub body: Vec<TestStmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct TestStmt {
+    pub kind: TestStmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum TestStmtKind {
+    /// `var x = e`
+    Var {
+        name: Ident,
+        value: Expr,
+    },
+    /// `[var x =] call f(args) [fails F | ends OUTCOME]`, `deliver Ev { }
+    /// [to NAME] [fails F | ends OUTCOME]`
+    Delivery(DeliveryStmt),
+    Assert(Expr),
+    /// `advance clock by D`
+    Advance(Expr),
+    Error,
+}
+
+#[derive(Clone, Debug)]
+pub struct DeliveryStmt {
+    /// `var x = call ...`
+    pub bind: Option<Ident>,
+    pub target: DeliveryTarget,
+    pub expect: Expect,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum DeliveryTarget {
+    Call { action: Ident, args: Vec<Expr> },
+    Deliver { event: Expr, to: Option<Ident> },
+}
+
+#[derive(Clone, Debug)]
+pub enum Expect {
+    /// Expected to complete.
+    Complete,
+    Fails(Path),
+    /// `ends outcome_unknown | diverged | retry_later | fault`
+    Ends(Ident),
 }
 
 /// `name: value`, used by `application`, `store`, `failure`, entry points and
@@ -467,6 +570,11 @@ pub enum ExprKind {
         entity: Box<Path>,
         settings: Vec<FieldInit>,
     },
+    /// `stored E`, `sent pkg.op`, `emitted Ev`: counts, in tests only.
+    Count {
+        kind: CountKind,
+        path: Box<Path>,
+    },
     /// `reject F { }` in a match arm.
     Reject(Box<RejectExpr>),
     /// `propagate` in a match arm.
@@ -474,6 +582,23 @@ pub enum ExprKind {
     /// `{ statements }` as a match arm body.
     Block(Block),
     Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CountKind {
+    Stored,
+    Sent,
+    Emitted,
+}
+
+impl CountKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CountKind::Stored => "stored",
+            CountKind::Sent => "sent",
+            CountKind::Emitted => "emitted",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

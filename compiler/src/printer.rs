@@ -187,10 +187,131 @@ impl Printer {
                 self.settings(&s.settings);
                 self.out.push('\n');
             }
+            Item::Fixture(f) => self.fixture(f),
+            Item::Test(t) => self.test(t),
             Item::Error(_) => self
                 .out
                 .push_str("// (a declaration that could not be read)\n"),
         }
+    }
+
+    fn fixture(&mut self, f: &crate::ast::FixtureDecl) {
+        let _ = writeln!(self.out, "fixture {} {{", f.name.name);
+        self.indent += 1;
+        for s in &f.settings {
+            self.line_start();
+            let _ = write!(self.out, "{}: ", s.key.name);
+            match &s.value {
+                SettingValue::Expr(e) => self.expr(e),
+                SettingValue::Record(inner, _) => self.settings(inner),
+                SettingValue::Block(b) => self.block(b),
+            }
+            self.out.push('\n');
+        }
+        for fake in &f.fakes {
+            self.line_start();
+            let _ = writeln!(self.out, "fake {} {{", fake.package.name);
+            self.indent += 1;
+            for a in &fake.answers {
+                self.line_start();
+                self.path(&a.op);
+                self.out.push_str(" => ");
+                self.answer(&a.answer);
+                self.out.push('\n');
+            }
+            self.indent -= 1;
+            self.line_start();
+            self.out.push_str("}\n");
+        }
+        self.indent -= 1;
+        self.out.push_str("}\n");
+    }
+
+    fn answer(&mut self, a: &crate::ast::Answer) {
+        use crate::ast::AnswerKind;
+        match &a.kind {
+            AnswerKind::Value(e) => self.expr(e),
+            AnswerKind::Done => self.out.push_str("done"),
+            AnswerKind::InUse => self.out.push_str("in_use"),
+            AnswerKind::ServerError => self.out.push_str("server_error"),
+            AnswerKind::Fail { failure, fields } => {
+                self.out.push_str("fail ");
+                self.path(failure);
+                if let Some(fields) = fields {
+                    self.out.push(' ');
+                    self.field_inits(fields);
+                }
+            }
+            AnswerKind::Lost(inner) => {
+                self.out.push_str("lost ");
+                self.answer(inner);
+            }
+        }
+    }
+
+    fn test(&mut self, t: &crate::ast::TestDecl) {
+        use crate::ast::{DeliveryTarget, Expect, TestStmtKind};
+        let _ = write!(self.out, "test {}", quote(&t.name.value));
+        if let Some(u) = t.using {
+            let _ = write!(self.out, " using {}", u.name);
+        }
+        self.out.push_str(" {\n");
+        self.indent += 1;
+        for s in &t.body {
+            self.line_start();
+            match &s.kind {
+                TestStmtKind::Var { name, value } => {
+                    let _ = write!(self.out, "var {} = ", name.name);
+                    self.expr(value);
+                }
+                TestStmtKind::Assert(e) => {
+                    self.out.push_str("assert ");
+                    self.expr(e);
+                }
+                TestStmtKind::Advance(e) => {
+                    self.out.push_str("advance clock by ");
+                    self.expr(e);
+                }
+                TestStmtKind::Delivery(d) => {
+                    if let Some(b) = d.bind {
+                        let _ = write!(self.out, "var {} = ", b.name);
+                    }
+                    match &d.target {
+                        DeliveryTarget::Call { action, args } => {
+                            let _ = write!(self.out, "call {}(", action.name);
+                            for (i, a) in args.iter().enumerate() {
+                                if i > 0 {
+                                    self.out.push_str(", ");
+                                }
+                                self.expr(a);
+                            }
+                            self.out.push(')');
+                        }
+                        DeliveryTarget::Deliver { event, to } => {
+                            self.out.push_str("deliver ");
+                            self.expr(event);
+                            if let Some(to) = to {
+                                let _ = write!(self.out, " to {}", to.name);
+                            }
+                        }
+                    }
+                    match &d.expect {
+                        Expect::Complete => {}
+                        Expect::Fails(p) => {
+                            self.out.push_str(" fails ");
+                            self.path(p);
+                        }
+                        Expect::Ends(o) => {
+                            let _ = write!(self.out, " ends {}", o.name);
+                        }
+                    }
+                }
+                TestStmtKind::Error => self.out.push_str("// (a statement that could not be read)"),
+            }
+            self.out.push('\n');
+        }
+        self.indent -= 1;
+        self.out.push_str("}\n");
     }
 
     fn named_settings(&mut self, word: &str, name: Ident, settings: &[Setting]) {
@@ -640,6 +761,10 @@ impl Printer {
                 self.where_clause(filter);
                 self.clause("missing", missing.as_deref());
                 self.out.push_str(" }");
+            }
+            ExprKind::Count { kind, path } => {
+                let _ = write!(self.out, "{} ", kind.as_str());
+                self.path(path);
             }
             ExprKind::Query {
                 mode,

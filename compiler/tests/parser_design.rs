@@ -7,6 +7,7 @@ use jadpo_compiler::parser::parse_file;
 use jadpo_compiler::span::FileId;
 
 const DESIGN: &str = include_str!("parser_inputs/design.jadpo");
+const TESTING_DESIGN: &str = include_str!("parser_inputs/testing_design.jadpo");
 
 fn parse_clean(text: &str) -> Vec<Item> {
     let (ast, diags) = parse_file(FileId(0), text);
@@ -42,6 +43,8 @@ fn design_example_parses_without_diagnostics() {
             Item::Route(_) => "route",
             Item::Subscriber(_) => "subscriber",
             Item::Schedule(_) => "schedule",
+            Item::Fixture(_) => "fixture",
+            Item::Test(_) => "test",
             Item::Error(_) => "error",
         })
         .collect();
@@ -235,4 +238,61 @@ fn declarations_keep_types_and_constraints() {
     assert!(
         matches!(&config.fields[0].ty.kind, TypeExprKind::Named { constraints, .. } if constraints.len() == 2)
     );
+}
+
+#[test]
+fn testing_design_example_parses_into_fixtures_and_tests() {
+    let items = parse_clean(TESTING_DESIGN);
+    let fixtures: Vec<&FixtureDecl> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Fixture(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    let tests: Vec<&TestDecl> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Test(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fixtures.len(), 2);
+    assert_eq!(tests.len(), 2);
+    let declined = fixtures[0];
+    let keys: Vec<&str> = declined
+        .settings
+        .iter()
+        .map(|s| s.key.name.as_str())
+        .collect();
+    assert_eq!(keys, ["clock", "config", "retry_after", "attempts"]);
+    let answers = &declined.fakes[0].answers;
+    assert_eq!(answers.len(), 3);
+    assert!(matches!(answers[2].answer.kind, AnswerKind::Fail { .. }));
+    let lost = &fixtures[1].fakes[0].answers[3].answer.kind;
+    assert!(matches!(lost, AnswerKind::Lost(inner) if matches!(inner.kind, AnswerKind::Value(_))));
+    let first = &tests[0].body;
+    assert_eq!(first.len(), 4);
+    assert!(matches!(
+        &first[0].kind,
+        TestStmtKind::Delivery(DeliveryStmt {
+            bind: None,
+            expect: Expect::Fails(_),
+            ..
+        })
+    ));
+    assert!(matches!(
+        &first[1].kind,
+        TestStmtKind::Assert(Expr { kind: ExprKind::Binary(BinOp::Eq, count, _), .. })
+            if matches!(count.kind, ExprKind::Count { kind: CountKind::Stored, .. })
+    ));
+    let second = &tests[1].body;
+    assert!(matches!(
+        &second[0].kind,
+        TestStmtKind::Delivery(DeliveryStmt {
+            bind: Some(_),
+            expect: Expect::Complete,
+            ..
+        })
+    ));
 }

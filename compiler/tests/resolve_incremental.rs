@@ -267,6 +267,15 @@ fn without_code(mut p: Program) -> Program {
     for e in &mut p.entries {
         e.run_args.clear();
     }
+    // A test's statements, a fixture's values and a fake's answers are
+    // code too.
+    for t in &mut p.tests {
+        t.steps.clear();
+    }
+    for f in &mut p.fixtures {
+        f.config.clear();
+        f.fakes.clear();
+    }
     p
 }
 

@@ -15,6 +15,7 @@ use jadpo_compiler::ir::code::{
     Arm, ArmPattern, BinOp, Body, Emit, Expr, ExprKind, Fallible, OptionCode, Query, Reject, Stmt,
     StmtKind, Write,
 };
+use jadpo_compiler::ir::test::Count;
 use jadpo_compiler::ir::{ActionId, FailureId, FailureKind, OpId, Owner, Program, Ty, Types};
 use jadpo_compiler::span::Span;
 use rust_decimal::Decimal;
@@ -105,6 +106,11 @@ pub trait Effects {
     fn emit(&mut self, program: &Program, emit: &Emit, payload: Value, options: Value) -> R<()>;
     fn config(&self, name: Name) -> R<Value>;
     fn now(&self) -> Instant;
+    /// `stored E`, `sent pkg.op`, `emitted Ev`: only a test's statements
+    /// count.
+    fn count(&self, _count: Count) -> R<Value> {
+        fault("`stored`, `sent` and `emitted` count only in a test")
+    }
 }
 
 /// How deep actions and functions may call each other.
@@ -351,6 +357,7 @@ impl<'p, E: Effects> Interp<'p, E> {
             ExprKind::TextOf(inner) => Value::text(&self.eval(frame, inner)?.as_text()),
             ExprKind::Validate { value, .. } => self.eval(frame, value)?,
             ExprKind::Query(q) => self.query(frame, q)?,
+            ExprKind::Count(c) => self.fx.count(*c)?,
             ExprKind::Fallible(f) => self.fallible(frame, f)?,
             ExprKind::Attempt(inner) => self.eval(frame, inner)?,
             ExprKind::Match { scrutinee, arms } => self.match_expr(frame, scrutinee, arms)?,
@@ -554,6 +561,9 @@ impl<T: Effects + ?Sized> Effects for &mut T {
     fn now(&self) -> Instant {
         (**self).now()
     }
+    fn count(&self, count: Count) -> R<Value> {
+        (**self).count(count)
+    }
 }
 
 /// Effects for code that may have none: an entry point's `run:` arguments.
@@ -578,6 +588,24 @@ impl Effects for NoEffects {
     fn now(&self) -> Instant {
         Instant(0)
     }
+}
+
+/// Evaluates one expression over caller-held locals (a test's `var`s),
+/// with at most `fuel` steps of evaluation.
+pub fn eval_over<E: Effects>(
+    program: &Program,
+    fx: E,
+    locals: &mut Vec<Value>,
+    e: &Expr,
+    fuel: u64,
+) -> R<Value> {
+    let mut interp = Interp::new(program, fx, fuel);
+    let mut frame = Frame {
+        locals: std::mem::take(locals),
+    };
+    let out = interp.eval(&mut frame, e);
+    *locals = frame.locals;
+    out
 }
 
 /// Evaluates an entry point's `run:` arguments over the entry's values

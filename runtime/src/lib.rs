@@ -17,6 +17,7 @@ pub mod follow;
 pub mod provider;
 pub mod record;
 pub mod store;
+pub mod suite;
 pub mod value;
 
 pub use attempt::CrashAt;

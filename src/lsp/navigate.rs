@@ -185,7 +185,8 @@ fn declarations(ast: &SourceFileAst) -> Vec<(Ident, SymbolKind, Span)> {
                 Item::Function(d) => (d.name, SymbolKind::FUNCTION, d.span),
                 Item::Subscriber(d) => (d.name, SymbolKind::INTERFACE, d.span),
                 Item::Schedule(d) => (d.name, SymbolKind::INTERFACE, d.span),
-                Item::Route(_) | Item::Error(_) => return None,
+                Item::Fixture(d) => (d.name, SymbolKind::CONSTANT, d.span),
+                Item::Route(_) | Item::Test(_) | Item::Error(_) => return None,
             })
         })
         .collect()

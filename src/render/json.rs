@@ -27,7 +27,7 @@ struct Counts {
 }
 
 #[derive(Serialize)]
-struct JsonDiagnostic<'a> {
+pub(crate) struct JsonDiagnostic<'a> {
     code: &'a str,
     severity: &'a str,
     summary: &'a str,
@@ -60,7 +60,7 @@ struct JsonEdit<'a> {
 /// File, byte range, and 1-based line/column of both ends. The end is
 /// exclusive: the position just after the span. Columns count characters.
 #[derive(Serialize)]
-struct Location<'a> {
+pub(crate) struct Location<'a> {
     file: &'a str,
     start_byte: usize,
     end_byte: usize,
@@ -88,7 +88,7 @@ pub fn render(files: &Files, diagnostics: &[Diagnostic], summary: Summary) -> St
     text
 }
 
-fn diagnostic<'a>(files: &'a Files, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
+pub(crate) fn diagnostic<'a>(files: &'a Files, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
     JsonDiagnostic {
         code: d.code,
         severity: d.severity.as_str(),
@@ -123,7 +123,7 @@ fn diagnostic<'a>(files: &'a Files, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
     }
 }
 
-fn location(files: &Files, span: Span) -> Location<'_> {
+pub(crate) fn location(files: &Files, span: Span) -> Location<'_> {
     let range = clamp(files, span);
     let text = if (span.file.0 as usize) < files.len() {
         files.get(span.file).text.as_str()

@@ -459,6 +459,7 @@ impl B {
             params: Vec::new(),
             ret: jadpo_compiler::ir::Ty::unit(),
             code: Default::default(),
+            reads: Default::default(),
         });
         id
     }

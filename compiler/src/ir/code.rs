@@ -133,6 +133,8 @@ pub enum ExprKind {
     },
     /// A store read that cannot fail: `query optional` or `query many`.
     Query(Box<Query>),
+    /// `stored E`, `sent pkg.op`, `emitted Ev`, in tests.
+    Count(super::test::Count),
     /// Something that can fail: an outside call, an action call, a write,
     /// `query required` or a validated construction; under `attempt`,
     /// `match`, or (in code with errors) neither.
@@ -262,4 +264,5 @@ pub struct Function {
     pub ret: Ty,
     pub span: Span,
     pub code: Body,
+    pub reads: super::Reads,
 }

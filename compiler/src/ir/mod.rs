@@ -9,6 +9,7 @@
 //! order (by unit, then source position), never in hash or thread order.
 
 pub mod code;
+pub mod test;
 pub mod types;
 
 use crate::intern::Name;
@@ -46,6 +47,9 @@ pub struct Program {
     pub functions: Vec<code::Function>,
     /// The app's config entries, in name order.
     pub config: Vec<ConfigEntry>,
+    pub fixtures: Vec<test::Fixture>,
+    /// Tests in source order (files by path, then position).
+    pub tests: Vec<test::Test>,
 }
 
 impl Program {
@@ -285,6 +289,18 @@ pub struct Action {
     pub ret: Ty,
     /// The body as code; parameters are its first locals.
     pub code: code::Body,
+    /// The config entries its body reads, and the functions it calls
+    /// (tests check that a fixture gives what the code they reach reads).
+    pub reads: Reads,
+}
+
+/// The config entries and functions a body uses directly.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reads {
+    pub config: Vec<Name>,
+    pub functions: Vec<FnId>,
+    /// Actions it calls (their own reads are theirs).
+    pub actions: Vec<ActionId>,
 }
 
 #[derive(Clone, Debug)]
@@ -461,6 +477,16 @@ pub struct Entry {
     /// The arguments of `run:` as code, over the entry's values: local 0 is
     /// `input` or `event`, local 1 a route's `path`.
     pub run_args: Vec<code::Expr>,
+}
+
+impl Entry {
+    /// A subscriber's name (`start_subscription`), from its label.
+    pub fn subscriber_name(&self) -> Option<&str> {
+        match self.kind {
+            EntryKind::Subscriber { .. } => self.label.strip_prefix("subscriber "),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -4,13 +4,13 @@
 //! `update` and `delete`.
 
 use super::common::{
-    any_word, exact, ident, kw, path, punct, skip_line, tag, word, Error, Extra, Present, Src,
-    Tokens, MAX_CHAIN,
+    any_word, exact, ident, kw, on_same_line, path, punct, skip_line, tag, word, Error, Extra,
+    Present, Src, Tokens, MAX_CHAIN,
 };
 use super::types::P;
 use crate::ast::{
-    BinOp, Block, Expr, ExprKind, FieldInit, Ident, MatchArm, Path, Pattern, QueryMode, RejectExpr,
-    UnOp, WhereClause,
+    BinOp, Block, CountKind, Expr, ExprKind, FieldInit, Ident, MatchArm, Path, Pattern, QueryMode,
+    RejectExpr, UnOp, WhereClause,
 };
 use crate::lexer::{Keyword, TokenKind};
 use crate::span::Span;
@@ -494,6 +494,7 @@ fn fast_atom<'src, I: Tokens<'src>>(
     let kind = choice((
         literal(src),
         propagate,
+        count(src),
         paren(expr.clone()),
         list(expr.clone()),
         match_expr(src, expr.clone(), block),
@@ -625,6 +626,7 @@ fn atom<'src, I: Tokens<'src>>(
     let kind = choice((
         literal(src),
         propagate,
+        count(src),
         paren(expr.clone()),
         list(expr.clone()),
         match_expr(src, expr.clone(), block),
@@ -689,6 +691,24 @@ fn match_expr<'src, I: Tokens<'src>>(
             scrutinee: Box::new(scrutinee),
             arms,
         })
+}
+
+/// `stored E`, `sent pkg.op`, `emitted Ev` (the counts of tests), the
+/// name on the same line as the word.
+fn count<'src, I: Tokens<'src>>(
+    src: Src<'src>,
+) -> impl Parser<'src, I, ExprKind, Extra<'src>> + Clone {
+    choice((
+        word("stored").to(CountKind::Stored),
+        word("sent").to(CountKind::Sent),
+        word("emitted").to(CountKind::Emitted),
+    ))
+    .then_ignore(on_same_line(src))
+    .then(path())
+    .map(|(kind, path)| ExprKind::Count {
+        kind,
+        path: Box::new(path),
+    })
 }
 
 /// `create`, `update` and `delete`.

@@ -4,18 +4,21 @@
 //! start of a line and becomes [`Item::Error`].
 
 use super::common::{
-    error_item, exact, ident, path, punct, skip_item, tag, word, Error, Extra, Present, Src, Tokens,
+    any_word, error_item, exact, ident, kw, path, punct, skip_item, skip_line, statement_end, tag,
+    word, Error, Extra, Present, Src, Tokens,
 };
 use super::exprs;
 use super::stmts::{self, Parts};
 use super::types::{field_entry, fields_block, settings_block, type_expr, P};
 use crate::ast::{
-    ActionDecl, Application, Block, ConfigDecl, Decline, EntityDecl, EventDecl, FailsClause,
-    FailureDecl, FailureEntry, FunctionDecl, Ident, Item, Param, RouteDecl, ScheduleDecl, Setting,
-    SettingValue, StoreDecl, StringLit, SubscriberDecl, TypeDecl, TypeExpr, TypeExprKind,
+    ActionDecl, Answer, AnswerKind, Application, Block, ConfigDecl, Decline, DeliveryStmt,
+    DeliveryTarget, EntityDecl, EventDecl, Expect, FailsClause, FailureDecl, FailureEntry,
+    FakeAnswer, FakeDecl, FixtureDecl, FunctionDecl, Ident, Item, Param, RouteDecl, ScheduleDecl,
+    Setting, SettingValue, StoreDecl, StringLit, SubscriberDecl, TestDecl, TestStmt, TestStmtKind,
+    TypeDecl, TypeExpr, TypeExprKind,
 };
 
-use crate::lexer::TokenKind;
+use crate::lexer::{Keyword, TokenKind};
 use crate::span::Span;
 use chumsky::prelude::*;
 
@@ -102,6 +105,8 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
             self.route(),
             self.subscriber(),
             self.schedule(),
+            self.fixture(),
+            self.test(),
             error_item(self.src).map(Item::Error),
         ))
         .labelled("a declaration")
@@ -403,6 +408,235 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
                     name,
                     every,
                     settings,
+                    span: e.span(),
+                })
+            })
+            .boxed()
+    }
+}
+
+impl<'src, I: Tokens<'src>> Grammar<'src, I> {
+    /// One `name: value` or `name: { ... }` setting.
+    fn setting(&self) -> P<'src, I, Setting> {
+        let record = self
+            .settings
+            .clone()
+            .map_with(|s, e| SettingValue::Record(s, e.span()));
+        any_word()
+            .then_ignore(just(TokenKind::Colon))
+            .then(choice((record, self.expr.clone().map(SettingValue::Expr))))
+            .map_with(|(key, value), e| Setting {
+                key,
+                value,
+                span: e.span(),
+            })
+            .boxed()
+    }
+
+    /// A fake's answer: a construction, `done`, `fail F [{ fields }]`,
+    /// `lost ANSWER`, `in_use` or `server_error`.
+    fn answer(&self) -> P<'src, I, Answer> {
+        let src = self.src;
+        let expr = self.expr.clone();
+        recursive(move |answer| {
+            let fail = word("fail")
+                .ignore_then(path().labelled("the failure"))
+                .then(exprs::field_inits(src, expr.clone()).or_not())
+                .map(|(failure, fields)| AnswerKind::Fail { failure, fields });
+            let lost = word("lost")
+                .ignore_then(answer)
+                .map(|a| AnswerKind::Lost(Box::new(a)));
+            choice((
+                word("done").to(AnswerKind::Done),
+                word("in_use").to(AnswerKind::InUse),
+                word("server_error").to(AnswerKind::ServerError),
+                fail,
+                lost,
+                expr.clone().map(AnswerKind::Value),
+            ))
+            .map_with(|kind, e| Answer {
+                kind,
+                span: e.span(),
+            })
+            .labelled("an answer")
+        })
+        .boxed()
+    }
+
+    fn fake(&self) -> P<'src, I, FakeDecl> {
+        let line = path()
+            .labelled("an operation")
+            .then_ignore(just(TokenKind::FatArrow))
+            .then(self.answer())
+            .map_with(|(op, answer), e| FakeAnswer {
+                op,
+                answer,
+                span: e.span(),
+            });
+        word("fake")
+            .ignore_then(self.name("the package to fake"))
+            .then(
+                line.repeated()
+                    .collect::<Vec<_>>()
+                    .map(exact)
+                    .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace)),
+            )
+            .map_with(|(package, answers), e| FakeDecl {
+                package,
+                answers,
+                span: e.span(),
+            })
+            .boxed()
+    }
+
+    fn fixture(&self) -> P<'src, I, Item> {
+        enum Entry {
+            Setting(Setting),
+            Fake(FakeDecl),
+        }
+        let entry = choice((
+            self.fake().map(Entry::Fake),
+            self.setting().map(Entry::Setting),
+        ));
+        word("fixture")
+            .ignore_then(self.name("the fixture's name"))
+            .then(
+                entry
+                    .repeated()
+                    .collect::<Vec<_>>()
+                    .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace)),
+            )
+            .map_with(|(name, entries), e| {
+                let mut settings = Vec::new();
+                let mut fakes = Vec::new();
+                for entry in entries {
+                    match entry {
+                        Entry::Setting(s) => settings.push(s),
+                        Entry::Fake(f) => fakes.push(f),
+                    }
+                }
+                Item::Fixture(FixtureDecl {
+                    name,
+                    settings,
+                    fakes,
+                    span: e.span(),
+                })
+            })
+            .boxed()
+    }
+
+    /// `call f(args)`
+    fn call_target(&self) -> P<'src, I, DeliveryTarget> {
+        let args = self
+            .expr
+            .clone()
+            .separated_by(just(TokenKind::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .map(exact)
+            .delimited_by(just(TokenKind::LParen), just(TokenKind::RParen));
+        word("call")
+            .ignore_then(self.name("the action to call"))
+            .then(args)
+            .map(|(action, args)| DeliveryTarget::Call { action, args })
+            .boxed()
+    }
+
+    fn expect(&self) -> P<'src, I, Expect> {
+        choice((
+            word("fails")
+                .ignore_then(path().labelled("the failure"))
+                .map(Expect::Fails),
+            word("ends")
+                .ignore_then(
+                    ident().labelled("`outcome_unknown`, `diverged`, `retry_later` or `fault`"),
+                )
+                .map(Expect::Ends),
+        ))
+        .or_not()
+        .map(|e| e.unwrap_or(Expect::Complete))
+        .boxed()
+    }
+
+    fn test_statement(&self) -> P<'src, I, TestStmt> {
+        let src = self.src;
+        let deliver = word("deliver")
+            .ignore_then(self.expr.clone().labelled("the event to deliver"))
+            .then(word("to").ignore_then(ident()).or_not())
+            .map(|(event, to)| DeliveryTarget::Deliver { event, to });
+        let delivery = choice((self.call_target(), deliver))
+            .then(self.expect())
+            .map_with(|(target, expect), e| {
+                TestStmtKind::Delivery(DeliveryStmt {
+                    bind: None,
+                    target,
+                    expect,
+                    span: e.span(),
+                })
+            });
+        let bound_call = kw(Keyword::Var)
+            .ignore_then(ident())
+            .then_ignore(just(TokenKind::Assign))
+            .then(self.call_target())
+            .then(self.expect())
+            .map_with(|((name, target), expect), e| {
+                TestStmtKind::Delivery(DeliveryStmt {
+                    bind: Some(name),
+                    target,
+                    expect,
+                    span: e.span(),
+                })
+            });
+        let var = kw(Keyword::Var)
+            .ignore_then(ident())
+            .then_ignore(just(TokenKind::Assign))
+            .then(self.expr.clone())
+            .map(|(name, value)| TestStmtKind::Var { name, value });
+        let assert = word("assert")
+            .ignore_then(self.expr.clone().labelled("what must hold"))
+            .map(TestStmtKind::Assert);
+        let advance = word("advance")
+            .ignore_then(word("clock"))
+            .ignore_then(word("by"))
+            .ignore_then(self.expr.clone().labelled("a duration such as `1h`"))
+            .map(TestStmtKind::Advance);
+        choice((bound_call, var, delivery, assert, advance))
+            .map_with(|kind, e| TestStmt {
+                kind,
+                span: e.span(),
+            })
+            .then_ignore(statement_end(src))
+            .labelled("a test statement: `call`, `deliver`, `assert`, `advance clock by` or `var`")
+            .recover_with(via_parser(skip_line(src).map(|span| TestStmt {
+                kind: TestStmtKind::Error,
+                span,
+            })))
+            .boxed()
+    }
+
+    fn test(&self) -> P<'src, I, Item> {
+        let src = self.src;
+        let name = select! { TokenKind::Str(value) = e => StringLit { value: src.string(value, e.span()), span: e.span() } }
+            .labelled("the test's name, as a string");
+        word("test")
+            .ignore_then(name)
+            .then(
+                word("using")
+                    .ignore_then(ident().labelled("a fixture"))
+                    .or_not(),
+            )
+            .then(
+                self.test_statement()
+                    .repeated()
+                    .collect::<Vec<_>>()
+                    .map(exact)
+                    .delimited_by(just(TokenKind::LBrace), just(TokenKind::RBrace)),
+            )
+            .map_with(|((name, using), body), e| {
+                Item::Test(TestDecl {
+                    name,
+                    using,
+                    body,
                     span: e.span(),
                 })
             })

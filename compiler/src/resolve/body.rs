@@ -20,6 +20,24 @@ pub(super) enum BodyKind {
     /// A route's inline `action: { }`: it has no `fails` clause to judge.
     RouteAction,
     Function,
+    /// A test's body: pure like a function; actions run by `call`.
+    Test,
+}
+
+impl BodyKind {
+    /// Pure: no outside calls, action calls, writes, emits, reads of the
+    /// store, `reject` or `attempt`.
+    pub fn pure(self) -> bool {
+        matches!(self, BodyKind::Function | BodyKind::Test)
+    }
+
+    /// How a message names the body: "a function", "a test".
+    pub fn noun(self) -> &'static str {
+        match self {
+            BodyKind::Test => "a test",
+            _ => "a function",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -107,6 +125,8 @@ pub(super) struct Cx {
     /// In an entry point's `run:`, which values it provides (for a name
     /// that is none of them).
     pub entry_values: Option<String>,
+    /// The config entries and functions the body uses.
+    pub reads: ir::Reads,
 }
 
 impl Cx {
@@ -121,6 +141,7 @@ impl Cx {
             uncertain: false,
             slots: 0,
             entry_values: None,
+            reads: ir::Reads::default(),
         }
     }
 
@@ -156,6 +177,18 @@ impl Cx {
         self.scopes
             .last()
             .is_some_and(|s| s.iter().any(|l| l.name == name))
+    }
+
+    /// The body's reads, each once, in order.
+    pub fn take_reads(&mut self) -> ir::Reads {
+        let mut reads = std::mem::take(&mut self.reads);
+        reads.config.sort();
+        reads.config.dedup();
+        reads.functions.sort();
+        reads.functions.dedup();
+        reads.actions.sort();
+        reads.actions.dedup();
+        reads
     }
 
     pub fn local_names(&self) -> Vec<String> {
@@ -322,7 +355,7 @@ impl<'a> Resolver<'_, 'a> {
         &mut self,
         id: ActionId,
         decl: &ast::ActionDecl,
-    ) -> (ir::Block, code::Body) {
+    ) -> (ir::Block, code::Body, ir::Reads) {
         let t = self.t;
         let Some(sig) = t.actions.get(id.0 as usize) else {
             return Default::default();
@@ -339,7 +372,7 @@ impl<'a> Resolver<'_, 'a> {
             stmts,
             locals: cx.slots,
         });
-        (out, body)
+        (out, body, cx.take_reads())
     }
 
     /// Checks a route's inline action; returns its lowered body, its code
@@ -369,28 +402,31 @@ impl<'a> Resolver<'_, 'a> {
             stmts,
             locals: cx.slots,
         });
+        let reads = cx.take_reads();
         Some(RouteBody {
             block: out,
             code,
             fails,
+            reads,
         })
     }
 
     /// Checks a function's body (functions have no effects to lower).
-    pub(super) fn function_body(&mut self, i: usize) -> code::Body {
+    pub(super) fn function_body(&mut self, i: usize) -> (code::Body, ir::Reads) {
         let t = self.t;
         let Some(sig) = t.functions.get(i) else {
-            return code::Body::default();
+            return Default::default();
         };
         let mut cx = Cx::new(sig.unit, BodyKind::Function, sig.ret.clone());
         Self::bind_params(&mut cx, &sig.params);
         let mut out = ir::Block::default();
         let stmts = self.stmts(&mut cx, &sig.decl.body.stmts, &mut out);
         self.check_ends(&cx, &sig.decl.body, sig.decl.returns.span, sig.decl.name);
-        self.lower(|| code::Body {
+        let body = self.lower(|| code::Body {
             stmts,
             locals: cx.slots,
-        })
+        });
+        (body, cx.take_reads())
     }
 
     /// A body with a result other than `Unit` must end every path with
@@ -724,8 +760,9 @@ impl<'a> Resolver<'_, 'a> {
         let defs = &t.prog.failure(failure).fields;
         let label = self.failure_name(failure, cx.unit);
         let fields = self.check_fields(cx, r.failure.span, &label, defs, given, out);
-        if cx.kind == BodyKind::Function {
-            let d = Diagnostic::error("purity.reject", r.span, "a function cannot `reject`")
+        if cx.kind.pure() {
+            let noun = cx.kind.noun();
+            let d = Diagnostic::error("purity.reject", r.span, format!("{noun} cannot `reject`"))
                 .with_reason(
                     "functions are pure and have no `fails`; only actions end with a failure",
                 )
@@ -758,6 +795,7 @@ pub(super) struct RouteBody {
     pub block: ir::Block,
     pub code: code::Body,
     pub fails: Vec<(FailureId, Span)>,
+    pub reads: ir::Reads,
 }
 
 /// A local known not to be `none` inside a branch.

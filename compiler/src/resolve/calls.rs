@@ -131,7 +131,7 @@ impl<'r> Resolver<'r, '_> {
             end: p.span.start,
             ..p.span
         };
-        let in_function = cx.kind == BodyKind::Function;
+        let in_function = cx.kind.pure();
         let mut d = Diagnostic::error(
             "failure.unhandled",
             p.span,
@@ -167,8 +167,8 @@ impl<'r> Resolver<'r, '_> {
     ) -> Typed {
         match self.effect_target(cx, inner, out) {
             Outcome::Effect(mut p) => {
-                if cx.kind == BodyKind::Function {
-                    self.report_attempt_in_function(span, inner.span, &p);
+                if cx.kind.pure() {
+                    self.report_attempt_in_function(cx.kind, span, inner.span, &p);
                 }
                 for f in p.failures.iter() {
                     cx.escapes.push(Escape {
@@ -222,7 +222,7 @@ impl<'r> Resolver<'r, '_> {
     }
 
     /// `attempt` in a function: a function has no failures to pass on.
-    fn report_attempt_in_function(&mut self, span: Span, inner: Span, p: &Pending) {
+    fn report_attempt_in_function(&mut self, kind: BodyKind, span: Span, inner: Span, p: &Pending) {
         let keyword = Span {
             end: inner.start,
             ..span
@@ -230,7 +230,11 @@ impl<'r> Resolver<'r, '_> {
         let d = Diagnostic::error(
             "purity.attempt",
             keyword,
-            format!("a function cannot pass on the failures of `{}`", p.label),
+            format!(
+                "{} cannot pass on the failures of `{}`",
+                kind.noun(),
+                p.label
+            ),
         )
         .with_label("passes failures on")
         .with_reason("functions are pure and cannot fail; what they compute is handled in place")
@@ -264,6 +268,7 @@ impl<'r> Resolver<'r, '_> {
         let t = self.t;
         match self.callee(cx, path) {
             Callee::Function(f) => {
+                cx.reads.functions.push(f);
                 let sig = &t.functions[f.0 as usize];
                 let label = Label::of(path);
                 let args = self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
@@ -272,6 +277,7 @@ impl<'r> Resolver<'r, '_> {
                 )
             }
             Callee::Action(a) => {
+                cx.reads.actions.push(a);
                 let sig = &t.actions[a.0 as usize];
                 let label = Label::of(path);
                 let args = self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);

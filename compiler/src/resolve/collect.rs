@@ -76,7 +76,11 @@ impl<'a> Builder<'a> {
             Item::Action(a) => self.collect_action(unit, a),
             Item::Function(f) => self.collect_function(unit, f),
             Item::Route(r) => self.collect_route(unit, r),
+            // A package's tests belong to whoever tests the package.
+            Item::Fixture(f) if unit == Owner::App => self.fixture_decls.push(f),
+            Item::Test(t) if unit == Owner::App => self.test_decls.push(t),
             Item::Subscriber(_) | Item::Schedule(_) | Item::Error(_) => {}
+            Item::Fixture(_) | Item::Test(_) => {}
         }
     }
 
@@ -310,6 +314,7 @@ impl<'a> Builder<'a> {
             params: Vec::new(),
             ret: Ty::unit(),
             code: ir::code::Body::default(),
+            reads: ir::Reads::default(),
         });
         self.actions.push(ActionSig {
             unit,

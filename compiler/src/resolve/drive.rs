@@ -27,9 +27,9 @@ enum Job<'a> {
 
 /// What checking one body produced.
 enum Done {
-    Action(ActionId, ir::Block, code::Body),
+    Action(ActionId, ir::Block, code::Body, ir::Reads),
     Route(ActionId, Option<RouteBody>),
-    Function(usize, code::Body),
+    Function(usize, code::Body, ir::Reads),
 }
 
 /// Runs `f` on each item in parallel with a resolver of its own; returns the
@@ -194,11 +194,14 @@ impl<'a> Builder<'a> {
             .collect();
         let mut done = par_resolve(&self.t, &todo, |r, job| match job {
             Job::Action(id, decl) => {
-                let (block, body) = r.action_body(*id, decl);
-                Done::Action(*id, block, body)
+                let (block, body, reads) = r.action_body(*id, decl);
+                Done::Action(*id, block, body, reads)
             }
             Job::Route(route, id) => Done::Route(*id, r.route_action_body(route, *id)),
-            Job::Function(i) => Done::Function(*i, r.function_body(*i)),
+            Job::Function(i) => {
+                let (body, reads) = r.function_body(*i);
+                Done::Function(*i, body, reads)
+            }
         })
         .into_iter();
         let mut memos = Vec::with_capacity(if reuse.is_some() { jobs.len() } else { 0 });
@@ -255,20 +258,23 @@ impl<'a> Builder<'a> {
 
     fn apply(&mut self, done: Done) {
         match done {
-            Done::Action(id, block, code) => {
+            Done::Action(id, block, code, reads) => {
                 let action = &mut self.prog.actions[id.0 as usize];
                 action.body = block;
                 action.code = code;
+                action.reads = reads;
             }
             Done::Route(id, Some(r)) => {
                 let action = &mut self.prog.actions[id.0 as usize];
                 action.body = r.block;
                 action.code = r.code;
                 action.fails = r.fails;
+                action.reads = r.reads;
             }
-            Done::Function(i, code) => {
+            Done::Function(i, code, reads) => {
                 if let Some(f) = self.prog.functions.get_mut(i) {
                     f.code = code;
+                    f.reads = reads;
                 }
             }
             Done::Route(_, None) => {}
@@ -282,26 +288,34 @@ fn kept_body(r: &mut Reuse<'_>, index: usize, job: &Job<'_>) -> (Done, Vec<Diagn
     let diags = r.cache_body_diags(index);
     let done = match job {
         Job::Action(id, _) => {
-            let (block, code) = r
+            let (block, code, reads) = r
                 .previous_action(*id)
-                .map(|a| (std::mem::take(&mut a.body), std::mem::take(&mut a.code)))
+                .map(|a| {
+                    (
+                        std::mem::take(&mut a.body),
+                        std::mem::take(&mut a.code),
+                        std::mem::take(&mut a.reads),
+                    )
+                })
                 .unwrap_or_default();
-            Done::Action(*id, block, code)
+            Done::Action(*id, block, code, reads)
         }
         Job::Route(_, id) => {
             let taken = r.previous_action(*id).map(|a| RouteBody {
                 block: std::mem::take(&mut a.body),
                 code: std::mem::take(&mut a.code),
                 fails: std::mem::take(&mut a.fails),
+                reads: std::mem::take(&mut a.reads),
             });
             Done::Route(*id, taken)
         }
-        Job::Function(i) => Done::Function(
-            *i,
-            r.previous_function(*i)
-                .map(|f| std::mem::take(&mut f.code))
-                .unwrap_or_default(),
-        ),
+        Job::Function(i) => {
+            let (code, reads) = r
+                .previous_function(*i)
+                .map(|f| (std::mem::take(&mut f.code), std::mem::take(&mut f.reads)))
+                .unwrap_or_default();
+            Done::Function(*i, code, reads)
+        }
     };
     (done, diags)
 }
@@ -310,7 +324,7 @@ fn kept_body(r: &mut Reuse<'_>, index: usize, job: &Job<'_>) -> (Done, Vec<Diagn
 fn body_memo(file: FileId, done: &Done, diags: &[Diagnostic]) -> Memo {
     let mut spans = Vec::new();
     match done {
-        Done::Action(_, body, _) => block_spans(body, &mut spans),
+        Done::Action(_, body, _, _) => block_spans(body, &mut spans),
         Done::Route(_, Some(r)) => {
             block_spans(&r.block, &mut spans);
             spans.extend(r.fails.iter().map(|(_, s)| *s));

@@ -116,6 +116,7 @@ impl<'a> Resolver<'_, 'a> {
             ExprKind::Match { scrutinee, arms } => {
                 self.match_expr(cx, span, scrutinee, arms, expected, out)
             }
+            ExprKind::Count { kind, path } => self.count_expr(cx, span, *kind, path),
             ExprKind::Reject(r) => {
                 let (rej, code) = self.reject(cx, r, out);
                 if let Some(rej) = rej {
@@ -285,6 +286,7 @@ impl<'a> Resolver<'_, 'a> {
             .map(|c| c.ty.clone());
         match found {
             Some(ty) => {
+                cx.reads.config.push(entry.name);
                 let at = Typed::new(ty, code::ExprKind::Config(entry.name), entry.span);
                 self.walk_fields(cx.unit, at, more)
             }
@@ -855,14 +857,20 @@ impl<'a> Resolver<'_, 'a> {
     /// Purity: a function may not make outside calls, call actions, write or
     /// emit. Returns true when the body is a function (already reported).
     pub(super) fn impure(&mut self, cx: &Cx, code: &'static str, span: Span, what: &str) -> bool {
-        if cx.kind != BodyKind::Function {
+        if !cx.kind.pure() {
             return false;
         }
-        let d = Diagnostic::error(code, span, format!("a function cannot {what}"))
-            .with_reason("functions are pure: no outside calls, action calls, writes or emits")
-            .with_fix(
-                "make this an action, or move the effect into the action that calls the function",
-            );
+        let noun = cx.kind.noun();
+        let mut d = Diagnostic::error(code, span, format!("{noun} cannot {what}"));
+        d = if cx.kind == BodyKind::Test {
+            d.with_reason("a test's expressions are pure; actions run as deliveries of `call` and `deliver` statements")
+                .with_fix("run the action with `call name(args)`, or `var x = call name(args)` for its answer")
+        } else {
+            d.with_reason("functions are pure: no outside calls, action calls, writes or emits")
+                .with_fix(
+                    "make this an action, or move the effect into the action that calls the function",
+                )
+        };
         self.error(d);
         true
     }

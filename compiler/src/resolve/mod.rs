@@ -38,6 +38,7 @@ mod query;
 mod reuse;
 pub mod size;
 mod tables;
+mod test_items;
 mod types;
 mod validate;
 
@@ -83,6 +84,9 @@ pub(crate) struct Tables<'a> {
     pub syntax_files: HashSet<FileId>,
     /// Whether bodies are lowered to code too ([`Lowering::Code`]).
     pub code: bool,
+    /// The app's fixtures and tests, in source order.
+    pub fixture_decls: Vec<&'a ast::FixtureDecl>,
+    pub test_decls: Vec<&'a ast::TestDecl>,
 }
 
 /// What a resolution lowers bodies to. The effect tree is always built (the
@@ -202,6 +206,7 @@ fn run(
     b.resolve_application();
     b.check_bodies(reuse.as_deref_mut());
     b.resolve_entries(reuse);
+    b.resolve_tests();
     diagnostics.append(&mut b.diags);
     b.lower_config();
     let mut prog = std::mem::take(&mut b.t.prog);
@@ -234,6 +239,7 @@ impl<'a> Builder<'a> {
                 ret: f.ret.clone(),
                 span: f.decl.name.span,
                 code: ir::code::Body::default(),
+                reads: ir::Reads::default(),
             })
             .collect();
     }
@@ -271,6 +277,8 @@ impl<'a> Builder<'a> {
             route_path_of: HashMap::new(),
             syntax_files: HashSet::new(),
             code: false,
+            fixture_decls: Vec::new(),
+            test_decls: Vec::new(),
         };
         let mut r = Builder {
             t,

@@ -48,8 +48,8 @@ impl<'r> Resolver<'r, '_> {
         let defs = found.and_then(|(_, t)| self.record_of(t));
         let ty = found.map_or(Ty::Error, |(_, t)| Ty::Named(t));
         let parts = self.query_parts(cx, mode, &ty, defs, settings, out);
-        if cx.kind == BodyKind::Function {
-            self.report_query_in_function(span, mode);
+        if cx.kind.pure() {
+            self.report_query_in_function(span, mode, cx.kind);
             return Outcome::Impure(Typed::error(span));
         }
         self.check_query_complete(span, entity, mode, &parts);
@@ -260,12 +260,13 @@ impl<'r> Resolver<'r, '_> {
         self.error(d);
     }
 
-    fn report_query_in_function(&mut self, span: Span, mode: QueryMode) {
+    fn report_query_in_function(&mut self, span: Span, mode: QueryMode, kind: BodyKind) {
         let d = Diagnostic::error(
             "purity.query",
             span,
             format!(
-                "a function cannot read the store (`query {}`)",
+                "{} cannot read the store (`query {}`)",
+                kind.noun(),
                 mode.as_str()
             ),
         )

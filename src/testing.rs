@@ -1,0 +1,271 @@
+//! `jadpo test [PATH]` (design `testing.md` section 11): checks the app,
+//! refuses to run on errors, then runs each test in source order with its
+//! crash matrix and prints a line per test and a closing line, or one JSON
+//! document (`spec/test-output.schema.json`).
+
+use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::load::Loader;
+use jadpo_compiler::resolve::Lowering;
+use jadpo_compiler::source::Files;
+use jadpo_runtime::suite::{listing_lines, Failure, FailureKind, Options, Suite, TestReport};
+use jadpo_runtime::ListedStep;
+use serde::Serialize;
+
+use crate::check::{check_app_lowering, Outcome};
+use crate::render::{self, json, Summary};
+
+/// Bumped whenever a field of the JSON output changes meaning or goes.
+pub const FORMAT: u32 = 1;
+
+/// Failing crash runs shown in full per test; the rest are counted.
+const SHOWN_CRASH_FAILURES: usize = 3;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TestArgs<'a> {
+    pub filter: Option<&'a str>,
+    pub no_crash: bool,
+    pub json: bool,
+    pub color: bool,
+}
+
+/// What `jadpo test` prints and its exit status: 0 every test and crash run
+/// passed, 1 one failed or the check has errors, 2 the project cannot be
+/// checked at all.
+pub fn run(loader: &dyn Loader, root: &str, args: TestArgs<'_>) -> (String, u8) {
+    let outcome = check_app_lowering(loader, root, true, Lowering::Code);
+    let plan = outcome.plan.as_ref().and_then(|p| p.app());
+    let (Some(program), Some(plan), false) = (&outcome.program, plan, outcome.has_errors()) else {
+        return refused(&outcome, args);
+    };
+    let suite = Suite::new(program, plan);
+    let options = Options {
+        filter: args.filter,
+        no_crash: args.no_crash,
+    };
+    if args.json {
+        let reports = suite.run(options);
+        let status = u8::from(reports.iter().any(|r| !r.passed()));
+        return (json_document(&outcome.files, &reports), status);
+    }
+    let mut out = String::new();
+    let mut reports = Vec::new();
+    for test in suite.selected(options) {
+        let report = suite.run_test(test, options.no_crash);
+        out.push_str(&human_report(&outcome.files, &report, args.color));
+        reports.push(report);
+    }
+    out.push_str(&closing_line(&reports));
+    let status = u8::from(reports.iter().any(|r| !r.passed()));
+    (out, status)
+}
+
+/// The check failed: its diagnostics, and no test runs.
+fn refused(outcome: &Outcome, args: TestArgs<'_>) -> (String, u8) {
+    let status = if outcome.program.is_none() { 2 } else { 1 };
+    if args.json {
+        let doc = Unchecked {
+            format: FORMAT,
+            checked: false,
+            diagnostics: outcome
+                .diagnostics
+                .iter()
+                .map(|d| json::diagnostic(&outcome.files, d))
+                .collect(),
+        };
+        let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        text.push('\n');
+        return (text, status);
+    }
+    let mut out = render::human::render_all(&outcome.files, &outcome.diagnostics, args.color);
+    let summary = Summary::new(
+        outcome.stats.files,
+        outcome.stats.packages,
+        &outcome.diagnostics,
+    );
+    if outcome.program.is_some() {
+        out.push_str(&format!("{}\n", summary.closing_line()));
+        out.push_str("not running tests: the app has errors\n");
+    } else {
+        out.push_str("could not check this project\n");
+    }
+    (out, status)
+}
+
+/// `test "NAME" ... ok (9 crash runs)`, or `... FAILED` and each failure.
+fn human_report(files: &Files, r: &TestReport, color: bool) -> String {
+    let mut out = format!("test \"{}\" ... ", r.name);
+    if r.passed() {
+        out.push_str(&match r.crash_runs {
+            0 => "ok\n".to_string(),
+            1 => "ok (1 crash run)\n".to_string(),
+            n => format!("ok ({n} crash runs)\n"),
+        });
+        return out;
+    }
+    out.push_str("FAILED\n");
+    let crash_failures = r
+        .failures
+        .iter()
+        .filter(|f| f.kind == FailureKind::CrashRun)
+        .count();
+    let mut shown_crash = 0;
+    for f in &r.failures {
+        let is_crash = f.kind == FailureKind::CrashRun;
+        if is_crash {
+            shown_crash += 1;
+            if shown_crash > SHOWN_CRASH_FAILURES {
+                continue;
+            }
+        }
+        out.push_str(&failure_text(files, f, color));
+    }
+    if crash_failures > SHOWN_CRASH_FAILURES {
+        out.push_str(&format!(
+            "... and {} more failing crash runs\n\n",
+            crash_failures - SHOWN_CRASH_FAILURES
+        ));
+    }
+    out
+}
+
+fn failure_text(files: &Files, f: &Failure, color: bool) -> String {
+    let d = Diagnostic::error("test.failed", f.span, f.message.clone()).with_label(label(f));
+    let mut out = render::human::render(files, &d, color);
+    let crash = f.kind == FailureKind::CrashRun;
+    let listings: [(&str, &[ListedStep]); 2] = if crash {
+        [
+            ("steps of the clean run:", &f.steps),
+            ("steps of the crash run:", &f.crash_steps),
+        ]
+    } else {
+        [("steps:", &f.steps), ("", &[])]
+    };
+    for (title, steps) in listings {
+        if title.is_empty() || (steps.is_empty() && !crash) {
+            continue;
+        }
+        out.push_str(&format!("  {title}\n"));
+        if steps.is_empty() {
+            out.push_str("    (no steps recorded)\n");
+        }
+        for line in listing_lines(steps) {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+fn label(f: &Failure) -> &'static str {
+    match f.kind {
+        FailureKind::Assertion => "this does not hold",
+        FailureKind::Outcome => "this delivery ended otherwise",
+        FailureKind::Unscripted => "the fixture scripts no answer for a call this makes",
+        FailureKind::CrashRun => "a crash in this delivery changes the test",
+        FailureKind::TimeLimit => "the test stopped here",
+        FailureKind::Fault => "this cannot be evaluated",
+    }
+}
+
+/// `4 passed, 1 failed; 36 crash runs`
+fn closing_line(reports: &[TestReport]) -> String {
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    let passed = reports.len() - failed;
+    let crash_runs: u32 = reports.iter().map(|r| r.crash_runs).sum();
+    let runs = if crash_runs == 1 {
+        "crash run"
+    } else {
+        "crash runs"
+    };
+    format!("{passed} passed, {failed} failed; {crash_runs} {runs}\n")
+}
+
+#[derive(Serialize)]
+struct Unchecked<'a> {
+    format: u32,
+    checked: bool,
+    diagnostics: Vec<json::JsonDiagnostic<'a>>,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    format: u32,
+    checked: bool,
+    tests: Vec<JsonTest<'a>>,
+    passed: usize,
+    failed: usize,
+    crash_runs: u32,
+}
+
+#[derive(Serialize)]
+struct JsonTest<'a> {
+    name: &'a str,
+    verdict: &'static str,
+    crash_runs: u32,
+    failures: Vec<JsonFailure<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFailure<'a> {
+    kind: &'static str,
+    message: &'a str,
+    span: json::Location<'a>,
+    steps: Vec<JsonStep<'a>>,
+    /// A crash run's own listing (empty otherwise).
+    crash_steps: Vec<JsonStep<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonStep<'a> {
+    position: u32,
+    operation: &'a str,
+    state: &'static str,
+    sent_at: String,
+    detail: &'a str,
+}
+
+fn json_document(files: &Files, reports: &[TestReport]) -> String {
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    let doc = Document {
+        format: FORMAT,
+        checked: true,
+        tests: reports
+            .iter()
+            .map(|r| JsonTest {
+                name: &r.name,
+                verdict: if r.passed() { "ok" } else { "failed" },
+                crash_runs: r.crash_runs,
+                failures: r
+                    .failures
+                    .iter()
+                    .map(|f| JsonFailure {
+                        kind: f.kind.as_str(),
+                        message: &f.message,
+                        span: json::location(files, f.span),
+                        steps: json_steps(&f.steps),
+                        crash_steps: json_steps(&f.crash_steps),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        passed: reports.len() - failed,
+        failed,
+        crash_runs: reports.iter().map(|r| r.crash_runs).sum(),
+    };
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn json_steps(steps: &[ListedStep]) -> Vec<JsonStep<'_>> {
+    steps
+        .iter()
+        .map(|s| JsonStep {
+            position: s.position,
+            operation: &s.operation,
+            state: s.state,
+            sent_at: jadpo_runtime::value::instant_text(s.sent_at),
+            detail: &s.detail,
+        })
+        .collect()
+}
