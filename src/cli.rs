@@ -126,6 +126,10 @@ pub struct TestArgs {
     /// Skip the crash matrix: run each test once, clean.
     #[arg(long)]
     pub no_crash: bool,
+    /// How long one test may run, its crash runs included, in seconds; a
+    /// test past it fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = positive_seconds)]
+    pub time_limit: f64,
     /// `human`: a line per test; `json`: one JSON document
     /// (spec/test-output.schema.json).
     #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
@@ -191,5 +195,15 @@ impl ColorChoice {
                 !no_color && std::io::stdout().is_terminal()
             }
         }
+    }
+}
+
+/// A time limit: seconds above zero, at most a day.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds above 0 and at most 86400"
+        )),
     }
 }

@@ -372,15 +372,23 @@ fn write_plan(out: &str, plan: Option<&jadpo_checker::plan::Built>) -> std::io::
 fn test(args: &TestArgs) -> ExitCode {
     let _ = INPUT.set(args.path.clone());
     debug_triggers();
+    use std::io::IsTerminal;
+    let json = args.format == DiffFormat::Json;
     let options = jadpo::testing::TestArgs {
         filter: args.filter.as_deref(),
         no_crash: args.no_crash,
-        json: args.format == DiffFormat::Json,
+        json,
         color: args.color.color.enabled(),
+        time_limit: Some(std::time::Duration::from_secs_f64(args.time_limit)),
+        progress: !json && std::io::stdout().is_terminal(),
     };
-    let (text, status) = jadpo::testing::run(&FsLoader, &args.path, options);
-    say(&text);
-    ExitCode::from(status)
+    let mut stdout = std::io::stdout().lock();
+    ExitCode::from(jadpo::testing::run(
+        &FsLoader,
+        &args.path,
+        options,
+        &mut stdout,
+    ))
 }
 
 fn explain(args: &ExplainArgs) -> ExitCode {

@@ -88,6 +88,62 @@ pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) ->
     }
 }
 
+/// The package at `root` checked for `jadpo test`: its code lowered, and
+/// the plan of its own actions, which its tests run on (as a
+/// `Built::App`: the runtime reads only the actions' plans).
+pub fn check_package_for_tests(loader: &dyn Loader, root: &str) -> crate::check::Outcome {
+    let loaded = match jadpo_compiler::load::load_package_unit(loader, root, None) {
+        Ok(loaded) => loaded,
+        Err(fatal) => {
+            let mut diagnostics = fatal.diagnostics;
+            sort_diagnostics(&mut diagnostics);
+            return crate::check::Outcome {
+                files: fatal.files,
+                diagnostics,
+                program: None,
+                plan: None,
+                stats: jadpo_compiler::Stats::default(),
+            };
+        }
+    };
+    let name = loaded.app.app.node.clone();
+    let mut diagnostics = loaded.diagnostics.clone();
+    let asts =
+        jadpo_compiler::parser::parse_files(&loaded.files, &loaded.all_sources(), &mut diagnostics);
+    let program = jadpo_compiler::resolve::resolve_lowering(
+        &loaded,
+        &asts,
+        &mut diagnostics,
+        jadpo_compiler::resolve::Lowering::Code,
+    );
+    let scope = Scope::Package(name.clone());
+    let (found, plan) = jadpo_checker::check_for_tests(&program, &loaded.files, scope);
+    diagnostics.extend(found);
+    let broken: Vec<String> = program
+        .packages
+        .iter()
+        .filter(|p| p.has_errors && p.name.as_str() != name)
+        .map(|p| p.name.as_str().to_string())
+        .collect();
+    let mut diagnostics = package_view(&loaded, &name, diagnostics, &broken);
+    sort_diagnostics(&mut diagnostics);
+    let own = loaded
+        .packages
+        .iter()
+        .find(|p| p.manifest.name.node == name);
+    let stats = jadpo_compiler::Stats {
+        files: own.map_or(0, |p| p.sources.len()),
+        packages: loaded.packages.len().saturating_sub(1),
+    };
+    crate::check::Outcome {
+        files: loaded.files,
+        diagnostics,
+        program: Some(program),
+        plan: Some(jadpo_checker::plan::Built::App(plan)),
+        stats,
+    }
+}
+
 /// What the package's author sees: findings in the package's own files (and
 /// the standard library's), while each required package with errors becomes
 /// one `package.has_errors` at its requirement in `package.yaml`.

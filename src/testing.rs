@@ -4,12 +4,14 @@
 //! document (`spec/test-output.schema.json`).
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::load::loaders::join;
 use jadpo_compiler::load::Loader;
 use jadpo_compiler::resolve::Lowering;
 use jadpo_compiler::source::Files;
 use jadpo_runtime::suite::{listing_lines, Failure, FailureKind, Options, Suite, TestReport};
 use jadpo_runtime::ListedStep;
 use serde::Serialize;
+use std::io::Write;
 
 use crate::check::{check_app_lowering, Outcome};
 use crate::render::{self, json, Summary};
@@ -26,37 +28,76 @@ pub struct TestArgs<'a> {
     pub no_crash: bool,
     pub json: bool,
     pub color: bool,
+    /// One test's limit, crash runs included (10 s when `None`).
+    pub time_limit: Option<std::time::Duration>,
+    /// Show which test is running (human output on a terminal).
+    pub progress: bool,
 }
 
-/// What `jadpo test` prints and its exit status: 0 every test and crash run
-/// passed, 1 one failed or the check has errors, 2 the project cannot be
-/// checked at all.
-pub fn run(loader: &dyn Loader, root: &str, args: TestArgs<'_>) -> (String, u8) {
-    let outcome = check_app_lowering(loader, root, true, Lowering::Code);
+/// [`run`] into a string: what `jadpo test` prints, and its exit status.
+pub fn run_to_string(loader: &dyn Loader, root: &str, args: TestArgs<'_>) -> (String, u8) {
+    let mut out = Vec::new();
+    let status = run(loader, root, args, &mut out);
+    (String::from_utf8_lossy(&out).into_owned(), status)
+}
+
+/// Runs `jadpo test`, writing as it goes (a line per test as it ends);
+/// returns the exit status: 0 every test and crash run passed, 1 one
+/// failed or the check has errors, 2 the project cannot be checked at all.
+/// A write error (a closed pipe) stops the output, not the status.
+pub fn run(loader: &dyn Loader, root: &str, args: TestArgs<'_>, out: &mut dyn Write) -> u8 {
+    let outcome = if is_package_folder(loader, root) {
+        crate::publish::check_package_for_tests(loader, root)
+    } else {
+        check_app_lowering(loader, root, true, Lowering::Code)
+    };
     let plan = outcome.plan.as_ref().and_then(|p| p.app());
     let (Some(program), Some(plan), false) = (&outcome.program, plan, outcome.has_errors()) else {
-        return refused(&outcome, args);
+        let (text, status) = refused(&outcome, args);
+        let _ = out.write_all(text.as_bytes());
+        return status;
     };
     let suite = Suite::new(program, plan);
     let options = Options {
         filter: args.filter,
         no_crash: args.no_crash,
+        time_limit: args.time_limit,
     };
     if args.json {
         let reports = suite.run(options);
-        let status = u8::from(reports.iter().any(|r| !r.passed()));
-        return (json_document(&outcome.files, &reports), status);
+        let _ = out.write_all(json_document(&outcome.files, &reports).as_bytes());
+        return u8::from(reports.iter().any(|r| !r.passed()));
     }
-    let mut out = String::new();
-    let mut reports = Vec::new();
-    for test in suite.selected(options) {
-        let report = suite.run_test(test, options.no_crash);
-        out.push_str(&human_report(&outcome.files, &report, args.color));
+    let selected: Vec<_> = suite.selected(options).collect();
+    let mut reports = Vec::with_capacity(selected.len());
+    for (i, test) in selected.iter().enumerate() {
+        if args.progress {
+            let _ = write!(
+                out,
+                "running {}/{}: \"{}\" ...",
+                i + 1,
+                selected.len(),
+                test.name
+            );
+            let _ = out.flush();
+        }
+        let report = suite.run_test(test, options);
+        if args.progress {
+            // Back to the start of the line, and clear it.
+            let _ = out.write_all(b"\r\x1b[2K");
+        }
+        let _ = out.write_all(human_report(&outcome.files, &report, args.color).as_bytes());
+        let _ = out.flush();
         reports.push(report);
     }
-    out.push_str(&closing_line(&reports));
-    let status = u8::from(reports.iter().any(|r| !r.passed()));
-    (out, status)
+    let _ = out.write_all(closing_line(&reports).as_bytes());
+    u8::from(reports.iter().any(|r| !r.passed()))
+}
+
+/// A folder with a `package.yaml` and no `jadpo.yaml`: a package's tests.
+fn is_package_folder(loader: &dyn Loader, root: &str) -> bool {
+    let has = |name: &str| loader.read(&join(root, name)).is_ok();
+    !has("jadpo.yaml") && has("package.yaml")
 }
 
 /// The check failed: its diagnostics, and no test runs.
@@ -84,7 +125,7 @@ fn refused(outcome: &Outcome, args: TestArgs<'_>) -> (String, u8) {
     );
     if outcome.program.is_some() {
         out.push_str(&format!("{}\n", summary.closing_line()));
-        out.push_str("not running tests: the app has errors\n");
+        out.push_str("not running tests: the project has errors\n");
     } else {
         out.push_str("could not check this project\n");
     }

@@ -933,16 +933,24 @@ fn a_deeply_nested_source() {
             "sum",
             format!("action a() -> Int {{ return 1{} }}\n", " + 1".repeat(depth)),
         ),
+        (
+            "lost answers",
+            format!(
+                "fixture f {{\n    fake ai {{\n        generate => {}done\n    }}\n}}\n",
+                "lost ".repeat(depth)
+            ),
+        ),
     ];
     for (name, text) in cases {
         let app = App::new(&format!("nested-{name}"));
         app.write("src/a.jadpo", text);
         let run = app.check();
         // A field chain is a loop, not nesting: it reaches the type check.
-        let code = if name == "fields" {
-            "type.no_fields"
-        } else {
-            "syntax.too_deep"
+        // So is a run of `lost`: one `lost` around another is reported.
+        let code = match name {
+            "fields" => "type.no_fields",
+            "lost answers" => "test.impossible_answer",
+            _ => "syntax.too_deep",
         };
         assert_diagnosed(&run, code, &format!("100,000 nested {name}"));
     }

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use jadpo::testing::{run, TestArgs};
+use jadpo::testing::{run_to_string as run, TestArgs};
 use jadpo_compiler::load::loaders::MemLoader;
 use serde_json::Value;
 
@@ -77,7 +77,12 @@ fn the_example_tests_pass_with_their_crash_runs() {
 #[test]
 fn the_binary_runs_the_example_tests() {
     let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-        .args(["test", "examples/billing", "--filter", "declined"])
+        .args([
+            "test",
+            "examples/billing",
+            "--filter",
+            "declined card refuses",
+        ])
         .current_dir(repo())
         .output()
         .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"));
@@ -180,7 +185,7 @@ fn an_app_with_errors_runs_no_tests() {
     assert_eq!(status, 1);
     assert!(text.contains("error[test.unknown_fixture]"), "{text}");
     assert!(
-        text.ends_with("not running tests: the app has errors\n"),
+        text.ends_with("not running tests: the project has errors\n"),
         "{text}"
     );
     let (doc, status) = json(&loader, TestArgs::default());
@@ -238,4 +243,55 @@ fn a_crash_run_that_ends_otherwise_fails_the_test() {
         },
     );
     assert_eq!(status, 0, "the clean run alone passes");
+}
+
+/// The stripe package's folder, in memory, with `extra` files added.
+fn stripe_package(extra: &[(&str, &str)]) -> MemLoader {
+    let mut m = MemLoader::new();
+    let root = repo().join("packages/stripe");
+    for dir in ["", "tests"] {
+        for e in std::fs::read_dir(root.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let path = e.path();
+            if path.is_file() {
+                let rel = path.strip_prefix(&root).unwrap_or(&path);
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                m.insert(format!("app/{}", rel.to_string_lossy()), bytes);
+            }
+        }
+    }
+    for (path, text) in extra {
+        m.insert(format!("app/{path}"), text.as_bytes());
+    }
+    m
+}
+
+#[test]
+fn a_package_folder_runs_its_own_tests() {
+    let (text, status) = human(&stripe_package(&[]), TestArgs::default());
+    assert_eq!(status, 0, "{text}");
+    assert!(
+        text.contains(
+            "test \"a customer is subscribed in three keyed steps\" ... ok (9 crash runs)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("2 passed, 0 failed; 15 crash runs\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_package_test_cannot_count_stored_rows() {
+    let extra = "test \"rows\" {\n    assert stored Subscription == 0\n}\n";
+    let (text, status) = human(
+        &stripe_package(&[("tests/rows.jadpo", extra)]),
+        TestArgs::default(),
+    );
+    assert_eq!(status, 1);
+    assert!(text.contains("error[test.stored_in_package]"), "{text}");
 }

@@ -1,5 +1,7 @@
 //! Shared pieces of the benchmark binaries: the deterministic random number
-//! generator the corpus generator uses, and the corpus generator itself.
+//! generator the corpus generator uses, the corpus generator itself, and the
+//! four-step app of the runtime and test benchmarks.
 
 pub mod corpus;
+pub mod four_steps;
 pub mod rng;

@@ -45,6 +45,18 @@ pub fn check(program: &Program, files: &Files, scope: Scope) -> Analysis {
     })
 }
 
+/// [`check`] for `jadpo test`: the diagnostics, and the plan of the actions
+/// in scope ([`plan::test_plan`]), a package's included.
+pub fn check_for_tests(
+    program: &Program,
+    files: &Files,
+    scope: Scope,
+) -> (Vec<Diagnostic>, plan::Plan) {
+    with_analysis(program, files, &scope, |cx| {
+        rayon::join(|| rules::run(cx), || plan::test_plan(cx))
+    })
+}
+
 /// Analyses every action on the checker's pool, runs `then` over the
 /// result, and frees the summaries on all threads.
 fn with_analysis<R: Send>(

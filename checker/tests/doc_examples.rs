@@ -41,6 +41,7 @@ type StepsKey = Text { max_length: 128 }
 pub const PRODUCED_ELSEWHERE: &[(&str, &str)] = &[
     ("load.symlink_loop", "compiler/tests/load_sources.rs"),
     ("test.failed", "tests/test_command.rs"),
+    ("test.stored_in_package", "tests/test_command.rs"),
     ("load.too_deep", "compiler/tests/load_limits.rs"),
     ("load.unreadable", "tests/hostile.rs"),
     ("manifest.too_large", "compiler/tests/load_limits.rs"),

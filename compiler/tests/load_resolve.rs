@@ -354,10 +354,15 @@ fn every_first_party_manifest_on_disk_reads_cleanly() {
     }
 }
 
+/// Copies a folder and its subfolders (a package's `tests/`) into `mem`.
 fn copy_folder(mut mem: MemLoader, from: &str, to: &str) -> MemLoader {
     for entry in std::fs::read_dir(from).expect("folder") {
         let entry = entry.expect("entry");
         let name = entry.file_name().into_string().expect("utf-8 name");
+        if entry.path().is_dir() {
+            mem = copy_folder(mem, &format!("{from}/{name}"), &format!("{to}/{name}"));
+            continue;
+        }
         let bytes = std::fs::read(entry.path()).expect("file");
         mem.insert(format!("{to}/{name}"), bytes);
     }

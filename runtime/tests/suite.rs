@@ -373,7 +373,7 @@ test "beta" using fine {
         tests,
         Options {
             filter: Some("bet"),
-            no_crash: false,
+            ..Options::default()
         },
     );
     assert_eq!(only.len(), 1);
@@ -381,9 +381,72 @@ test "beta" using fine {
     let clean = reports(
         tests,
         Options {
-            filter: None,
             no_crash: true,
+            ..Options::default()
         },
     );
     assert_eq!(clean.iter().map(|r| r.crash_runs).sum::<u32>(), 0);
+}
+
+#[test]
+fn the_ai_capability_is_faked_like_a_package() {
+    let r = one(r#"
+action summarize(text: Text { max_length: 100 }) fails ai.ContentRefused -> Text {
+    var c = attempt ai.generate(ai.Prompt { text: text })
+    return c.text
+}
+
+fixture model {
+    fake ai {
+        generate => ai.Completion { text: "short" }
+        generate => fail ai.ContentRefused
+    }
+}
+
+test "summaries" using model {
+    var s = call summarize("a long text")
+    assert s == "short"
+    call summarize("another") fails ai.ContentRefused
+}
+"#);
+    assert_passes(&r);
+}
+
+#[test]
+fn a_test_past_its_time_limit_fails_naming_where_it_stopped() {
+    let app = App::new(&format!(
+        "{CODE}\ntest \"slow\" {{\n    call stamp()\n    call stamp()\n}}\n"
+    ));
+    let options = Options {
+        time_limit: Some(std::time::Duration::from_nanos(1)),
+        ..Options::default()
+    };
+    let r = Suite::new(&app.program, &app.plan).run(options).remove(0);
+    assert_eq!(r.failures.len(), 1);
+    assert_eq!(r.failures[0].kind, FailureKind::TimeLimit);
+    assert!(
+        r.failures[0].message.contains("time limit of 1ns"),
+        "{}",
+        r.failures[0].message
+    );
+}
+
+#[test]
+fn a_recursive_function_in_a_test_expression_is_a_fault_not_a_hang() {
+    let r = one(r#"
+function forever(n: Int) -> Int {
+    return forever(n + 1)
+}
+
+test "recursion" {
+    var x = forever(0)
+    assert x == 1
+}
+"#);
+    assert_eq!(r.failures[0].kind, FailureKind::Fault);
+    assert!(
+        r.failures[0].message.contains("deep"),
+        "{}",
+        r.failures[0].message
+    );
 }

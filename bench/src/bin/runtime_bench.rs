@@ -15,7 +15,6 @@ use std::time::Instant as Clock;
 use jadpo_checker::Scope;
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::ActionId;
-use jadpo_compiler::load::loaders::MemLoader;
 use jadpo_compiler::resolve::Lowering;
 use jadpo_runtime::fake::{Fake, Script, Scripted};
 use jadpo_runtime::store::MemStore;
@@ -48,71 +47,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-const MANIFEST: &str = "app: bench\npackages: { pay: { path: pay } }\n";
-const PACKAGE: &str = "package: pay
-version: 1.0.0
-provider:
-  idempotency:
-    header: Idempotency-Key
-    window: 24h
-  timeout: 5s
-  attempts: 2
-operations:
-  charges.create:
-    request: ChargeReq
-    answer: Charge
-    changes: true
-    idempotent: true
-";
-const TYPES: &str = "type ChargeReq = Object {
-    order: Text { max_length: 64 }
-    amount: Int
-}
-
-type Charge = Object {
-    id: Text { max_length: 64 }
-    amount: Int
-}
-";
-const APP: &str = "application Bench {
-    steps: { encryption_key: config.steps_key }
-    events: { store: primary }
-}
-
-config BenchConfig {
-    steps_key: Key { binding: \"STEPS_KEY\" secret: true }
-}
-
-type Key = Text { max_length: 128 }
-
-store primary { kind: postgres }
-
-entity Order {
-    store: primary
-    id: Text { max_length: 64 }
-    charge: Text { max_length: 64 }
-}
-
-event Paid {
-    order: Text { max_length: 64 }
-}
-
-type OrderReq = Object {
-    id: Text { max_length: 64 }
-    amount: Int
-}
-
-action four(req: OrderReq) -> Text {
-    var a = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: req.amount })
-    var b = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: req.amount + 1 })
-    var c = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: req.amount + 2 })
-    var d = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: req.amount + 3 })
-    attempt create Order { id: req.id charge: d.id }
-    emit Paid { order: req.id }
-    return d.id
-}
-";
-
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut n: u64 = 100_000;
@@ -125,11 +59,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    let mut loader = MemLoader::new();
-    loader.insert("b/jadpo.yaml", MANIFEST.as_bytes());
-    loader.insert("b/app.jadpo", APP.as_bytes());
-    loader.insert("b/pay/package.yaml", PACKAGE.as_bytes());
-    loader.insert("b/pay/types.jadpo", TYPES.as_bytes());
+    let loader = jadpo_bench::four_steps::loader("");
     let compiled = jadpo_compiler::compile_with(&loader, "b", Lowering::Code);
     let Some(program) = compiled.program else {
         eprintln!("the bench app does not load");

@@ -121,6 +121,16 @@ pub fn action(cx: &Cx, lines: &Lines, id: ActionId) -> Option<ActionPlan> {
     Some(action_plan(cx, lines, id, &entry_ids))
 }
 
+/// The plan of the actions in scope, whatever the scope: for an app its
+/// plan, for a package checked on its own the same shape for its own
+/// actions, which `jadpo test` runs the package's tests on (a package has
+/// no plan of its own; `jadpo build` never writes this one).
+pub fn test_plan(cx: &Cx) -> Plan {
+    let mut plan = app_plan(cx);
+    plan.build_id = build_id(&plan);
+    plan
+}
+
 fn app_plan(cx: &Cx) -> Plan {
     let lines = Lines::new(cx);
     let by_action = entries_by_action(cx);

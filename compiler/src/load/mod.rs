@@ -71,6 +71,9 @@ pub struct LoadedProject {
     pub packages: Vec<LoadedPackage>,
     /// Manifest and resolution diagnostics.
     pub diagnostics: Vec<Diagnostic>,
+    /// For a package checked on its own (`load_package_unit`), its name:
+    /// its tests are the ones resolved (an app's are otherwise).
+    pub tested_package: Option<String>,
 }
 
 impl LoadedProject {
@@ -155,6 +158,7 @@ pub fn load_project_with(
         stdlib_packages,
         packages,
         diagnostics: cx.diags,
+        tested_package: None,
     })
 }
 

@@ -69,6 +69,7 @@ pub fn load_package_unit_with(
     required.retain(|p| p.manifest.name.node != app.app.node);
     required.push(package);
     required.sort_by(|a, b| a.manifest.name.node.cmp(&b.manifest.name.node));
+    let tested_package = Some(app.app.node.clone());
     Ok(LoadedProject {
         files: cx.files,
         app,
@@ -78,6 +79,7 @@ pub fn load_package_unit_with(
         stdlib_packages,
         packages: required,
         diagnostics: cx.diags,
+        tested_package,
     })
 }
 

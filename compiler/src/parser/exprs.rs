@@ -12,6 +12,7 @@ use crate::ast::{
     BinOp, Block, CountKind, Expr, ExprKind, FieldInit, Ident, MatchArm, Path, Pattern, QueryMode,
     RejectExpr, UnOp, WhereClause,
 };
+use crate::intern::Name;
 use crate::lexer::{Keyword, TokenKind};
 use crate::span::Span;
 use chumsky::prelude::*;
@@ -698,11 +699,14 @@ fn match_expr<'src, I: Tokens<'src>>(
 fn count<'src, I: Tokens<'src>>(
     src: Src<'src>,
 ) -> impl Parser<'src, I, ExprKind, Extra<'src>> + Clone {
-    choice((
-        word("stored").to(CountKind::Stored),
-        word("sent").to(CountKind::Sent),
-        word("emitted").to(CountKind::Emitted),
-    ))
+    // One token test for the three words: this is tried before every
+    // name an expression starts with.
+    let (stored, sent, emitted) = (Name::new("stored"), Name::new("sent"), Name::new("emitted"));
+    select! {
+        TokenKind::Ident(n) if n == stored => CountKind::Stored,
+        TokenKind::Ident(n) if n == sent => CountKind::Sent,
+        TokenKind::Ident(n) if n == emitted => CountKind::Emitted,
+    }
     .then_ignore(on_same_line(src))
     .then(path())
     .map(|(kind, path)| ExprKind::Count {

@@ -434,33 +434,34 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
     }
 
     /// A fake's answer: a construction, `done`, `fail F [{ fields }]`,
-    /// `lost ANSWER`, `in_use` or `server_error`.
+    /// `lost ANSWER`, `in_use` or `server_error`. Any number of `lost` is
+    /// read without recursion (only one can be right, which the resolver
+    /// judges), so a long run of them cannot exhaust the stack.
     fn answer(&self) -> P<'src, I, Answer> {
         let src = self.src;
         let expr = self.expr.clone();
-        recursive(move |answer| {
-            let fail = word("fail")
-                .ignore_then(path().labelled("the failure"))
-                .then(exprs::field_inits(src, expr.clone()).or_not())
-                .map(|(failure, fields)| AnswerKind::Fail { failure, fields });
-            let lost = word("lost")
-                .ignore_then(answer)
-                .map(|a| AnswerKind::Lost(Box::new(a)));
-            choice((
-                word("done").to(AnswerKind::Done),
-                word("in_use").to(AnswerKind::InUse),
-                word("server_error").to(AnswerKind::ServerError),
-                fail,
-                lost,
-                expr.clone().map(AnswerKind::Value),
-            ))
-            .map_with(|kind, e| Answer {
-                kind,
-                span: e.span(),
-            })
+        let fail = word("fail")
+            .ignore_then(path().labelled("the failure"))
+            .then(exprs::field_inits(src, expr.clone()).or_not())
+            .map(|(failure, fields)| AnswerKind::Fail { failure, fields });
+        let base = choice((
+            word("done").to(AnswerKind::Done),
+            word("in_use").to(AnswerKind::InUse),
+            word("server_error").to(AnswerKind::ServerError),
+            fail,
+            expr.map(AnswerKind::Value),
+        ))
+        .map_with(|kind, e| Answer {
+            kind,
+            span: e.span(),
+        });
+        word("lost")
+            .repeated()
+            .collect::<Vec<Span>>()
+            .then(base)
+            .map(|(losts, base)| nest_lost(&losts, base))
             .labelled("an answer")
-        })
-        .boxed()
+            .boxed()
     }
 
     fn fake(&self) -> P<'src, I, FakeDecl> {
@@ -642,6 +643,20 @@ impl<'src, I: Tokens<'src>> Grammar<'src, I> {
             })
             .boxed()
     }
+}
+
+/// `lost lost ... ANSWER`: at most two levels are kept, enough for the
+/// resolver to report `lost` around `lost` once.
+fn nest_lost(losts: &[Span], base: Answer) -> Answer {
+    let end = base.span.end;
+    let mut answer = base;
+    for at in losts.iter().take(2).rev() {
+        answer = Answer {
+            kind: AnswerKind::Lost(Box::new(answer)),
+            span: Span { end, ..*at },
+        };
+    }
+    answer
 }
 
 fn error_type(span: Span) -> TypeExpr {

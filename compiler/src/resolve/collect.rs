@@ -76,9 +76,10 @@ impl<'a> Builder<'a> {
             Item::Action(a) => self.collect_action(unit, a),
             Item::Function(f) => self.collect_function(unit, f),
             Item::Route(r) => self.collect_route(unit, r),
-            // A package's tests belong to whoever tests the package.
-            Item::Fixture(f) if unit == Owner::App => self.fixture_decls.push(f),
-            Item::Test(t) if unit == Owner::App => self.test_decls.push(t),
+            // Only the tests of what is checked: a required package's
+            // belong to whoever tests that package.
+            Item::Fixture(f) if unit == self.test_owner => self.fixture_decls.push(f),
+            Item::Test(t) if unit == self.test_owner => self.test_decls.push(t),
             Item::Subscriber(_) | Item::Schedule(_) | Item::Error(_) => {}
             Item::Fixture(_) | Item::Test(_) => {}
         }

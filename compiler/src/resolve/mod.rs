@@ -84,7 +84,10 @@ pub(crate) struct Tables<'a> {
     pub syntax_files: HashSet<FileId>,
     /// Whether bodies are lowered to code too ([`Lowering::Code`]).
     pub code: bool,
-    /// The app's fixtures and tests, in source order.
+    /// Whose tests are resolved: the app's, or the package's checked on
+    /// its own.
+    pub test_owner: Owner,
+    /// Its fixtures and tests, in source order.
     pub fixture_decls: Vec<&'a ast::FixtureDecl>,
     pub test_decls: Vec<&'a ast::TestDecl>,
 }
@@ -277,6 +280,7 @@ impl<'a> Builder<'a> {
             route_path_of: HashMap::new(),
             syntax_files: HashSet::new(),
             code: false,
+            test_owner: Owner::App,
             fixture_decls: Vec::new(),
             test_decls: Vec::new(),
         };
@@ -286,9 +290,20 @@ impl<'a> Builder<'a> {
         };
         r.prog.app.name = project.app.app.node.clone();
         r.setup_units();
+        r.test_owner = r.tested_owner();
         r.add_standard_failures();
         r.assign_asts(asts);
         r
+    }
+
+    /// The package checked on its own, or the app.
+    fn tested_owner(&self) -> Owner {
+        let Some(name) = &self.project.tested_package else {
+            return Owner::App;
+        };
+        self.loaded_packages()
+            .position(|p| &p.manifest.name.node == name)
+            .map_or(Owner::App, |i| Owner::Package(PkgId(i as u32)))
     }
 
     /// A resolver reading the tables as they are, reporting into the

@@ -231,8 +231,8 @@ impl<'a> Resolver<'_, 'a> {
     /// One `name: value` of `config: { }`, checked against the app's entry.
     fn config_value(&mut self, s: &ast::Setting) -> Option<(Name, code::Expr)> {
         let t = self.t;
-        let entry = t.unit(Owner::App).config.get(&s.key.name);
-        let mut cx = Cx::new(Owner::App, BodyKind::Test, Ty::unit());
+        let entry = t.unit(self.test_owner).config.get(&s.key.name);
+        let mut cx = Cx::new(self.test_owner, BodyKind::Test, Ty::unit());
         let mut out = ir::Block::default();
         let ast::SettingValue::Expr(e) = &s.value else {
             self.report_setting_value(s.key, &s.value, "a literal or a construction");
@@ -249,7 +249,7 @@ impl<'a> Resolver<'_, 'a> {
 
     fn report_config_unknown(&mut self, key: ast::Ident) {
         let names: Vec<String> = self
-            .unit(Owner::App)
+            .unit(self.test_owner)
             .config
             .iter()
             .map(|(n, _)| n.as_str().to_string())
@@ -310,10 +310,10 @@ impl<'a> Resolver<'_, 'a> {
 
     /// The package a `fake` names: one the app requires, or the stdlib's `ai`.
     fn faked_package(&mut self, name: ast::Ident) -> Option<PkgId> {
-        if let Some(p) = self.unit(Owner::App).sees.get(name.name.as_str()) {
+        if let Some(p) = self.unit(self.test_owner).sees.get(name.name.as_str()) {
             return Some(*p);
         }
-        let seen: Vec<String> = self.unit(Owner::App).sees.keys().cloned().collect();
+        let seen: Vec<String> = self.unit(self.test_owner).sees.keys().cloned().collect();
         let mut d = Diagnostic::error(
             "test.fake_package",
             name.span,
@@ -368,7 +368,7 @@ impl<'a> Resolver<'_, 'a> {
     fn answer(&mut self, op: OpId, a: &ast::Answer, inside_lost: bool) -> Option<AnswerCode> {
         let t = self.t;
         let o = t.prog.op(op);
-        let mut cx = Cx::new(Owner::App, BodyKind::Test, Ty::unit());
+        let mut cx = Cx::new(self.test_owner, BodyKind::Test, Ty::unit());
         let mut out = ir::Block::default();
         match &a.kind {
             AnswerKind::Value(e) => {
@@ -386,7 +386,7 @@ impl<'a> Resolver<'_, 'a> {
                 Some(AnswerCode::Value(v.code))
             }
             AnswerKind::Done if !self.is_unit(&o.answer) => {
-                let ty = self.type_name(&o.answer, Owner::App);
+                let ty = self.type_name(&o.answer, self.test_owner);
                 let why = format!("it answers `{ty}`; give a `{ty} {{ ... }}`");
                 self.report_impossible(op, a.span, "`done`", &why);
                 None
@@ -453,7 +453,7 @@ impl<'a> Resolver<'_, 'a> {
         fields: &[ast::FieldInit],
     ) -> Option<AnswerCode> {
         let mut out = ir::Block::default();
-        let Some(failure) = self.find_failure(Owner::App, path) else {
+        let Some(failure) = self.find_failure(self.test_owner, path) else {
             self.field_values_only(cx, fields, &mut out);
             return None;
         };
@@ -464,7 +464,7 @@ impl<'a> Resolver<'_, 'a> {
             let names: Vec<String> = o
                 .failures
                 .iter()
-                .map(|f| self.failure_name(*f, Owner::App))
+                .map(|f| self.failure_name(*f, self.test_owner))
                 .collect();
             let d = Diagnostic::error(
                 "test.impossible_failure",
@@ -482,7 +482,7 @@ impl<'a> Resolver<'_, 'a> {
             return None;
         }
         let defs = &t.prog.failure(failure).fields;
-        let label = self.failure_name(failure, Owner::App);
+        let label = self.failure_name(failure, self.test_owner);
         let fields = self.check_fields(cx, path.span, &label, defs, fields, &mut out);
         Some(AnswerCode::Fail { failure, fields })
     }
@@ -513,7 +513,7 @@ impl<'a> Resolver<'_, 'a> {
     fn test(&mut self, t: &ast::TestDecl, fixtures: Fixtures<'_>) -> Test {
         let fixture = t.using.and_then(|u| self.using(u, fixtures));
         let mut tc = TestCx {
-            cx: Cx::new(Owner::App, BodyKind::Test, Ty::unit()),
+            cx: Cx::new(self.test_owner, BodyKind::Test, Ty::unit()),
             reached: Vec::new(),
         };
         let mut steps = Vec::with_capacity(t.body.len());
@@ -541,7 +541,7 @@ impl<'a> Resolver<'_, 'a> {
         Test {
             name: t.name.value.clone(),
             span: t.name.span,
-            owner: Owner::App,
+            owner: self.test_owner,
             fixture,
             steps: self.lower(|| steps),
             locals: tc.cx.slots,
@@ -644,7 +644,12 @@ impl<'a> Resolver<'_, 'a> {
     ) -> Option<(ActionId, Vec<code::Expr>)> {
         let t = self.t;
         let mut out = ir::Block::default();
-        match t.unit(Owner::App).callables.get(&name.name).map(|c| c.0) {
+        match t
+            .unit(self.test_owner)
+            .callables
+            .get(&name.name)
+            .map(|c| c.0)
+        {
             Some(Callable::Action(a)) => {
                 let sig = &t.actions[a.0 as usize];
                 let code = self.check_args(
@@ -673,7 +678,7 @@ impl<'a> Resolver<'_, 'a> {
             None => {
                 self.field_values_only_exprs(cx, args, &mut out);
                 let cands: Vec<String> = t
-                    .unit(Owner::App)
+                    .unit(self.test_owner)
                     .callables
                     .iter()
                     .filter(|(_, (c, _))| matches!(c, Callable::Action(_)))
@@ -705,7 +710,7 @@ impl<'a> Resolver<'_, 'a> {
             return None;
         }
         let Some(ev) = self.event_of(&payload.ty) else {
-            let ty = self.type_name(&payload.ty, Owner::App);
+            let ty = self.type_name(&payload.ty, self.test_owner);
             let d = Diagnostic::error(
                 "test.not_an_event",
                 event.span,
@@ -808,7 +813,7 @@ impl<'a> Resolver<'_, 'a> {
                 }
             }
             ast::Expect::Fails(path) => {
-                let f = self.find_failure(Owner::App, path)?;
+                let f = self.find_failure(self.test_owner, path)?;
                 for (a, subscriber) in actions {
                     if !self.prog.action(*a).fails.iter().any(|(x, _)| *x == f) {
                         self.report_action_cannot_fail(path, f, *a, *subscriber);
@@ -828,7 +833,7 @@ impl<'a> Resolver<'_, 'a> {
         subscriber: Option<Name>,
     ) {
         let action = self.prog.action(a);
-        let failure = self.failure_name(f, Owner::App);
+        let failure = self.failure_name(f, self.test_owner);
         let whose = match subscriber {
             Some(s) => format!("subscriber `{s}`'s action `{}`", action.qualified),
             None => format!("`{}`", action.qualified),
@@ -944,6 +949,18 @@ impl<'a> Resolver<'_, 'a> {
             .with_label("a test's count")
             .with_reason("`stored`, `sent` and `emitted` count what a test's deliveries did; an action or function has no such record")
             .with_fix("query the store with `query many` in an action, or move the check into a test");
+            self.error(d);
+            return Typed::error(span).with_ty(int);
+        }
+        if kind == CountKind::Stored && cx.unit != Owner::App {
+            let d = Diagnostic::error(
+                "test.stored_in_package",
+                span,
+                "a package's test cannot count `stored` rows",
+            )
+            .with_label("counts rows of a store")
+            .with_reason("a package has no store of its own: its tests run against the runtime's in-memory record store and outbox only")
+            .with_fix("count what the package's actions did with `sent pkg.op` or `emitted Ev`, or test the rows in an app");
             self.error(d);
             return Typed::error(span).with_ty(int);
         }

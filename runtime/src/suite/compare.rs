@@ -1,6 +1,5 @@
 //! Does a crash run end as the clean run did? Compared (design section
-//! 10): each delivery's outcome (reported first: it names the cause), the
-//! verdict, each entity's committed rows,
+//! 10): the verdict, each delivery's outcome, each entity's committed rows,
 //! the outbox and each fake's effects, the last three as multisets.
 //! Records, keys, attempt counts and times are not compared.
 
@@ -41,6 +40,9 @@ pub fn first_difference(
     })
 }
 
+/// The first difference, causes before symptoms: each delivery's outcome,
+/// the providers' effects, the committed rows, the outbox, and only then
+/// the verdict (a failed assertion is usually one of those seen by a test).
 fn difference(program: &Program, clean: &Ran, crashed: &Ran) -> Option<String> {
     for (a, b) in clean.deliveries.iter().zip(&crashed.deliveries) {
         if !same_end(&a.end, &b.end) {
@@ -52,18 +54,8 @@ fn difference(program: &Program, clean: &Ran, crashed: &Ran) -> Option<String> {
             ));
         }
     }
-    if let Some(f) = crashed.failures.first() {
-        return Some(format!(
-            "the crash run fails where the clean run passes ({})",
-            f.message
-        ));
-    }
-    if clean.deliveries.len() != crashed.deliveries.len() {
-        return Some(format!(
-            "the clean run made {} deliveries, the crash run {}",
-            clean.deliveries.len(),
-            crashed.deliveries.len()
-        ));
+    if let Some(d) = effects_difference(&clean.effects, &crashed.effects) {
+        return Some(d);
     }
     for (entity, rows) in &clean.rows {
         let other = crashed.rows.get(entity).map_or(&[][..], |r| &r[..]);
@@ -75,10 +67,61 @@ fn difference(program: &Program, clean: &Ran, crashed: &Ran) -> Option<String> {
     if let Some(d) = multiset_difference(&clean.outbox, &crashed.outbox) {
         return Some(format!("the outbox differs: {d}"));
     }
-    if let Some(d) = multiset_difference(&clean.effects, &crashed.effects) {
-        return Some(format!("the providers' effects differ: {d}"));
+    if let Some(f) = crashed.failures.first() {
+        return Some(format!(
+            "the crash run fails where the clean run passes: {}",
+            f.message
+        ));
+    }
+    if clean.deliveries.len() != crashed.deliveries.len() {
+        return Some(format!(
+            "the clean run made {} deliveries, the crash run {}",
+            clean.deliveries.len(),
+            crashed.deliveries.len()
+        ));
     }
     None
+}
+
+/// Effects (`operation fingerprint answer`): first by how many times each
+/// operation acted, the plainest way to say "charged twice".
+fn effects_difference(clean: &[String], crashed: &[String]) -> Option<String> {
+    if clean == crashed {
+        return None;
+    }
+    let count = |all: &[String]| {
+        let mut by_op: std::collections::BTreeMap<String, usize> = Default::default();
+        for e in all {
+            let op = e.split(' ').next().unwrap_or_default().to_string();
+            *by_op.entry(op).or_default() += 1;
+        }
+        by_op
+    };
+    let (a, b) = (count(clean), count(crashed));
+    let ops: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for op in ops {
+        let (x, y) = (
+            a.get(op).copied().unwrap_or(0),
+            b.get(op).copied().unwrap_or(0),
+        );
+        if x != y {
+            return Some(format!(
+                "`{op}` acted {} after the crash, {} in the clean run",
+                times(y),
+                times(x)
+            ));
+        }
+    }
+    let d = multiset_difference(clean, crashed)?;
+    Some(format!("the providers' effects differ: {d}"))
+}
+
+fn times(n: usize) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
 }
 
 /// Completed with an equal answer, failed with the same failure, parked

@@ -21,8 +21,25 @@ use crate::CrashAt;
 
 pub use run::describe_end;
 
-/// How long one test may run, crash runs included.
+/// How long one test may run, crash runs included, unless
+/// [`Options::time_limit`] says otherwise.
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// The stack of the thread a test runs on.
+const STACK_BYTES: usize = 256 << 20;
+
+/// When a test must stop: its start and its time limit.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadline {
+    pub started: std::time::Instant,
+    pub limit: Duration,
+}
+
+impl Deadline {
+    pub fn passed(&self) -> bool {
+        self.started.elapsed() > self.limit
+    }
+}
 
 /// What a test's failure is about (`kind` in the JSON output).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +54,7 @@ pub enum FailureKind {
     Fault,
     /// A crash run ended unlike the clean run.
     CrashRun,
-    /// The test ran past [`TIME_LIMIT`].
+    /// The test ran past its time limit.
     TimeLimit,
 }
 
@@ -88,6 +105,9 @@ pub struct Options<'o> {
     pub filter: Option<&'o str>,
     /// Skips the crash matrix.
     pub no_crash: bool,
+    /// How long one test may run, crash runs included ([`TIME_LIMIT`] when
+    /// `None`).
+    pub time_limit: Option<Duration>,
 }
 
 /// Runs a checked program's tests (lowered with its code) against its plan.
@@ -114,27 +134,48 @@ impl<'p> Suite<'p> {
     /// Runs every selected test.
     pub fn run(&self, options: Options<'_>) -> Vec<TestReport> {
         self.selected(options)
-            .map(|t| self.run_test(t, options.no_crash))
+            .map(|t| self.run_test(t, options))
             .collect()
     }
 
-    /// Runs one test clean, then (unless `no_crash`) its crash matrix.
-    pub fn run_test(&self, test: &Test, no_crash: bool) -> TestReport {
-        let started = std::time::Instant::now();
+    /// Runs one test clean, then (unless `no_crash`) its crash matrix, on
+    /// a thread of its own with a stack deep enough for the interpreter's
+    /// deepest call chain ([`crate::eval::MAX_CALL_DEPTH`]) in any build.
+    pub fn run_test(&self, test: &Test, options: Options<'_>) -> TestReport {
+        std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new()
+                .name("jadpo-test".into())
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(scope, || self.run_test_here(test, options));
+            match spawned {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                // No thread to be had: run here, on the caller's stack.
+                Err(_) => self.run_test_here(test, options),
+            }
+        })
+    }
+
+    fn run_test_here(&self, test: &Test, options: Options<'_>) -> TestReport {
+        let deadline = Deadline {
+            started: std::time::Instant::now(),
+            limit: options.time_limit.unwrap_or(TIME_LIMIT),
+        };
         let prepared = fixture::prepare(self.runtime.program, test);
-        let clean = run::Run::new(&self.runtime, test, &prepared, None, started).finish();
+        let clean = run::Run::new(&self.runtime, test, &prepared, None, deadline).finish();
         let mut report = TestReport {
             name: test.name.clone(),
             span: test.span,
             crash_runs: 0,
             failures: clean.failures.clone(),
         };
-        if !report.passed() || no_crash {
+        if !report.passed() || options.no_crash {
             return report;
         }
         for (delivery, crash) in self.matrix(&clean) {
-            if started.elapsed() > TIME_LIMIT {
-                report.failures.push(run::over_time(test.span));
+            if deadline.passed() {
+                report.failures.push(run::over_time(test.span, deadline));
                 break;
             }
             let crashed = run::Run::new(
@@ -142,10 +183,18 @@ impl<'p> Suite<'p> {
                 test,
                 &prepared,
                 Some((delivery, crash)),
-                started,
+                deadline,
             )
             .finish();
             report.crash_runs += 1;
+            if let Some(f) = crashed
+                .failures
+                .iter()
+                .find(|f| f.kind == FailureKind::TimeLimit)
+            {
+                report.failures.push(f.clone());
+                break;
+            }
             if let Some(f) =
                 compare::first_difference(self.runtime.program, &clean, &crashed, delivery, crash)
             {

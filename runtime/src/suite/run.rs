@@ -13,7 +13,7 @@ use jadpo_compiler::ir::{ActionId, EntityId, Program};
 use jadpo_compiler::span::Span;
 
 use super::fixture::Prepared;
-use super::{Failure, FailureKind, TIME_LIMIT};
+use super::{Deadline, Failure, FailureKind};
 use crate::delivery::{self, End, ListedStep, Runtime};
 use crate::eval::{eval_over, fault, Effects, Flow, Read, Stop, WriteValues, R};
 use crate::fake::Fake;
@@ -50,7 +50,7 @@ pub struct Run<'r, 'p> {
     test: &'r Test,
     prep: &'r Prepared,
     crash: Option<(usize, CrashAt)>,
-    started: std::time::Instant,
+    deadline: Deadline,
     clock: Instant,
     locals: Vec<Value>,
     store: MemStore,
@@ -65,14 +65,14 @@ impl<'r, 'p> Run<'r, 'p> {
         test: &'r Test,
         prep: &'r Prepared,
         crash: Option<(usize, CrashAt)>,
-        started: std::time::Instant,
+        deadline: Deadline,
     ) -> Self {
         Run {
             rt,
             test,
             prep,
             crash,
-            started,
+            deadline,
             clock: prep.clock,
             locals: vec![Value::Unit; test.locals as usize],
             store: MemStore::new(),
@@ -102,8 +102,8 @@ impl<'r, 'p> Run<'r, 'p> {
             if !self.ran.failures.is_empty() {
                 break;
             }
-            if self.started.elapsed() > TIME_LIMIT {
-                self.ran.failures.push(over_time(step.span));
+            if self.deadline.passed() {
+                self.ran.failures.push(over_time(step.span, self.deadline));
                 break;
             }
             self.step(&step.kind, step.span);
@@ -349,12 +349,12 @@ impl<'r, 'p> Run<'r, 'p> {
     }
 }
 
-pub fn over_time(span: Span) -> Failure {
+pub fn over_time(span: Span, deadline: Deadline) -> Failure {
     Failure {
         kind: FailureKind::TimeLimit,
         message: format!(
-            "the test ran past its limit of {} s (crash runs included)",
-            TIME_LIMIT.as_secs()
+            "the test ran past its time limit of {:?} (crash runs included); it stopped here",
+            deadline.limit
         ),
         span,
         steps: Vec::new(),
