@@ -9,3 +9,4 @@ pub mod plan_diff;
 pub mod publish;
 pub mod render;
 pub mod testing;
+pub mod write;

@@ -267,28 +267,32 @@ fn run(path: &str, want_plan: bool) -> Outcome {
 
 fn check(args: &CheckArgs) -> ExitCode {
     let outcome = run(&args.path, false);
+    let (shown, omitted) = render::shown(&outcome.diagnostics);
     let summary = Summary::new(
         outcome.stats.files,
         outcome.stats.packages,
         &outcome.diagnostics,
-    );
+    )
+    .with_omitted(omitted);
+    let notes: Vec<String> = summary.omitted_line().into_iter().collect();
     match args.format {
-        Format::Json => say(&render::json::render(
+        Format::Json => say(&render::json::render(&outcome.files, &shown, summary)),
+        Format::Sarif => say(&render::sarif::render_with_notes(
             &outcome.files,
-            &outcome.diagnostics,
-            summary,
-        )),
-        Format::Sarif => say(&render::sarif::render(
-            &outcome.files,
-            &outcome.diagnostics,
+            &shown,
             &args.path,
             outcome.program.is_some(),
+            &notes,
         )),
-        Format::Github => say(&render::github::render(
-            &outcome.files,
-            &outcome.diagnostics,
-            &args.path,
-        )),
+        Format::Github => {
+            say(&render::github::render(&outcome.files, &shown, &args.path));
+            for note in &notes {
+                say(&format!(
+                    "::notice::{}\n",
+                    render::github::escape_data(note)
+                ));
+            }
+        }
         Format::Human => print_human(&outcome, summary, args.color.color.enabled()),
     }
     let status = if outcome.program.is_none() {
@@ -316,14 +320,15 @@ fn say(text: &str) {
 }
 
 fn print_human(outcome: &Outcome, summary: Summary, color: bool) {
-    say(&render::human::render_all(
-        &outcome.files,
-        &outcome.diagnostics,
-        color,
-    ));
+    let (shown, omitted) = render::shown(&outcome.diagnostics);
+    let summary = summary.with_omitted(omitted);
+    say(&render::human::render_all(&outcome.files, &shown, color));
     if outcome.program.is_some() {
         say(&format!("{}\n", summary.closing_line()));
     } else {
+        if let Some(line) = summary.omitted_line() {
+            say(&format!("{line}\n"));
+        }
         say("could not check this project\n");
     }
 }
@@ -360,12 +365,13 @@ fn build(args: &BuildArgs) -> ExitCode {
 }
 
 fn write_plan(out: &str, plan: Option<&jadpo_checker::plan::Built>) -> std::io::Result<String> {
-    std::fs::create_dir_all(out)?;
+    jadpo::write::prepare_folder(std::path::Path::new(out))?;
     let file = format!("{}/plan.json", out.trim_end_matches('/'));
     let json = plan.map_or(serde_json::Value::Null, |p| p.to_json());
     let mut text = serde_json::to_string_pretty(&json).map_err(std::io::Error::other)?;
     text.push('\n');
-    std::fs::write(&file, text)?;
+    jadpo::write::write_atomic(std::path::Path::new(&file), text.as_bytes())
+        .map_err(|e| std::io::Error::new(e.kind(), format!("`{file}`: {e}")))?;
     Ok(file)
 }
 
@@ -416,11 +422,9 @@ fn plan_diff(args: &PlanDiffArgs) -> ExitCode {
     use jadpo::plan_diff;
     let _ = INPUT.set(format!("{} {}", args.old, args.new));
     let read = |path: &str| {
-        std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read `{path}`: {e}"))
-            .and_then(|text| {
-                plan_diff::read_plan(&text).map_err(|e| format!("`{path}` is not a plan: {e}"))
-            })
+        plan_diff::read_plan_file(path).and_then(|text| {
+            plan_diff::read_plan(&text).map_err(|e| format!("`{path}` is not a plan: {e}"))
+        })
     };
     let (old, new) = match (read(&args.old), read(&args.new)) {
         (Ok(old), Ok(new)) => (old, new),

@@ -19,6 +19,11 @@ pub const DIFF_FORMAT: u32 = 1;
 pub const PLAN_FORMAT: u64 = 1;
 /// Pairs explored before giving up on one action (counted as changed).
 const MAX_STATES: usize = 100_000;
+/// Steps of the new shape looked at before giving up on one action: the
+/// sets of new steps can grow, and this keeps the work linear in the plans.
+const MAX_WORK: usize = 20_000_000;
+/// The largest plan `plan diff` reads (a plan of 40,000 steps is 3 MB).
+pub const MAX_PLAN_BYTES: u64 = 64 * 1024 * 1024;
 /// Stands for "no step made yet" in a set of steps.
 const START: usize = usize::MAX;
 
@@ -59,17 +64,39 @@ struct ActionView {
     step_shape: jadpo_checker::plan::Shape,
 }
 
+/// Reads a plan file: a regular file (a pipe or a device is refused, not
+/// waited on) of at most [`MAX_PLAN_BYTES`].
+pub fn read_plan_file(path: &str) -> Result<String, String> {
+    use jadpo_compiler::load::{FsLoader, Loader};
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot read `{path}`: {e}");
+    if let Some(len) = FsLoader.size(path).filter(|len| *len > MAX_PLAN_BYTES) {
+        return Err(cannot(&format!(
+            "it is {len} bytes; plans are limited to {MAX_PLAN_BYTES} bytes"
+        )));
+    }
+    match FsLoader.read_string(path) {
+        Ok(Ok(text)) if text.len() as u64 <= MAX_PLAN_BYTES => Ok(text),
+        Ok(Ok(_)) => Err(cannot(&format!(
+            "plans are limited to {MAX_PLAN_BYTES} bytes"
+        ))),
+        Ok(Err(_)) => Err(cannot(&"it is not UTF-8 text")),
+        Err(e) => Err(cannot(&e)),
+    }
+}
+
 /// Reads a plan's actions by name. The error says what is wrong, in words.
 pub fn read_plan(text: &str) -> Result<BTreeMap<String, Shape>, String> {
     let plan: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
-    let format = plan.get("plan_format").and_then(Value::as_u64);
-    if format != Some(PLAN_FORMAT) {
-        return Err(match format {
-            Some(f) => {
-                format!("its plan_format is {f}; this jadpo reads plan_format {PLAN_FORMAT}")
-            }
-            None => "it has no `plan_format`: it is not a plan written by `jadpo build`".into(),
-        });
+    match plan.get("plan_format") {
+        Some(f) if f.as_u64() == Some(PLAN_FORMAT) => {}
+        Some(f) => {
+            return Err(format!(
+                "its plan_format is {f}; this jadpo reads plan_format {PLAN_FORMAT} (a number)"
+            ))
+        }
+        None => {
+            return Err("it has no `plan_format`: it is not a plan written by `jadpo build`".into())
+        }
     }
     let view: PlanView = serde_json::from_value(plan)
         .map_err(|e| format!("it is not a plan written by `jadpo build` ({e})"))?;
@@ -148,23 +175,32 @@ pub enum Incomparable {
 }
 
 /// A walk of `a` that is not a walk of `b`, shortest first; `None` when
-/// every walk of `a` is a walk of `b`.
+/// every walk of `a` is a walk of `b`. Each pair found keeps only the pair
+/// it was reached from, and the witness is read back along those links, so
+/// memory is linear in the pairs (a copy of the walk per pair made two
+/// 40,000-step chains take gigabytes).
 pub fn missing_walk(a: &Shape, b: &Shape) -> Result<Option<Witness>, Incomparable> {
     if a.truncated || b.truncated {
         return Err(Incomparable::Truncated);
     }
-    let start = (START, BTreeSet::from([START]));
-    let mut seen = BTreeSet::from([start.clone()]);
-    let mut queue = VecDeque::from([(start, Vec::<String>::new())]);
-    while let Some(((step, set), after)) = queue.pop_front() {
+    let start = (START, vec![START]);
+    // Each found pair: its old step, and the index of the pair before it.
+    let mut found: Vec<(usize, usize)> = vec![(START, usize::MAX)];
+    let mut seen = std::collections::HashSet::from([start.clone()]);
+    let mut queue = VecDeque::from([(start, 0usize)]);
+    let mut work = 0usize;
+    while let Some(((step, set), at)) = queue.pop_front() {
         for &next in a.after(step) {
             let op = a.op(next);
-            let reached: BTreeSet<usize> = set
-                .iter()
-                .flat_map(|s| b.after(*s))
-                .copied()
-                .filter(|s| b.op(*s) == op)
-                .collect();
+            let mut reached: Vec<usize> = Vec::new();
+            for s in &set {
+                let after = b.after(*s);
+                work += after.len();
+                reached.extend(after.iter().copied().filter(|s| b.op(*s) == op));
+            }
+            if work > MAX_WORK {
+                return Err(Incomparable::TooComplex);
+            }
             if reached.is_empty() {
                 let instead: BTreeSet<String> = set
                     .iter()
@@ -172,23 +208,38 @@ pub fn missing_walk(a: &Shape, b: &Shape) -> Result<Option<Witness>, Incomparabl
                     .map(|s| b.op(*s).to_string())
                     .collect();
                 return Ok(Some(Witness {
-                    after,
+                    after: walk_to(a, &found, at),
                     only: op.to_string(),
                     instead: instead.into_iter().collect(),
                 }));
             }
+            reached.sort_unstable();
+            reached.dedup();
             let state = (next, reached);
             if seen.insert(state.clone()) {
                 if seen.len() > MAX_STATES {
                     return Err(Incomparable::TooComplex);
                 }
-                let mut longer = after.clone();
-                longer.push(op.to_string());
-                queue.push_back((state, longer));
+                found.push((next, at));
+                queue.push_back((state, found.len() - 1));
             }
         }
     }
     Ok(None)
+}
+
+/// The operations of the walk that reached pair `at`, first step first.
+fn walk_to(a: &Shape, found: &[(usize, usize)], mut at: usize) -> Vec<String> {
+    let mut ops = Vec::new();
+    while let Some(&(step, before)) = found.get(at) {
+        if step == START {
+            break;
+        }
+        ops.push(a.op(step).to_string());
+        at = before;
+    }
+    ops.reverse();
+    ops
 }
 
 /// What the new plan does to one action.
@@ -407,6 +458,23 @@ mod tests {
         let new = chain(&["a", "b", "c"]);
         assert_eq!(missing_walk(&old, &new), Ok(None));
         assert_eq!(compare(&old, &new).word(), "appended");
+    }
+
+    /// Two 40,000-step chains once took over 4 GB (a copy of the walk per
+    /// pair); with links back, this is linear and quick even unoptimised.
+    #[test]
+    fn long_chains_compare_in_linear_memory() {
+        let ops: Vec<String> = (0..40_000).map(|i| format!("op{}", i % 7)).collect();
+        let ops: Vec<&str> = ops.iter().map(String::as_str).collect();
+        let old = chain(&ops);
+        assert_eq!(missing_walk(&old, &chain(&ops)), Ok(None));
+        let mut changed = ops.clone();
+        changed[39_999] = "other";
+        let w = missing_walk(&old, &chain(&changed)).ok().flatten();
+        let w = w.unwrap_or_else(|| panic!("the last step differs"));
+        assert_eq!(w.step(), 40_000);
+        assert_eq!(w.after.len(), 39_999);
+        assert_eq!(w.after[..3], ["op0", "op1", "op2"]);
     }
 
     #[test]

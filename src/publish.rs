@@ -247,13 +247,7 @@ pub fn run(args: &PublishArgs) -> u8 {
         .join(&checked.name)
         .join(&checked.version);
     if target.exists() {
-        eprintln!(
-            "error: `{}` {} is already published at {}; a published version never changes: raise `version:` in package.yaml",
-            checked.name,
-            checked.version,
-            target.display()
-        );
-        return 1;
+        return already_published(&checked.name, &checked.version, &target);
     }
     let mut files = checked.package_files();
     let mut surface_text = serde_json::to_string_pretty(surface).unwrap_or_default();
@@ -281,11 +275,21 @@ pub fn run(args: &PublishArgs) -> u8 {
             ));
             0
         }
+        // Another publish of this version won the rename.
+        Err(_) if target.exists() => already_published(&checked.name, &checked.version, &target),
         Err(e) => {
             eprintln!("error: cannot write {}: {e}", target.display());
             2
         }
     }
+}
+
+fn already_published(name: &str, version: &str, target: &Path) -> u8 {
+    eprintln!(
+        "error: `{name}` {version} is already published at {}; a published version never changes: raise `version:` in package.yaml",
+        target.display()
+    );
+    1
 }
 
 /// Writes to stdout; a closed pipe is not an error (see `main.rs`).
@@ -316,11 +320,11 @@ fn write_version(target: &Path, files: &[registry::Entry]) -> std::io::Result<()
             if let Some(dir) = file.parent() {
                 std::fs::create_dir_all(dir)?;
             }
-            std::fs::write(&file, bytes)?;
+            crate::write::write_new(&file, bytes)?;
         }
-        std::fs::write(
-            staging.join(registry::CHECKSUM_FILE),
-            registry::checksum_file(files),
+        crate::write::write_new(
+            &staging.join(registry::CHECKSUM_FILE),
+            registry::checksum_file(files).as_bytes(),
         )?;
         std::fs::rename(&staging, target)
     })();

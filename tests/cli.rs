@@ -218,6 +218,43 @@ fn build_writes_a_plan_only_for_an_app_without_errors() {
     );
 }
 
+/// `plan.json` is replaced atomically and never written through a link: a
+/// cloned repository can carry `build/plan.json -> ~/.bashrc`.
+#[test]
+fn build_refuses_a_linked_plan_and_an_empty_out() {
+    let out_dir = scratch("plan_linked");
+    let victim = out_dir.join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&victim, out_dir.join("plan.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out_path = out_dir.to_string_lossy();
+    let out = jadpo(&["build", "examples/billing", "--out", &out_path]);
+    assert_eq!(status(&out), 2, "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+    let kept = std::fs::read_to_string(&victim).unwrap_or_default();
+    assert_eq!(kept, "keep me", "the link's target was overwritten");
+
+    let out = jadpo(&["build", "examples/billing", "--out", ""]);
+    assert_eq!(status(&out), 2, "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("empty path"), "{}", stderr(&out));
+
+    // A rebuild replaces the old plan whole, leaving no temporary file.
+    let fresh = scratch("plan_rebuilt");
+    let fresh_path = fresh.to_string_lossy();
+    for _ in 0..2 {
+        let out = jadpo(&["build", "examples/billing", "--out", &fresh_path]);
+        assert_eq!(status(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    }
+    let names: Vec<String> = std::fs::read_dir(&fresh)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(names, ["plan.json"]);
+}
+
 #[test]
 fn explain_knows_every_code_the_tool_can_emit() {
     let list = jadpo(&["explain", "--list"]);

@@ -3,7 +3,7 @@
 //! annotations are compared with the diagnostics exactly, and its source
 //! plus uncoloured rendering is snapshotted in `tests/snapshots/`.
 
-mod common;
+use crate::common;
 
 use common::{expectation_of, expectations, package_findings, Expectation, Fixture};
 use jadpo::check::Outcome;

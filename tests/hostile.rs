@@ -463,6 +463,57 @@ fn nul_bytes_in_source_and_manifests() {
     assert_some_error(&app.check(), "a NUL byte in package.yaml");
 }
 
+/// Garbage once printed without bound: one frame per NUL byte, each frame
+/// the whole line (20 KB of NULs printed 807 MB, 100 KB aborted), and a
+/// 400 KB line of stray `;` printed 1.6 GB. Now a run of NULs is one
+/// diagnostic, at most 100 diagnostics are printed per file, and long lines
+/// are cut around the span.
+#[test]
+fn garbage_prints_bounded_output() {
+    let app = App::new("nul-run");
+    app.write("src/a.jadpo", vec![0u8; 100_000]);
+    let run = app.check();
+    assert_diagnosed(&run, "syntax.nul_byte", "100 KB of NUL bytes");
+    assert_eq!(run.status, 1, "{}", run.describe());
+    assert!(
+        run.stdout.len() < 16_000,
+        "{} bytes printed",
+        run.stdout.len()
+    );
+    assert_eq!(run.stdout.matches("error[syntax.nul_byte]").count(), 1);
+
+    let app = App::new("semicolon-line");
+    let line = format!("function f() -> Int {{ return 1 }}{}", " ;".repeat(2_000));
+    app.write("src/a.jadpo", format!("{line}{}\n", "x".repeat(396_000)));
+    let run = app.check();
+    assert_diagnosed(&run, "syntax.semicolon", "2,000 stray `;` on one line");
+    assert!(
+        run.stdout.len() < 200_000,
+        "{} bytes printed",
+        run.stdout.len()
+    );
+    assert!(
+        run.stdout
+            .contains("more diagnostics not shown: at most 100 are printed per file"),
+        "the diagnostics left out are counted: {}",
+        run.describe()
+    );
+    assert!(run.stdout.contains("2001 errors"), "{}", run.describe());
+
+    // A 1 GB sparse manifest is refused by its size, before it is read.
+    let app = App::new("sparse-manifest");
+    let file = std::fs::File::create(app.path("jadpo.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    file.set_len(1 << 30).unwrap_or_else(|e| panic!("{e}"));
+    let run = app.check();
+    assert_diagnosed(&run, "manifest.too_large", "a 1 GB sparse jadpo.yaml");
+    assert!(
+        run.stdout.len() < 4_000,
+        "{} bytes printed",
+        run.stdout.len()
+    );
+    assert!(run.peak < 200 * MB, "peak {} MB", run.peak / MB);
+}
+
 #[test]
 fn unterminated_strings_and_comments() {
     let cases: &[(&str, &str)] = &[
@@ -723,6 +774,35 @@ fn package_paths_that_escape_the_package_folder() {
     app.write("elsewhere/x.jadpo", "type Stolen = Text\n");
     symlink(app.path("elsewhere"), app.path("vendor/mine/sub")).unwrap_or_else(|e| panic!("{e}"));
     assert_some_error(&app.check(), "a package folder linking outside the package");
+
+    // The manifest itself linked to a secret outside the package: refused
+    // before it is read, so no frame shows the secret's lines.
+    let app = App::new("escape-manifest-link");
+    app.write(
+        "jadpo.yaml",
+        "app: hostile\npackages:\n  mine: { path: vendor/mine }\n",
+    );
+    app.write("secret.yaml", "password: hunter2\n");
+    std::fs::create_dir_all(app.path("vendor/mine")).unwrap_or_else(|e| panic!("{e}"));
+    symlink(
+        app.path("secret.yaml"),
+        app.path("vendor/mine/package.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let run = app.check();
+    // The app sees the package's first error through `package.has_errors`.
+    assert_diagnosed(&run, "package.has_errors", "a package.yaml linking outside");
+    assert!(
+        run.stdout
+            .contains("package.yaml links outside its package's folder"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stdout.contains("hunter2") && !run.stderr.contains("hunter2"),
+        "the linked file's text was shown: {}",
+        run.describe()
+    );
 
     // A package's own requirement that climbs out of its folder.
     let app = App::new("escape-requirement");

@@ -3,7 +3,7 @@
 //! and on one thread or several; every span lies inside its file on
 //! character boundaries.
 
-mod common;
+use crate::common;
 
 use common::{all_fixtures, Fixture, ROOT};
 use jadpo::check::{check_app, run_pipeline, Outcome};

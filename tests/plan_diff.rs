@@ -245,10 +245,21 @@ fn an_unreadable_or_invalid_plan_exits_one() {
     ]});
     std::fs::write(&bad, broken_edge.to_string()).unwrap_or_else(|e| panic!("{e}"));
     let good = good.to_str().unwrap_or("");
+    let format_text = dir.join("format-text.json");
+    std::fs::write(&format_text, r#"{"plan_format": "1", "actions": []}"#)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fifo = dir.join("fifo.json");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: `mkfifo` reads a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
     for other in [
         bad.to_str().unwrap_or(""),
         "no/such/plan.json",
         "Cargo.toml",
+        // A pipe or a device as a plan once hung or read until memory ran out.
+        fifo.to_str().unwrap_or(""),
+        "/dev/zero",
     ] {
         let out = jadpo(&["plan", "diff", good, other]);
         assert_eq!(status(&out), 1, "{other}: {}", stdout(&out));
@@ -256,6 +267,12 @@ fn an_unreadable_or_invalid_plan_exits_one() {
         assert!(err.starts_with("error: "), "{other}: {err}");
         assert!(out.stdout.is_empty(), "{other}: stdout not empty");
     }
+    let out = jadpo(&["plan", "diff", good, format_text.to_str().unwrap_or("")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(r#"its plan_format is "1""#),
+        "a plan_format written as text is named as such: {err}"
+    );
 }
 
 #[test]

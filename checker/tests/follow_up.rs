@@ -2,7 +2,7 @@
 //! worst path through branches, loops and called actions; each mistake
 //! reported once; literal options checked; the plan's follow-up entries.
 
-mod support;
+use crate::support;
 
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::intern::Name;

@@ -2,7 +2,7 @@
 //! leaves it alone, step positions, crash points, determinism, and the
 //! linear-time analysis of many sequential branches.
 
-mod support;
+use crate::support;
 
 use jadpo_compiler::ir::Node;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! The step rules judged on hand-built IR: each rule fires where the design
 //! says, through branches and package actions, and stays quiet otherwise.
 
-mod support;
+use crate::support;
 
 use support::B;
 

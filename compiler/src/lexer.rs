@@ -560,7 +560,7 @@ impl<'t> Lexer<'t> {
         let span = self.span(range.start, range.end);
         if slice.contains('\0') {
             self.flush_bad_run();
-            self.read_diags.push(nul_byte(span));
+            self.nul(span);
             self.read(TokenKind::Error, span);
             return;
         }
@@ -576,6 +576,19 @@ impl<'t> Lexer<'t> {
                 });
                 self.line_clean = false;
             }
+        }
+    }
+
+    /// Reports a NUL byte; a run of them is one diagnostic (a binary file
+    /// would otherwise print one frame per byte).
+    fn nul(&mut self, span: Span) {
+        match self.read_diags.last_mut() {
+            Some(last) if last.code == "syntax.nul_byte" && last.span.end == span.start => {
+                last.span.end = span.end;
+                last.summary = "the file contains a run of NUL bytes".to_string();
+                last.label = Some("NUL bytes here".to_string());
+            }
+            _ => self.read_diags.push(nul_byte(span)),
         }
     }
 
@@ -1073,7 +1086,7 @@ fn decode_string(inner: &str, base: u32, whole: Span, diags: &mut Vec<Diagnostic
             Some((_, 'r')) => out.push('\r'),
             Some((_, '"')) => out.push('"'),
             Some((_, '\\')) => out.push('\\'),
-            Some((_, 'u')) => match unicode_escape(&mut chars) {
+            Some((_, 'u')) => match unicode_escape(&mut chars, inner.len()) {
                 Ok(c) => out.push(c),
                 Err(end) => diags.push(invalid_escape(whole, start, base + end as u32, true)),
             },
@@ -1087,11 +1100,13 @@ fn decode_string(inner: &str, base: u32, whole: Span, diags: &mut Vec<Diagnostic
     out
 }
 
-/// Reads `{hex}` after `\u`; on failure returns the offset where the bad escape ends.
+/// Reads `{hex}` after `\u`; on failure returns the offset where the bad
+/// escape ends (at most `len`, the body's length, when the body ends first).
 fn unicode_escape(
     chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
+    len: usize,
 ) -> Result<char, usize> {
-    let mut end = chars.peek().map_or(usize::MAX, |(i, _)| *i);
+    let mut end = chars.peek().map_or(len, |(i, _)| *i);
     match chars.peek() {
         Some((_, '{')) => {
             chars.next();

@@ -1,7 +1,7 @@
 //! The bundled first-party packages and the standard library go through the
 //! whole front end (parse and resolve) without a diagnostic.
 
-mod load_support;
+use crate::load_support;
 
 use jadpo_compiler::compile;
 use load_support::*;

@@ -1,7 +1,7 @@
 //! Hostile manifests are refused quickly with a diagnostic: alias bombs,
 //! 10,000-deep nesting, huge documents.
 
-mod load_support;
+use crate::load_support;
 
 use load_support::*;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `package.yaml` and `jadpo.yaml` mistakes: each gives one diagnostic with
 //! a span into the YAML, snapshotted with the spanned text and line:col.
 
-mod load_support;
+use crate::load_support;
 
 use load_support::*;
 

@@ -1,7 +1,7 @@
 //! Package resolution: missing packages, versions, duplicates, cycles,
 //! escapes, transitive requirements, and the bundled packages.
 
-mod load_support;
+use crate::load_support;
 
 use jadpo_compiler::load::{load_project, Bundled};
 use load_support::*;

@@ -2,7 +2,7 @@
 //! that does not depend on folder listing order; unreadable and invalid
 //! UTF-8 files; symlink loops on disk.
 
-mod load_support;
+use crate::load_support;
 
 use load_support::*;
 

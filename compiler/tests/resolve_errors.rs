@@ -2,7 +2,7 @@
 //! one mistake, which must give exactly one diagnostic with the expected code
 //! (no cascades). The rendered diagnostic is snapshotted.
 
-mod resolve_support;
+use crate::resolve_support;
 
 use resolve_support::{check_app, codes, render};
 

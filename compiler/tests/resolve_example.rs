@@ -1,7 +1,7 @@
 //! Acceptance: the design's complete example resolves with no diagnostics,
 //! and lowers to the IR the checker expects.
 
-mod resolve_support;
+use crate::resolve_support;
 
 use resolve_support::{check_app, render, DESIGN_EXAMPLE};
 

@@ -1,7 +1,7 @@
 //! `examples/billing`'s actions run against fakes with the outcomes design
 //! section 9 prescribes; the plan's crash points drive the crash hook.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! Divergence, leases, the commit transaction, faults and the crash matrix.
 
-mod support;
+use crate::support;
 
 use jadpo_checker::plan::Point;
 use jadpo_runtime::eval::Divergence;

@@ -2,7 +2,7 @@
 //! record, replay, time, a step in doubt, attempts, the mismatch answer,
 //! divergence, leases, the commit and the operator item.
 
-mod support;
+use crate::support;
 
 use jadpo_compiler::intern::Name;
 use jadpo_runtime::eval::Divergence;

@@ -5,7 +5,7 @@
 //! test's isolation, config from the fixture, and which deliveries the
 //! crash matrix runs and how often.
 
-mod support;
+use crate::support;
 
 use jadpo_runtime::suite::{FailureKind, Options, Suite, TestReport};
 use support::App;

@@ -195,9 +195,17 @@ impl Server {
         };
         let key = path.to_string_lossy();
         if self.overlay.get(&key).is_none() {
-            // A change to a document never opened: start from the disk.
-            let disk = std::fs::read_to_string(&path).unwrap_or_default();
-            self.overlay.set(&key, disk);
+            // A change to a document never opened: start from the disk, read
+            // by the loader's rules (regular files only, bounded), so
+            // `/dev/zero` or a named pipe cannot take the server down.
+            use jadpo_compiler::load::Loader as _;
+            match jadpo_compiler::load::FsLoader.read_string(&key) {
+                Ok(Ok(disk)) => self.overlay.set(&key, disk),
+                Ok(Err(_)) | Err(_) => {
+                    eprintln!("jadpo lsp: ignoring a change to {key}: it was never opened and cannot be read as a text file");
+                    return;
+                }
+            }
         }
         if let Some(text) = self.overlay.get_mut(&key) {
             for change in &p.content_changes {

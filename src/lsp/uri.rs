@@ -16,7 +16,23 @@ pub fn to_path(uri: &Uri) -> Option<PathBuf> {
     };
     let path = path.split(['?', '#']).next().unwrap_or("");
     let decoded = decode(path)?;
-    Some(PathBuf::from(decoded))
+    Some(PathBuf::from(normalize(&decoded)))
+}
+
+/// Folds `.`, `..` and repeated `/`, so each spelling of one file is one
+/// document (and one app), not a new entry per spelling.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 /// The `file://` URI of an absolute path.
@@ -53,6 +69,21 @@ fn decode(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_spelling_of_a_path_is_one_path() {
+        let spellings = [
+            "file:///app/src/a.jadpo",
+            "file:///app/src/../src/a.jadpo",
+            "file:///app/./src//a.jadpo",
+            "file:///app/x/y/../../src/a.jadpo",
+        ];
+        for s in spellings {
+            let uri = Uri::from_str(s).ok();
+            let path = uri.as_ref().and_then(to_path);
+            assert_eq!(path.as_deref(), Some(Path::new("/app/src/a.jadpo")), "{s}");
+        }
+    }
 
     #[test]
     fn round_trips_spaces_and_unicode() {

@@ -1,11 +1,13 @@
 //! Human output: source frames drawn by ariadne (the only module that uses
 //! it), followed by `= reason`, `= fix` and `= help` lines.
 
+use super::excerpt::Excerpt;
 use super::{clamp, file_path};
 use ariadne::{Color, Config, Fmt, IndexType, Label, Report, ReportKind};
 use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::source::Files;
-use jadpo_compiler::span::Span;
+use jadpo_compiler::span::{FileId, Span};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Renders every diagnostic, each followed by a blank line.
@@ -54,26 +56,86 @@ type AriadneSpan = (String, Range<usize>);
 /// The source frame with the primary and related labels, without ariadne's
 /// own header line.
 fn frame(files: &Files, d: &Diagnostic, color: bool) -> String {
-    let primary = display_span(files, d.span);
+    let excerpts = Excerpts::new(files, d);
+    let primary = excerpts.span(files, d.span);
     let report = Report::build(report_kind(d.severity), primary)
         .with_config(
             Config::default()
                 .with_color(color)
                 .with_index_type(IndexType::Byte),
         )
-        .with_labels(labels(files, d))
+        .with_labels(labels(files, d, &excerpts))
         .finish();
     let mut bytes = Vec::new();
     if report
-        .write_for_stdout(ariadne::sources(sources_for(files, d)), &mut bytes)
+        .write_for_stdout(excerpts.cache(), &mut bytes)
         .is_err()
     {
         return String::new();
     }
     let text = String::from_utf8_lossy(&bytes);
-    match text.split_once('\n') {
-        Some((_, rest)) => rest.to_string(),
-        None => String::new(),
+    let Some((_, rest)) = text.split_once('\n') else {
+        return String::new();
+    };
+    excerpts.fix_location(files, d.span, rest)
+}
+
+/// One [`Excerpt`] per file a diagnostic points into.
+struct Excerpts {
+    by_file: BTreeMap<FileId, (String, Excerpt)>,
+}
+
+impl Excerpts {
+    fn new(files: &Files, d: &Diagnostic) -> Excerpts {
+        let mut ranges: BTreeMap<FileId, Vec<Range<usize>>> = BTreeMap::new();
+        for span in std::iter::once(d.span).chain(d.related.iter().map(|r| r.span)) {
+            if (span.file.0 as usize) < files.len() {
+                ranges
+                    .entry(span.file)
+                    .or_default()
+                    .push(display_range(files, span));
+            }
+        }
+        let by_file = ranges
+            .into_iter()
+            .map(|(id, ranges)| {
+                let f = files.get(id);
+                (id, (f.path.clone(), Excerpt::new(&f.text, &ranges)))
+            })
+            .collect();
+        Excerpts { by_file }
+    }
+
+    /// A span as ariadne draws it: in its file's excerpt.
+    fn span(&self, files: &Files, span: Span) -> AriadneSpan {
+        let range = display_range(files, span);
+        match self.by_file.get(&span.file) {
+            Some((path, e)) => (path.clone(), e.map(range.start)..e.map(range.end)),
+            None => (file_path(files, span).to_string(), range),
+        }
+    }
+
+    fn cache(&self) -> impl ariadne::Cache<String> + '_ {
+        let sources = self
+            .by_file
+            .values()
+            .map(|(path, e)| (path.clone(), ariadne::Source::from(e.text.as_str())));
+        let missing = |id: &String| -> Result<&str, String> { Err(format!("no source for {id}")) };
+        ariadne::FnCache::new(missing).with_sources(sources.collect())
+    }
+
+    /// Ariadne's `path:line:col` counts columns in the excerpt; on a cut
+    /// line the file's column is put back.
+    fn fix_location(&self, files: &Files, span: Span, frame: &str) -> String {
+        let Some((path, e)) = self.by_file.get(&span.file).filter(|(_, e)| e.cut) else {
+            return frame.to_string();
+        };
+        let range = display_range(files, span);
+        let real = super::position(&files.get(span.file).text, range.start);
+        let shown = super::position(&e.text, e.map(range.start));
+        let wrong = format!("{path}:{}:{}", shown.line, shown.column);
+        let right = format!("{path}:{}:{}", real.line, real.column);
+        frame.replacen(&wrong, &right, 1)
     }
 }
 
@@ -87,7 +149,7 @@ fn report_kind(severity: Severity) -> ReportKind<'static> {
 /// The primary label and the related ones, ordered by file (the primary's
 /// first) and position: ariadne starts a new frame whenever a label goes
 /// back to an earlier line, so this order keeps one frame per file.
-fn labels(files: &Files, d: &Diagnostic) -> Vec<Label<AriadneSpan>> {
+fn labels(files: &Files, d: &Diagnostic, excerpts: &Excerpts) -> Vec<Label<AriadneSpan>> {
     // An empty message still draws the underline; `None` would draw nothing.
     let primary = (
         d.span,
@@ -102,33 +164,16 @@ fn labels(files: &Files, d: &Diagnostic) -> Vec<Label<AriadneSpan>> {
     all.sort_by_key(|(span, _, _)| (span.file != d.span.file, span.file, span.start));
     all.into_iter()
         .map(|(span, message, color)| {
-            Label::new(display_span(files, span))
+            Label::new(excerpts.span(files, span))
                 .with_message(one_line(message))
                 .with_color(color)
         })
         .collect()
 }
 
-/// The files a diagnostic points into, for ariadne's source cache.
-fn sources_for<'a>(files: &'a Files, d: &Diagnostic) -> Vec<(String, &'a str)> {
-    let mut ids: Vec<_> = std::iter::once(d.span.file)
-        .chain(d.related.iter().map(|r| r.span.file))
-        .filter(|id| (id.0 as usize) < files.len())
-        .collect();
-    ids.sort();
-    ids.dedup();
-    ids.into_iter()
-        .map(|id| {
-            let f = files.get(id);
-            (f.path.clone(), f.text.as_str())
-        })
-        .collect()
-}
-
 /// A span ariadne can draw: clamped into its file, and widened to one
 /// character when empty so the frame still points somewhere.
-fn display_span(files: &Files, span: Span) -> AriadneSpan {
-    let path = file_path(files, span).to_string();
+fn display_range(files: &Files, span: Span) -> Range<usize> {
     let mut range = clamp(files, span);
     if range.is_empty() && (span.file.0 as usize) < files.len() {
         let text = &files.get(span.file).text;
@@ -136,7 +181,7 @@ fn display_span(files: &Files, span: Span) -> AriadneSpan {
             range.end = range.start + c.len_utf8();
         }
     }
-    (path, range)
+    range
 }
 
 /// `= reason: ...`, `= fix: ...` and `= help: ...` lines.

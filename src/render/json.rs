@@ -24,6 +24,13 @@ struct Counts {
     packages: usize,
     errors: usize,
     warnings: usize,
+    /// Counted in `errors` and `warnings` but left out of `diagnostics`.
+    #[serde(skip_serializing_if = "is_zero")]
+    omitted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize)]
@@ -79,6 +86,7 @@ pub fn render(files: &Files, diagnostics: &[Diagnostic], summary: Summary) -> St
             packages: summary.packages,
             errors: summary.errors,
             warnings: summary.warnings,
+            omitted: summary.omitted,
         },
         diagnostics: diagnostics.iter().map(|d| diagnostic(files, d)).collect(),
     };

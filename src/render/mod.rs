@@ -5,6 +5,7 @@
 //! one machine-readable document; [`sarif`] writes SARIF 2.1.0 for code
 //! scanning; [`github`] writes GitHub Actions workflow-command annotations.
 
+pub mod excerpt;
 pub mod github;
 pub mod human;
 pub mod json;
@@ -14,6 +15,31 @@ use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::source::Files;
 use jadpo_compiler::span::Span;
 
+/// Diagnostics printed per file; the rest are counted, not printed (a
+/// binary file or a line of 2,000 stray `;` would otherwise print
+/// gigabytes). The counts in the summary stay whole.
+pub const MAX_PER_FILE: usize = 100;
+
+/// The diagnostics to print, in their order: at most [`MAX_PER_FILE`] per
+/// file, and how many were left out.
+pub fn shown(diagnostics: &[Diagnostic]) -> (std::borrow::Cow<'_, [Diagnostic]>, usize) {
+    let mut per_file: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
+    let mut kept = Vec::new();
+    for d in diagnostics {
+        let seen = per_file.entry(d.span.file).or_insert(0);
+        *seen += 1;
+        if *seen <= MAX_PER_FILE {
+            kept.push(d);
+        }
+    }
+    let omitted = diagnostics.len() - kept.len();
+    if omitted == 0 {
+        return (std::borrow::Cow::Borrowed(diagnostics), 0);
+    }
+    let kept: Vec<Diagnostic> = kept.into_iter().cloned().collect();
+    (std::borrow::Cow::Owned(kept), omitted)
+}
+
 /// Counts for the closing line and the JSON summary.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -21,6 +47,8 @@ pub struct Summary {
     pub packages: usize,
     pub errors: usize,
     pub warnings: usize,
+    /// Diagnostics counted but not printed (see [`shown`]).
+    pub omitted: usize,
 }
 
 impl Summary {
@@ -34,18 +62,36 @@ impl Summary {
             packages,
             errors,
             warnings: diagnostics.len() - errors,
+            omitted: 0,
         }
     }
 
-    /// `checked 14 files, 3 packages: 0 errors, 1 warning`
+    pub fn with_omitted(self, omitted: usize) -> Self {
+        Summary { omitted, ..self }
+    }
+
+    /// The line saying how many diagnostics were not printed, if any.
+    pub fn omitted_line(&self) -> Option<String> {
+        (self.omitted > 0).then(|| {
+            format!(
+                "{} not shown: at most {MAX_PER_FILE} are printed per file; fix those and check again",
+                plural(self.omitted, "more diagnostic")
+            )
+        })
+    }
+
+    /// `checked 14 files, 3 packages: 0 errors, 1 warning`, after the
+    /// omitted line when some were not printed.
     pub fn closing_line(&self) -> String {
-        format!(
-            "checked {}, {}: {}, {}",
-            plural(self.files, "file"),
-            plural(self.packages, "package"),
-            plural(self.errors, "error"),
-            plural(self.warnings, "warning"),
-        )
+        let omitted = self.omitted_line().map(|l| l + "\n").unwrap_or_default();
+        omitted
+            + &format!(
+                "checked {}, {}: {}, {}",
+                plural(self.files, "file"),
+                plural(self.packages, "package"),
+                plural(self.errors, "error"),
+                plural(self.warnings, "warning"),
+            )
     }
 }
 
@@ -161,6 +207,7 @@ mod tests {
             packages: 3,
             errors: 0,
             warnings: 1,
+            omitted: 0,
         };
         assert_eq!(
             s.closing_line(),

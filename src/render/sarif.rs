@@ -23,6 +23,26 @@ pub const FINGERPRINT_KEY: &str = "jadpoFingerprint/v1";
 /// the command line; it is put in front of relative paths (see
 /// [`repo_path`]). `checked` is false when the project could not be checked.
 pub fn render(files: &Files, diagnostics: &[Diagnostic], root: &str, checked: bool) -> String {
+    render_with_notes(files, diagnostics, root, checked, &[])
+}
+
+/// [`render`], with notes about the run itself (such as diagnostics left
+/// out) as the invocation's `toolExecutionNotifications`.
+pub fn render_with_notes(
+    files: &Files,
+    diagnostics: &[Diagnostic],
+    root: &str,
+    checked: bool,
+    notes: &[String],
+) -> String {
+    let mut invocation = json!({ "executionSuccessful": checked });
+    if !notes.is_empty() {
+        let notes: Vec<Value> = notes
+            .iter()
+            .map(|n| json!({ "level": "note", "message": { "text": n } }))
+            .collect();
+        invocation["toolExecutionNotifications"] = Value::Array(notes);
+    }
     let rules = rule_list(diagnostics);
     let index: BTreeMap<&str, usize> = rules.iter().enumerate().map(|(i, r)| (r.code, i)).collect();
     let fingerprints = fingerprints(files, diagnostics, root);
@@ -41,7 +61,7 @@ pub fn render(files: &Files, diagnostics: &[Diagnostic], root: &str, checked: bo
                 "semanticVersion": env!("CARGO_PKG_VERSION"),
                 "rules": rules.iter().map(rule_json).collect::<Vec<_>>(),
             }},
-            "invocations": [{ "executionSuccessful": checked }],
+            "invocations": [invocation],
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],

@@ -144,6 +144,26 @@ impl Walk<'_, '_> {
     }
 }
 
+/// Whether the file `rel` of `folder` is a link to somewhere outside the
+/// folder (a manifest is confined like the sources: a `package.yaml` linked
+/// to `/etc/passwd` would print its lines in a frame).
+pub fn file_escapes(folder: &Folder, rel: &str) -> bool {
+    let loader = folder.loader;
+    let (Ok(root), Ok(real)) = (
+        loader.real_path(&folder.path),
+        loader.real_path(&join(&folder.path, rel)),
+    ) else {
+        // Unreadable or missing: the read says so.
+        return false;
+    };
+    let root = root.trim_end_matches('/');
+    if root.is_empty() || root == "." {
+        // A relative real path (a loader without links) from the current folder.
+        return real.starts_with('/') || super::loaders::escapes(&real);
+    }
+    !real.starts_with(&format!("{root}/"))
+}
+
 /// Whether a folder's listing holds a `package.yaml` file.
 fn holds_package(listed: &std::io::Result<Vec<(String, bool)>>) -> bool {
     listed

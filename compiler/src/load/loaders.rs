@@ -46,6 +46,13 @@ pub fn escapes(normalized: &str) -> bool {
     normalized == ".." || normalized.starts_with("../")
 }
 
+fn too_big() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "it is 4 GiB or larger, more than Jadpo reads in one file",
+    )
+}
+
 /// Reads the real disk. Symlinks are followed; folders report themselves
 /// through [`Loader::real_path`] so the walker can stop symlink loops.
 #[derive(Clone, Copy, Debug, Default)]
@@ -57,20 +64,37 @@ impl Loader for FsLoader {
         // comes, and a device such as `/dev/zero` never ends. Spans are
         // `u32` offsets, so a larger file could not be pointed into.
         // (A folder is left to `read`, which says so.)
-        let meta = std::fs::metadata(path)?;
+        // The checks are made on the opened file, not the path, so a file
+        // swapped for a pipe between a check and the read is still caught;
+        // `O_NONBLOCK` keeps the open itself from waiting on a pipe.
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)?;
+        let meta = file.metadata()?;
         if !meta.is_file() && !meta.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "it is not a regular file (a named pipe, a device or a socket)",
             ));
         }
-        if meta.len() >= u64::from(u32::MAX) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "it is 4 GiB or larger, more than Jadpo reads in one file",
-            ));
+        let limit = u64::from(u32::MAX);
+        if meta.len() >= limit {
+            return Err(too_big());
         }
-        std::fs::read(path)
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        // A file that grows while it is read stops at the limit too.
+        file.by_ref().take(limit).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 >= limit {
+            return Err(too_big());
+        }
+        Ok(bytes)
+    }
+
+    fn size(&self, path: &str) -> Option<u64> {
+        std::fs::metadata(path).ok().map(|m| m.len())
     }
 
     fn list(&self, path: &str) -> io::Result<Vec<(String, bool)>> {

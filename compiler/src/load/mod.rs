@@ -35,6 +35,11 @@ pub trait Loader: Sync {
     ) -> std::io::Result<Result<String, std::string::FromUtf8Error>> {
         self.read(path).map(String::from_utf8)
     }
+    /// The size of a file in bytes, when the loader can tell without
+    /// reading it (so a huge manifest is refused before it is read).
+    fn size(&self, _path: &str) -> Option<u64> {
+        None
+    }
     /// Lists a folder: entry names with whether each is a folder.
     fn list(&self, path: &str) -> std::io::Result<Vec<(String, bool)>>;
     /// The path with symlinks resolved, to detect loops and escapes. Loaders
@@ -165,7 +170,7 @@ pub fn load_project_with(
 /// Reads `jadpo.yaml`; a missing, unreadable or unparsable one is fatal.
 fn read_app(cx: &mut Ctx, app_root: &Folder, root: &str) -> Result<(AppManifest, FileId), Fatal> {
     let shown = loaders::join(root, "jadpo.yaml");
-    let file = match cx.read_text(app_root, "jadpo.yaml", &Unit::App) {
+    let file = match cx.read_manifest(app_root, "jadpo.yaml", &Unit::App) {
         Ok(file) => file,
         Err(ReadError::NotFound) => {
             let file = cx.files.add(shown.clone(), "", Unit::App);
@@ -266,6 +271,26 @@ impl Ctx {
             files: std::mem::take(&mut self.files),
             diagnostics: std::mem::take(&mut self.diags),
         }
+    }
+
+    /// Reads a manifest like [`Ctx::read_text`], refusing one over the
+    /// manifest limit before reading it.
+    pub fn read_manifest(
+        &mut self,
+        folder: &Folder,
+        rel: &str,
+        unit: &Unit,
+    ) -> Result<FileId, ReadError> {
+        let path = loaders::join(&folder.path, rel);
+        let limit = yaml::MAX_MANIFEST_BYTES as u64;
+        if let Some(len) = folder.loader.size(&path).filter(|len| *len > limit) {
+            let file = self
+                .files
+                .add(folder.shown(rel), String::new(), unit.clone());
+            self.diags.push(*yaml::too_large(len, file));
+            return Err(ReadError::Reported);
+        }
+        self.read_text(folder, rel, unit)
     }
 
     /// Reads a text file into [`Files`]. Invalid UTF-8 and unreadable files

@@ -102,7 +102,14 @@ enum Loaded {
 
 fn load_package(cx: &mut Ctx, folder: &Folder, name: &str) -> Loaded {
     let unit = Unit::Package(name.to_string());
-    let file = match cx.read_text(folder, "package.yaml", &unit) {
+    if super::discover::file_escapes(folder, "package.yaml") {
+        let problem = super::discover::Problem::Escapes {
+            path: "package.yaml".to_string(),
+        };
+        cx.report_problem(folder, &problem, &unit);
+        return Loaded::Broken;
+    }
+    let file = match cx.read_manifest(folder, "package.yaml", &unit) {
         Ok(file) => file,
         Err(ReadError::NotFound) => return Loaded::NotFound,
         Err(ReadError::Reported) => return Loaded::Broken,

@@ -101,25 +101,28 @@ fn kept_parse(text: &str) -> Option<std::sync::Arc<Node>> {
 /// Reads `text` as one YAML document, or returns the diagnostic saying why not.
 pub fn parse(text: &str, file: FileId) -> Result<Node, Box<Diagnostic>> {
     if text.len() > MAX_MANIFEST_BYTES {
-        let span = Span::new(file, 0, 0);
-        return Err(Box::new(
-            Diagnostic::error(
-                "manifest.too_large",
-                span,
-                format!(
-                    "this manifest is {} bytes; manifests are limited to {} bytes",
-                    text.len(),
-                    MAX_MANIFEST_BYTES
-                ),
-            )
-            .with_reason("a manifest this large is almost certainly not a hand-written manifest")
-            .with_fix("keep only the manifest's settings in this file"),
-        ));
+        return Err(too_large(text.len() as u64, file));
     }
     match serde_saphyr::from_str_with_options::<Node>(text, options()) {
         Ok(node) => Ok(node),
         Err(err) => Err(Box::new(error_to_diagnostic(&err, text, file))),
     }
+}
+
+/// `manifest.too_large`, for a manifest of `len` bytes.
+pub fn too_large(len: u64, file: FileId) -> Box<Diagnostic> {
+    let span = Span::new(file, 0, 0);
+    Box::new(
+        Diagnostic::error(
+            "manifest.too_large",
+            span,
+            format!(
+                "this manifest is {len} bytes; manifests are limited to {MAX_MANIFEST_BYTES} bytes"
+            ),
+        )
+        .with_reason("a manifest this large is almost certainly not a hand-written manifest")
+        .with_fix("keep only the manifest's settings in this file"),
+    )
 }
 
 /// Limits far above any real manifest and far below anything that takes time.

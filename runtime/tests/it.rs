@@ -1,0 +1,8 @@
+//! The integration tests, one binary: each file is a module (rust-analyzer's layout;
+//! one link instead of one per file).
+
+mod billing;
+mod commit;
+mod steps;
+mod suite;
+mod support;

@@ -1,0 +1,16 @@
+//! The integration tests, one binary: each file is a module (rust-analyzer's layout;
+//! one link instead of one per file).
+
+mod cli;
+mod common;
+mod fixtures;
+mod formats;
+mod invariants;
+mod known_bad_diagnostics;
+mod lsp;
+mod plan_diff;
+mod plan_snapshots;
+mod publish;
+mod render;
+mod test_command;
+mod tidy;
