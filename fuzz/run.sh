@@ -15,7 +15,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(parse manifest check)
+    targets=(parse manifest check lsp)
 fi
 sanitizer="${JADPO_FUZZ_SANITIZER:-address}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -54,6 +54,30 @@ for f in "${sources[@]}"; do
     seed check "\\377\\377\\377\\377\\00$((i % 5))\\000\\000\\000" "$f"
     i=$((i + 1))
 done
+
+# lsp: each source opened in an editor session (initialize, didOpen, a
+# hover and a definition at its start, didChange, shutdown), framed.
+mkdir -p fuzz/corpus/lsp
+python3 - "${sources[@]}" <<'PY'
+import hashlib, json, sys
+def frame(msg):
+    body = json.dumps(msg).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+for path in sys.argv[1:]:
+    text = open(path, encoding="utf-8", errors="replace").read()[:20000]
+    uri = "file:///nonexistent/app/src/a.jadpo"
+    at = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+    session = b"".join(frame(m) for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "jadpo", "version": 1, "text": text}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": at},
+        {"jsonrpc": "2.0", "id": 3, "method": "textDocument/definition", "params": at},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "text": "x"}]}},
+        {"jsonrpc": "2.0", "id": 4, "method": "shutdown"},
+    ])
+    name = "seed-" + hashlib.sha256(path.encode()).hexdigest()[:16]
+    open("fuzz/corpus/lsp/" + name, "wb").write(session)
+PY
 
 # Build every target once, then run the binaries directly: other people
 # editing the sources between targets must not trigger rebuilds mid-run.

@@ -600,3 +600,66 @@ fn disk_changes_show_in_the_next_analysis() {
     client.notify("exit", Value::Null);
     let _ = std::fs::remove_dir_all(&app);
 }
+
+/// Runs `jadpo lsp` on raw bytes (stdin closed after them); returns the
+/// exit status, stdout and stderr. The server is killed after 20 s.
+fn lsp_on_bytes(input: &[u8]) -> (Option<i32>, String, String) {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start jadpo lsp: {e}"));
+    let mut stdin = child.stdin.take().expect("piped");
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break status.code();
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    let _ = child.stdout.take().map(|mut s| s.read_to_string(&mut out));
+    let _ = child.stderr.take().map(|mut s| s.read_to_string(&mut err));
+    (status, out, err)
+}
+
+fn framed(body: &str) -> String {
+    format!("Content-Length: {}\r\n\r\n{body}", body.len())
+}
+
+/// The framing once trusted `Content-Length` (3 GB reserved 3 GB, 10 GB
+/// aborted) and exited 1 silently on a broken frame.
+#[test]
+fn broken_framing_is_bounded_and_explained() {
+    let (status, _, err) = lsp_on_bytes(b"Content-Length: 10000000000\r\n\r\n");
+    assert!(matches!(status, Some(1 | 2)), "{status:?} {err}");
+    assert!(err.contains("over the limit"), "{err}");
+
+    let (status, _, err) = lsp_on_bytes(&vec![b'x'; 100_000]);
+    assert!(matches!(status, Some(1 | 2)), "{status:?} {err}");
+    assert!(err.contains("header line is longer"), "{err}");
+
+    let init =
+        framed(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#);
+    let initialized = framed(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
+    let input = format!(
+        "{init}{initialized}{}Content-Length: 50\r\n\r\n{{",
+        framed("not json")
+    );
+    let (status, out, err) = lsp_on_bytes(input.as_bytes());
+    assert_eq!(status, Some(1), "{err}");
+    assert!(out.contains("-32700"), "a ParseError reply: {out}");
+    assert!(err.contains("ended inside a message"), "{err}");
+}

@@ -259,3 +259,55 @@ fn a_registry_version_without_checksum_is_an_error() {
         text(&out)
     );
 }
+
+/// A link inside a published version could point the read out of the
+/// registry; the verify walk once followed it.
+#[test]
+fn a_link_inside_a_registry_version_is_refused() {
+    let dir = scratch("linked");
+    let pkg = ledger(&dir, 2, "1.2.0");
+    let registry = dir.join("registry");
+    let out = jadpo(&["publish", s(&pkg), "--registry", s(&registry)]);
+    assert_eq!(status(&out), 0, "{}", text(&out));
+    // The same bytes, through a link: the checksum alone would still match.
+    let types = registry.join("ledger/1.2.0/types.jadpo");
+    let outside = dir.join("outside.jadpo");
+    std::fs::rename(&types, &outside).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&outside, &types).unwrap_or_else(|e| panic!("{e}"));
+    let app = app(&dir, "  ledger: \"1\"\n", USES_LEDGER);
+    let out = jadpo(&["check", s(&app)]);
+    assert_eq!(status(&out), 1, "{}", text(&out));
+    let shown = text(&out);
+    assert!(shown.contains("package.checksum_mismatch"), "{shown}");
+    assert!(shown.contains("symbolic link"), "{shown}");
+}
+
+/// Two publishes of one version at once: one wins, the other is told the
+/// version is already published (exit 1), not "Directory not empty" (2).
+#[test]
+fn concurrent_publishes_of_one_version_have_one_winner() {
+    let dir = scratch("concurrent");
+    let pkg = ledger(&dir, 2, "1.3.0");
+    let registry = dir.join("registry");
+    let outs: Vec<Output> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| jadpo(&["publish", s(&pkg), "--registry", s(&registry)])))
+            .collect();
+        runs.into_iter()
+            .map(|r| {
+                r.join()
+                    .unwrap_or_else(|_| panic!("a publish thread panicked"))
+            })
+            .collect()
+    });
+    let statuses: Vec<i32> = outs.iter().map(status).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 0).count(),
+        1,
+        "{statuses:?}"
+    );
+    for out in outs.iter().filter(|o| status(o) != 0) {
+        assert_eq!(status(out), 1, "{}", text(out));
+        assert!(text(out).contains("already published"), "{}", text(out));
+    }
+}

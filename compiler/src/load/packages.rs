@@ -92,6 +92,21 @@ pub fn load_package_folder(cx: &mut Ctx, folder: &Folder, name: &str) -> Option<
     }
 }
 
+/// Loads a registry package from the bytes its checksum was verified on,
+/// shown under the registry folder's name.
+fn load_verified(cx: &mut Ctx, folder: &Folder, name: &str, files: Vec<registry::Entry>) -> Loaded {
+    let mut memory = super::MemLoader::new();
+    for (path, bytes) in files {
+        memory.insert(format!("verified/{path}"), bytes);
+    }
+    let verified = Folder {
+        loader: &memory,
+        path: "verified".to_string(),
+        display: folder.display.clone(),
+    };
+    load_package(cx, &verified, name)
+}
+
 enum Loaded {
     Package(Box<LoadedPackage>),
     /// No `package.yaml` there.
@@ -270,8 +285,11 @@ impl<'a> Resolution<'a, '_> {
         // The registry comes before the bundled packages: a matching
         // published version wins over any bundled one.
         if let Some(folder) = best_match(&found, req) {
-            self.verify_checksum(p, &folder);
-            let loaded = load_package(self.cx, &folder, name);
+            let loaded = match self.verify_checksum(p, &folder) {
+                // Loaded from the verified bytes, not from the folder again.
+                Some(files) => load_verified(self.cx, &folder, name, files),
+                None => load_package(self.cx, &folder, name),
+            };
             return Some((folder, loaded));
         }
         let bundled = self.bundled.child(name);
@@ -326,7 +344,8 @@ impl<'a> Resolution<'a, '_> {
 
     /// A registry version folder must match its `checksum` file; a
     /// mismatch is reported at the requirement, naming the registry folder.
-    fn verify_checksum(&mut self, p: &Pending, folder: &Folder) {
+    /// Returns the verified files when they match.
+    fn verify_checksum(&mut self, p: &Pending, folder: &Folder) -> Option<Vec<registry::Entry>> {
         let name = &p.req.name.node;
         let shown = if folder.display.is_empty() {
             "."
@@ -334,7 +353,7 @@ impl<'a> Resolution<'a, '_> {
             &folder.display
         };
         let (code, summary, label) = match registry::verify(folder.loader, &folder.path) {
-            registry::Verdict::Intact => return,
+            registry::Verdict::Intact(files) => return Some(files),
             registry::Verdict::NoChecksum => (
                 "package.checksum_missing",
                 format!("package `{name}` in the registry at {shown} has no checksum file"),
@@ -367,6 +386,7 @@ impl<'a> Resolution<'a, '_> {
             d = d.with_related(span, "the registry is named here");
         }
         self.cx.diags.push(d);
+        None
     }
 
     /// `<registry>/<name>/<version>/` folders.

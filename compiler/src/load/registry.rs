@@ -53,19 +53,47 @@ pub fn checksum_file(files: &[Entry]) -> String {
 
 /// Every file below `root` except the top-level `checksum`, with paths
 /// relative to `root`.
+/// relative to `root`. A symbolic link anywhere in the folder is refused: a
+/// published version is plain files, and a link could point the read out of
+/// the registry.
 pub fn read_version_folder(loader: &dyn Loader, root: &str) -> std::io::Result<Vec<Entry>> {
+    let real_root = loader.real_path(root)?;
     let mut out = Vec::new();
-    walk(loader, root, "", 0, &mut out)?;
+    walk(
+        &Walk {
+            loader,
+            root,
+            real_root: &real_root,
+        },
+        "",
+        0,
+        &mut out,
+    )?;
     Ok(out)
 }
 
-fn walk(
-    loader: &dyn Loader,
-    root: &str,
-    rel: &str,
-    depth: usize,
-    out: &mut Vec<Entry>,
-) -> std::io::Result<()> {
+struct Walk<'a> {
+    loader: &'a dyn Loader,
+    root: &'a str,
+    real_root: &'a str,
+}
+
+impl Walk<'_> {
+    /// Refuses `rel` when its real path is not where it appears to be.
+    fn refuse_link(&self, rel: &str) -> std::io::Result<()> {
+        let real = self.loader.real_path(&loaders::join(self.root, rel))?;
+        if real == loaders::join(self.real_root, rel) {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!(
+                "{rel} is a symbolic link; a published version holds only plain files"
+            )))
+        }
+    }
+}
+
+fn walk(w: &Walk, rel: &str, depth: usize, out: &mut Vec<Entry>) -> std::io::Result<()> {
+    let (loader, root) = (w.loader, w.root);
     if depth > MAX_DEPTH || out.len() > MAX_FILES {
         return Err(std::io::Error::other(
             "the folder is nested too deeply or holds too many files",
@@ -75,8 +103,9 @@ fn walk(
     entries.sort();
     for (name, is_dir) in entries {
         let path = loaders::join(rel, &name);
+        w.refuse_link(&path)?;
         if is_dir {
-            walk(loader, root, &path, depth + 1, out)?;
+            walk(w, &path, depth + 1, out)?;
         } else if path != CHECKSUM_FILE {
             let bytes = loader.read(&loaders::join(root, &path))?;
             out.push((path, bytes));
@@ -88,16 +117,17 @@ fn walk(
 /// What verifying a version folder found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    Intact,
+    /// The files match; these are the bytes that were hashed, which are
+    /// the ones to load (reading the folder again would let a file swapped
+    /// in between be used unverified).
+    Intact(Vec<Entry>),
     /// No readable `checksum` file (or its first line is not a checksum).
     NoChecksum,
     /// The folder could not be read.
     Unreadable(String),
     /// The contents differ from the checksum; the files that differ from
     /// the listing (changed, added or removed), sorted.
-    Mismatch {
-        differing: Vec<String>,
-    },
+    Mismatch { differing: Vec<String> },
 }
 
 /// Verifies the version folder at `root` against its `checksum` file.
@@ -122,7 +152,7 @@ pub fn verify(loader: &dyn Loader, root: &str) -> Verdict {
         Err(e) => return Verdict::Unreadable(e.to_string()),
     };
     if checksum(&files) == total {
-        return Verdict::Intact;
+        return Verdict::Intact(files);
     }
     Verdict::Mismatch {
         differing: differing(&files, lines),
@@ -185,7 +215,9 @@ mod tests {
             mem.insert(format!("reg/{path}"), bytes);
         }
         mem.insert("reg/checksum", checksum_file(&files()).into_bytes());
-        assert_eq!(verify(&mem, "reg"), Verdict::Intact);
+        let mut read = files();
+        read.sort();
+        assert_eq!(verify(&mem, "reg"), Verdict::Intact(read));
         mem.insert("reg/src/mail.jadpo", b"type Email = Int\n".to_vec());
         assert_eq!(
             verify(&mem, "reg"),
