@@ -3,47 +3,32 @@
 //! it should say); whoever fixes it deletes the entry and adds a fixture
 //! under `tests/fixtures/` that pins the better message.
 //!
-//! The ledger is a to-do list, not an allow-list: nothing is skipped because
-//! of it. The test only keeps entries well-formed.
+//! The ledger is executable, as PRQL's `bad_error_messages.rs` is: each
+//! entry's program is checked and its current output for that code is
+//! snapshotted (`tests/snapshots/it__known_bad_diagnostics__*.snap`), so
+//! improving a message shows up as a snapshot change, and a message that
+//! is gone fails the test until its entry is removed. Nothing is skipped
+//! because of the ledger.
+
+use crate::common::{package_findings, Fixture};
+use jadpo::render::human;
 
 /// One bad message.
 struct KnownBad {
     /// The code as printed, e.g. `syntax.expected`.
     code: &'static str,
-    /// Where it was seen: a fixture path or a short program.
-    seen_in: &'static str,
+    /// The app folder holding the program, relative to the repository.
+    app: &'static str,
+    /// The file of that app the diagnostic is in.
+    file: &'static str,
     /// What is wrong with it and what it should say instead.
     problem: &'static str,
 }
 
-const LEDGER: &[KnownBad] = &[
-    KnownBad {
-        code: "step.context",
-        seen_in: "examples/mistakes/src/route_without_key.jadpo",
-        problem: "the related label `runs `open_account`` sits on the same span as the primary \
-                  label, so the frame draws two arrows at one place; fold it into the primary label",
-    },
-    KnownBad {
-        code: "step.unkeyed",
-        seen_in: "examples/mistakes/src/unkeyed_call.jadpo",
-        problem: "labels span the whole multi-line call `attempt stripe.charges.create(... { })`, \
-                  drawing tall multi-line frames; the callee path `stripe.charges.create` is enough \
-                  (same in step.context, step.late_failure and effect.call_in_loop)",
-    },
-    KnownBad {
-        code: "failure.missing_in_fails",
-        seen_in: "examples/mistakes/src/missing_fails.jadpo",
-        problem: "the primary span (the action's name) has no label, so the frame shows an empty \
-                  arrow; label it, e.g. `fails` of `find_price` does not list `stripe.PriceMissing`",
-    },
-    KnownBad {
-        code: "package.already_undone_unlisted",
-        seen_in: "tests/fixtures/packages/package/already_undone_unlisted/\
-                  fail_not_a_failure_of_the_operation",
-        problem: "one mistake gives two diagnostics at the same span with different wording \
-                  (one from loading, one from resolution); keep one",
-    },
-];
+/// Empty since 2026-12-01: the last entries were fixed (labels on the
+/// callee path, a label on `find_price`, one `already_undone` diagnostic,
+/// one label where step.context drew two at one span).
+const LEDGER: &[KnownBad] = &[];
 
 #[test]
 fn ledger_entries_name_a_code_a_place_and_the_problem() {
@@ -58,14 +43,42 @@ fn ledger_entries_name_a_code_a_place_and_the_problem() {
             entry.code
         );
         assert!(
-            !entry.seen_in.trim().is_empty(),
-            "{}: say where it was seen",
-            entry.code
-        );
-        assert!(
             entry.problem.len() >= 20,
             "{}: say what is wrong and what it should say",
             entry.code
         );
+    }
+}
+
+/// Each entry's current output, snapshotted; an entry whose message is
+/// gone fails here.
+#[test]
+fn ledger_entries_show_their_current_output() {
+    for entry in LEDGER {
+        let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(entry.app);
+        let fixture = Fixture::load(&app);
+        let outcome = fixture.check();
+        let (package_files, package_diags) = package_findings(&fixture);
+        let found: Vec<String> = outcome
+            .diagnostics
+            .iter()
+            .map(|d| (&outcome.files, d))
+            .chain(package_diags.iter().map(|d| (&package_files, d)))
+            .filter(|(files, d)| {
+                d.code == entry.code && files.get(d.span.file).path.ends_with(entry.file)
+            })
+            .map(|(files, d)| human::render(files, d, false))
+            .collect();
+        assert!(
+            !found.is_empty(),
+            "`{}` no longer appears in {}/{}: if the message was fixed, delete its ledger entry \
+             and pin the better message in a fixture",
+            entry.code,
+            entry.app,
+            entry.file
+        );
+        let stem = entry.file.rsplit('/').next().unwrap_or(entry.file);
+        let name = format!("{}__{}", entry.code, stem.replace('.', "_"));
+        insta::assert_snapshot!(name, found.join("\n"));
     }
 }

@@ -663,3 +663,26 @@ fn broken_framing_is_bounded_and_explained() {
     assert!(out.contains("-32700"), "a ParseError reply: {out}");
     assert!(err.contains("ended inside a message"), "{err}");
 }
+
+/// A `didChange` for a document never opened once read its path with no
+/// file-type or size check: `/dev/zero` grew without end, a pipe blocked
+/// the loop. Now such a change is ignored and the server keeps answering.
+#[test]
+fn a_change_to_a_device_never_opened_is_ignored() {
+    let messages = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#,
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///dev/zero","version":2},"contentChanges":[{"text":"x"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///dev/zero"}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","method":"exit"}"#,
+    ];
+    let input: String = messages.iter().map(|m| framed(m)).collect();
+    let (status, out, err) = lsp_on_bytes(input.as_bytes());
+    assert_eq!(status, Some(0), "{err}");
+    assert!(
+        out.contains(r#""id":2"#),
+        "the next request was answered: {out}"
+    );
+    assert!(err.contains("ignoring a change to /dev/zero"), "{err}");
+}

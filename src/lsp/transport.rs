@@ -22,7 +22,9 @@ pub const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// The threads behind a [`Connection`] made by [`stdio`].
 pub struct Transport {
-    reader: JoinHandle<Result<(), String>>,
+    /// Why reading stopped, sent before the reader lets go of the
+    /// connection (so it is there once the server sees the connection end).
+    stopped: Receiver<String>,
     writer: JoinHandle<io::Result<()>>,
 }
 
@@ -30,13 +32,20 @@ pub struct Transport {
 pub fn stdio() -> (Connection, Transport) {
     let (to_client, outgoing) = bounded::<Message>(0);
     let (incoming, from_client) = bounded::<Message>(0);
+    let (why, stopped) = bounded::<String>(1);
     let writer = std::thread::spawn(move || write_all(&outgoing));
-    let reader = std::thread::spawn(move || read_all(&mut io::stdin().lock(), &incoming));
+    std::thread::spawn(move || {
+        if let Err(reason) = read_all(&mut io::stdin().lock(), &incoming) {
+            let _ = why.send(reason);
+        }
+        // `incoming` is dropped only now, after the reason is sent.
+        drop(incoming);
+    });
     let connection = Connection {
         sender: to_client,
         receiver: from_client,
     };
-    (connection, Transport { reader, writer })
+    (connection, Transport { stopped, writer })
 }
 
 impl Transport {
@@ -44,15 +53,9 @@ impl Transport {
     /// first) and returns why reading stopped, if it stopped on its own.
     pub fn finish(self) -> Option<String> {
         let _ = self.writer.join();
-        if !self.reader.is_finished() {
-            // Still waiting on stdin after the server chose to stop.
-            return None;
-        }
-        match self.reader.join() {
-            Ok(Ok(())) => None,
-            Ok(Err(reason)) => Some(reason),
-            Err(_) => Some("the reader thread panicked".to_string()),
-        }
+        // The reader may still wait on stdin after the server chose to
+        // stop; it is not waited for.
+        self.stopped.try_recv().ok()
     }
 }
 

@@ -115,12 +115,19 @@ fn judge(cx: &Cx, entry: &Entry) -> Option<Finding> {
              idempotency key",
             entry.label, count.n
         ),
-    )
-    .with_label(match kind_word {
-        "route" => "this route does not require Idempotency-Key".to_string(),
-        _ => "a schedule tick has no idempotency key".to_string(),
-    })
-    .with_related(entry.run_span, format!("runs {chain_text}"));
+    );
+    let label = match kind_word {
+        "route" => "this route does not require Idempotency-Key",
+        _ => "a schedule tick has no idempotency key",
+    };
+    // One label when both would point at the same place (two arrows at one
+    // span read as noise).
+    d = if primary == entry.run_span {
+        d.with_label(format!("runs {chain_text}; {label}"))
+    } else {
+        d.with_label(label)
+            .with_related(entry.run_span, format!("runs {chain_text}"))
+    };
     for (step, changing, leaf) in text::steps(cx.program, &leaves) {
         if changing == 0 {
             continue;
