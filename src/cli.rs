@@ -31,7 +31,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check an app and report its errors and warnings.
+    /// Check an app (or a package) and report its errors and warnings.
     Check(CheckArgs),
     /// Check an app, then write its plan (`plan.json`) for the runtime.
     /// Refuses to write anything when the app has errors.
@@ -54,6 +54,16 @@ pub enum Command {
     /// Work with plans written by `jadpo build`.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Print a shell completion script, e.g.
+    /// `jadpo completions bash > ~/.local/share/bash-completion/completions/jadpo`.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,9 +97,11 @@ pub struct PublishArgs {
     /// The package folder: the one holding `package.yaml`.
     #[arg(default_value = ".")]
     pub path: String,
-    /// The registry folder to publish into (`NAME/VERSION/` is created in it).
-    #[arg(long, value_name = "DIR")]
-    pub registry: String,
+    /// The registry folder to publish into (`NAME/VERSION/` is created in it);
+    /// also where the package's own requirements are resolved. A dry run
+    /// needs none.
+    #[arg(long, value_name = "DIR", required_unless_present = "dry_run")]
+    pub registry: Option<String>,
     /// Check and compute everything, but write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -99,7 +111,9 @@ pub struct PublishArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// The app folder: the one holding `jadpo.yaml`.
+    /// The app or package to check: a folder or a file in it. The nearest
+    /// folder at or above it holding `jadpo.yaml` (an app) or `package.yaml`
+    /// (a package, checked alone as `jadpo publish` checks it) is checked.
     #[arg(default_value = ".")]
     pub path: String,
     /// `human`: source frames for people; `json`: one JSON document on stdout
@@ -117,7 +131,8 @@ pub struct CheckArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct TestArgs {
-    /// The app folder: the one holding `jadpo.yaml`.
+    /// The app (or package) whose tests run: a folder or a file in it; the
+    /// nearest folder at or above it holding `jadpo.yaml` or `package.yaml`.
     #[arg(default_value = ".")]
     pub path: String,
     /// Run only the tests whose name contains TEXT.
@@ -140,7 +155,8 @@ pub struct TestArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct BuildArgs {
-    /// The app folder: the one holding `jadpo.yaml`.
+    /// The app to build: a folder or a file in it; the nearest folder at or
+    /// above it holding `jadpo.yaml`.
     #[arg(default_value = ".")]
     pub path: String,
     /// Where to write `plan.json` [default: PATH/build].

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod locate;
 pub mod lsp;
 pub mod plan_diff;
 pub mod publish;

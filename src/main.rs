@@ -67,6 +67,13 @@ fn main() -> ExitCode {
         }
         Command::Test(args) => test(&args),
         Command::Plan(PlanCommand::Diff(args)) => plan_diff(&args),
+        Command::Completions(args) => {
+            use clap::CommandFactory;
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "jadpo", &mut script);
+            say(&String::from_utf8_lossy(&script));
+            ExitCode::SUCCESS
+        }
     }
 }
 
@@ -265,8 +272,37 @@ fn run(path: &str, want_plan: bool) -> Outcome {
     check_app_with(&FsLoader, path, want_plan)
 }
 
+/// The project folder a command's path names, or the exit status of
+/// having said why there is none.
+fn locate(path: &str) -> Result<jadpo::locate::Project, ExitCode> {
+    jadpo::locate::locate(path).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// The app folder a command's path names; a package is refused with the
+/// command that takes it.
+fn locate_app(path: &str, command: &str) -> Result<String, ExitCode> {
+    use jadpo::locate::Project;
+    match locate(path)? {
+        Project::App(dir) | Project::Neither(dir) => Ok(dir),
+        Project::Package(dir) => {
+            eprintln!(
+                "error: `{dir}` is a package; `jadpo {command}` takes an app (check a package with `jadpo check {dir}`, publish it with `jadpo publish {dir}`)"
+            );
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 fn check(args: &CheckArgs) -> ExitCode {
-    let outcome = run(&args.path, false);
+    let dir = match locate(&args.path) {
+        Ok(jadpo::locate::Project::Package(dir)) => return check_package(args, &dir),
+        Ok(jadpo::locate::Project::App(dir) | jadpo::locate::Project::Neither(dir)) => dir,
+        Err(status) => return status,
+    };
+    let outcome = run(&dir, false);
     let (shown, omitted) = render::shown(&outcome.diagnostics);
     let summary = Summary::new(
         outcome.stats.files,
@@ -280,12 +316,12 @@ fn check(args: &CheckArgs) -> ExitCode {
         Format::Sarif => say(&render::sarif::render_with_notes(
             &outcome.files,
             &shown,
-            &args.path,
+            &dir,
             outcome.program.is_some(),
             &notes,
         )),
         Format::Github => {
-            say(&render::github::render(&outcome.files, &shown, &args.path));
+            say(&render::github::render(&outcome.files, &shown, &dir));
             for note in &notes {
                 say(&format!(
                     "::notice::{}\n",
@@ -319,6 +355,65 @@ fn say(text: &str) {
         .and_then(|()| stdout.flush());
 }
 
+/// `jadpo check` on a package folder: the package checked alone, with its
+/// own scope (as `jadpo publish` checks it), in any output format.
+fn check_package(args: &CheckArgs, dir: &str) -> ExitCode {
+    let checked = jadpo::publish::check_package(&FsLoader, dir, None);
+    let (shown, omitted) = render::shown(&checked.diagnostics);
+    let sources = checked
+        .files
+        .iter()
+        .filter(|(_, f)| f.path.ends_with(".jadpo") && !f.path.starts_with('<'))
+        .count();
+    let summary = Summary::new(sources, 0, &checked.diagnostics).with_omitted(omitted);
+    let notes: Vec<String> = summary.omitted_line().into_iter().collect();
+    let checked_ok = checked.surface.is_some();
+    match args.format {
+        Format::Json => say(&render::json::render(&checked.files, &shown, summary)),
+        Format::Sarif => say(&render::sarif::render_with_notes(
+            &checked.files,
+            &shown,
+            dir,
+            checked_ok,
+            &notes,
+        )),
+        Format::Github => {
+            say(&render::github::render(&checked.files, &shown, dir));
+            for note in &notes {
+                say(&format!(
+                    "::notice::{}\n",
+                    render::github::escape_data(note)
+                ));
+            }
+        }
+        Format::Human => {
+            let color = args.color.color.enabled();
+            say(&render::human::render_all(&checked.files, &shown, color));
+            if let Some(line) = summary.omitted_line() {
+                say(&format!("{line}\n"));
+            }
+            if checked_ok {
+                let counts = summary.closing_line();
+                let counts = counts.rsplit(": ").next().unwrap_or_default();
+                say(&format!(
+                    "checked package {} {}: {counts}\n",
+                    checked.name, checked.version
+                ));
+            } else {
+                say("could not check this package\n");
+            }
+        }
+    }
+    let warnings = summary.warnings > 0;
+    if !checked_ok {
+        ExitCode::from(2)
+    } else if summary.errors > 0 || (args.deny_warnings && warnings) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn print_human(outcome: &Outcome, summary: Summary, color: bool) {
     let (shown, omitted) = render::shown(&outcome.diagnostics);
     let summary = summary.with_omitted(omitted);
@@ -334,7 +429,11 @@ fn print_human(outcome: &Outcome, summary: Summary, color: bool) {
 }
 
 fn build(args: &BuildArgs) -> ExitCode {
-    let outcome = run(&args.path, true);
+    let dir = match locate_app(&args.path, "build") {
+        Ok(dir) => dir,
+        Err(status) => return status,
+    };
+    let outcome = run(&dir, true);
     let summary = Summary::new(
         outcome.stats.files,
         outcome.stats.packages,
@@ -351,7 +450,7 @@ fn build(args: &BuildArgs) -> ExitCode {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| format!("{}/build", args.path.trim_end_matches('/')));
+        .unwrap_or_else(|| format!("{}/build", dir.trim_end_matches('/')));
     match write_plan(&out, outcome.plan.as_ref()) {
         Ok(file) => {
             say(&format!("wrote {file}\n"));
@@ -377,6 +476,14 @@ fn write_plan(out: &str, plan: Option<&jadpo_checker::plan::Built>) -> std::io::
 
 fn test(args: &TestArgs) -> ExitCode {
     let _ = INPUT.set(args.path.clone());
+    let dir = match locate(&args.path) {
+        Ok(
+            jadpo::locate::Project::App(dir)
+            | jadpo::locate::Project::Package(dir)
+            | jadpo::locate::Project::Neither(dir),
+        ) => dir,
+        Err(status) => return status,
+    };
     debug_triggers();
     use std::io::IsTerminal;
     let json = args.format == DiffFormat::Json;
@@ -389,12 +496,7 @@ fn test(args: &TestArgs) -> ExitCode {
         progress: !json && std::io::stdout().is_terminal(),
     };
     let mut stdout = std::io::stdout().lock();
-    ExitCode::from(jadpo::testing::run(
-        &FsLoader,
-        &args.path,
-        options,
-        &mut stdout,
-    ))
+    ExitCode::from(jadpo::testing::run(&FsLoader, &dir, options, &mut stdout))
 }
 
 fn explain(args: &ExplainArgs) -> ExitCode {

@@ -200,7 +200,7 @@ fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
 /// Runs `jadpo publish`; returns the exit status (0 published, 1 refused,
 /// 2 could not check or write).
 pub fn run(args: &PublishArgs) -> u8 {
-    let checked = check_package(&FsLoader, &args.path, Some(&args.registry));
+    let checked = check_package(&FsLoader, &args.path, args.registry.as_deref());
     let color = args.color.color.enabled();
     say(&render::human::render_all(
         &checked.files,
@@ -243,28 +243,32 @@ pub fn run(args: &PublishArgs) -> u8 {
         );
         return 1;
     }
-    let target = Path::new(&args.registry)
-        .join(&checked.name)
-        .join(&checked.version);
-    if target.exists() {
-        return already_published(&checked.name, &checked.version, &target);
+    let target = args
+        .registry
+        .as_ref()
+        .map(|r| Path::new(r).join(&checked.name).join(&checked.version));
+    if let Some(target) = target.as_ref().filter(|t| t.exists()) {
+        return already_published(&checked.name, &checked.version, target);
     }
     let mut files = checked.package_files();
     let mut surface_text = serde_json::to_string_pretty(surface).unwrap_or_default();
     surface_text.push('\n');
     files.push(("surface.json".to_string(), surface_text.into_bytes()));
     let sum = registry::checksum(&files);
-    if args.dry_run {
-        say(&format!(
-            "would publish {} files to {} ({sum})\n",
-            files.len(),
-            target.display()
-        ));
-        for (path, _) in &files {
-            say(&format!("  {path}\n"));
+    let target = match target {
+        Some(target) if !args.dry_run => target,
+        _ => {
+            let place = target.map_or("a registry".to_string(), |t| t.display().to_string());
+            say(&format!(
+                "would publish {} files to {place} ({sum})\n",
+                files.len()
+            ));
+            for (path, _) in &files {
+                say(&format!("  {path}\n"));
+            }
+            return 0;
         }
-        return 0;
-    }
+    };
     match write_version(&target, &files) {
         Ok(()) => {
             say(&format!(

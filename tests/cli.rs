@@ -292,3 +292,103 @@ fn explain_knows_every_code_the_tool_can_emit() {
         assert!(text.contains("## Why it matters"), "{code}");
     }
 }
+
+/// `jadpo check` finds its project as cargo does: the nearest folder at or
+/// above the path holding `jadpo.yaml` or `package.yaml`.
+#[test]
+fn check_finds_the_app_or_package_a_path_names() {
+    let from_src = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["check", "--color", "never"])
+        .current_dir(repo().join("examples/billing/src"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"));
+    assert_eq!(status(&from_src), 0, "{}", stderr(&from_src));
+    assert!(
+        stdout(&from_src).contains("checked 8 files"),
+        "{}",
+        stdout(&from_src)
+    );
+
+    let by_file = jadpo(&["check", "examples/billing/jadpo.yaml"]);
+    assert_eq!(status(&by_file), 0, "{}", stderr(&by_file));
+
+    let package = jadpo(&["check", "--color", "never", "packages/stripe"]);
+    assert_eq!(
+        status(&package),
+        0,
+        "{}{}",
+        stdout(&package),
+        stderr(&package)
+    );
+    assert!(
+        stdout(&package).contains("checked package stripe 3.1.0: 0 errors"),
+        "{}",
+        stdout(&package)
+    );
+
+    let missing = jadpo(&["check", "examples/no_such_app"]);
+    assert_eq!(status(&missing), 2);
+    assert!(
+        stderr(&missing).contains("does not exist"),
+        "{}",
+        stderr(&missing)
+    );
+
+    let build = jadpo(&["build", "packages/stripe"]);
+    assert_eq!(status(&build), 2);
+    assert!(
+        stderr(&build).contains("is a package"),
+        "{}",
+        stderr(&build)
+    );
+}
+
+/// A package's own findings, which an app shows only as one
+/// `package.has_errors`, are listed when the package is checked.
+#[test]
+fn check_on_a_broken_package_lists_its_findings() {
+    let dir = scratch("broken_package");
+    std::fs::write(dir.join("package.yaml"), "package: tiny\nversion: 1.0.0\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("tiny.jadpo"), "type Price = Bogus\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = jadpo(&["check", "--format", "json", &dir.to_string_lossy()]);
+    assert_eq!(status(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(doc["diagnostics"][0]["code"], "name.unknown_type", "{doc}");
+}
+
+#[test]
+fn a_dry_run_publish_needs_no_registry() {
+    let out = jadpo(&[
+        "publish",
+        "packages/postmark",
+        "--dry-run",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(status(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("would publish 3 files to a registry"),
+        "{}",
+        stdout(&out)
+    );
+    let out = jadpo(&["publish", "packages/postmark"]);
+    assert_eq!(status(&out), 2, "a real publish still needs --registry");
+}
+
+#[test]
+fn completions_name_every_command() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = jadpo(&["completions", shell]);
+        assert_eq!(status(&out), 0, "{shell}: {}", stderr(&out));
+        let script = stdout(&out);
+        for command in ["check", "build", "publish", "test", "explain", "lsp"] {
+            assert!(
+                script.contains(command),
+                "{shell} does not complete `{command}`"
+            );
+        }
+    }
+    assert_eq!(status(&jadpo(&["completions", "tcsh"])), 2);
+}

@@ -628,14 +628,19 @@ fn manifests_that_are_not_files() {
 
 #[test]
 fn a_path_that_is_a_file_or_missing() {
+    // A file names the app it is in (as cargo's manifest path does).
     let app = App::new("path-is-file");
     let file = app.path("jadpo.yaml");
-    let run = run(&["check", &file.to_string_lossy()]);
-    assert_some_error(&run, "checking a file instead of a folder");
+    let by_file = run(&["check", &file.to_string_lossy()]);
+    let by_folder = run(&["check", &app.path("").to_string_lossy()]);
+    assert_no_panic(&by_file, "checking a file of an app");
+    assert_eq!(by_file.status, by_folder.status, "{}", by_file.describe());
+    assert_eq!(by_file.stdout, by_folder.stdout, "{}", by_file.describe());
 
     let missing = app.path("does/not/exist");
     let run = self::run(&["check", &missing.to_string_lossy()]);
-    assert_some_error(&run, "checking a folder that does not exist");
+    assert_eq!(run.status, 2, "{}", run.describe());
+    assert!(run.stderr.contains("does not exist"), "{}", run.describe());
 }
 
 // ---------------------------------------------------------- permissions ---
