@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every jadpo fuzz target for N seconds each (default 60):
+# Runs every jadpo fuzz target for N seconds each (default 300):
 #   fuzz/run.sh [SECONDS] [TARGET...]
 # Seeds each corpus from tests/fixtures, examples, packages and stdlib on
 # every run (copies are cheap and idempotent). Crashes are saved under
@@ -11,7 +11,7 @@
 # cycle) are never freed, by design and by a known leak respectively.
 set -uo pipefail
 
-secs="${1:-60}"
+secs="${1:-300}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -56,16 +56,18 @@ for f in "${sources[@]}"; do
 done
 
 # lsp: each source opened in an editor session (initialize, didOpen, a
-# hover and a definition at its start, didChange, shutdown), framed.
+# hover and a definition at its start, didChange, shutdown), framed; the
+# document sits in examples/billing, so each session checks a real app.
 mkdir -p fuzz/corpus/lsp
-python3 - "${sources[@]}" <<'PY'
+python3 - "$root" "${sources[@]}" <<'PY'
 import hashlib, json, sys
 def frame(msg):
     body = json.dumps(msg).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
-for path in sys.argv[1:]:
+root = sys.argv[1]
+for path in sys.argv[2:]:
     text = open(path, encoding="utf-8", errors="replace").read()[:20000]
-    uri = "file:///nonexistent/app/src/a.jadpo"
+    uri = "file://" + root + "/examples/billing/src/fuzz_seed.jadpo"
     at = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
     session = b"".join(frame(m) for m in [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},

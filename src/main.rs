@@ -443,14 +443,15 @@ fn build(args: &BuildArgs) -> ExitCode {
     if outcome.program.is_none() {
         return ExitCode::from(2);
     }
-    if outcome.has_errors() {
-        eprintln!("error: not writing a plan: the app has errors");
-        return ExitCode::from(1);
-    }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| format!("{}/build", dir.trim_end_matches('/')));
+    if outcome.has_errors() {
+        eprintln!("error: not writing a plan: the app has errors");
+        remove_stale_plan(&out);
+        return ExitCode::from(1);
+    }
     match write_plan(&out, outcome.plan.as_ref()) {
         Ok(file) => {
             say(&format!("wrote {file}\n"));
@@ -460,6 +461,16 @@ fn build(args: &BuildArgs) -> ExitCode {
             eprintln!("error: cannot write the plan to `{out}`: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// A plan left from an earlier build no longer matches the app: removed,
+/// so it cannot be deployed by mistake (a link there is removed, not
+/// followed).
+fn remove_stale_plan(out: &str) {
+    let file = std::path::Path::new(out).join("plan.json");
+    if std::fs::symlink_metadata(&file).is_ok() && std::fs::remove_file(&file).is_ok() {
+        eprintln!("note: removed the stale plan {}", file.display());
     }
 }
 

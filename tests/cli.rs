@@ -216,6 +216,16 @@ fn build_writes_a_plan_only_for_an_app_without_errors() {
         !refused.join("plan.json").exists(),
         "a plan was written despite errors"
     );
+
+    // A refused build removes the plan an earlier build left there.
+    let out = jadpo(&["build", "examples/mistakes", "--out", &out_path]);
+    assert_eq!(status(&out), 1);
+    assert!(!out_dir.join("plan.json").exists(), "a stale plan was left");
+    assert!(
+        stderr(&out).contains("removed the stale plan"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `plan.json` is replaced atomically and never written through a link: a
