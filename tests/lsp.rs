@@ -686,3 +686,45 @@ fn a_change_to_a_device_never_opened_is_ignored() {
     );
     assert!(err.contains("ignoring a change to /dev/zero"), "{err}");
 }
+
+/// The protocol's lifecycle: requests before `initialize` get
+/// ServerNotInitialized, `initialize` names the server, a second one and
+/// any request after `shutdown` get InvalidRequest, and `exit` after
+/// `shutdown` is a clean exit; `exit` before `initialize` is status 1.
+#[test]
+fn the_lifecycle_follows_the_protocol() {
+    let messages = [
+        r#"{"jsonrpc":"2.0","id":7,"method":"textDocument/hover","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#,
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"capabilities":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"textDocument/hover","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"exit"}"#,
+    ];
+    let input: String = messages.iter().map(|m| framed(m)).collect();
+    let (status, out, err) = lsp_on_bytes(input.as_bytes());
+    assert_eq!(status, Some(0), "{err}");
+    let replies: Vec<serde_json::Value> = out
+        .split("Content-Length:")
+        .filter_map(|part| part.split_once("\r\n\r\n"))
+        .filter_map(|(_, body)| serde_json::from_str(body).ok())
+        .collect();
+    let reply = |id: i64| {
+        replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no reply to {id}: {out}"))
+    };
+    assert_eq!(reply(7)["error"]["code"], -32002);
+    assert_eq!(reply(1)["result"]["serverInfo"]["name"], "jadpo");
+    assert_eq!(reply(2)["error"]["code"], -32600);
+    assert!(reply(3)["result"].is_null(), "{out}");
+    assert_eq!(reply(4)["error"]["code"], -32600);
+
+    let exit_first = framed(r#"{"jsonrpc":"2.0","method":"exit"}"#);
+    let (status, _, err) = lsp_on_bytes(exit_first.as_bytes());
+    assert_eq!(status, Some(1), "{err}");
+    assert!(err.contains("before `initialize`"), "{err}");
+}

@@ -9,6 +9,7 @@ mod actions;
 mod bundled;
 mod convert;
 mod find;
+mod handshake;
 mod hover;
 mod navigate;
 mod overlay;
@@ -46,14 +47,21 @@ pub fn run() -> ExitCode {
         Ok(value) => value,
         Err(_) => return ExitCode::from(2),
     };
-    if let Err(e) = connection.initialize(capabilities) {
-        drop(connection);
-        let why = transport
-            .finish()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default();
-        eprintln!("error: jadpo lsp: the client did not initialize: {e}{why}");
-        return ExitCode::from(2);
+    match handshake::handshake(&connection, capabilities) {
+        handshake::Start::Ready => {}
+        handshake::Start::Exit => {
+            eprintln!("error: jadpo lsp: stopped: the client sent `exit` before `initialize`");
+            return ExitCode::from(1);
+        }
+        handshake::Start::Gone => {
+            drop(connection);
+            let why = transport
+                .finish()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
+            eprintln!("error: jadpo lsp: the client did not initialize{why}");
+            return ExitCode::from(1);
+        }
     }
     let mut server = Server::new(connection);
     let clean_exit = server.main_loop();
@@ -142,23 +150,40 @@ impl Server {
             let mut next = Some(message);
             while let Some(message) = next.take() {
                 match message {
+                    Message::Notification(n) if n.method == "exit" => return shut_down,
+                    // After `shutdown` only `exit` is expected.
+                    Message::Request(req) if shut_down => self.refuse(
+                        req.id,
+                        "the server is shutting down: only `exit` is expected",
+                    ),
+                    Message::Request(req) if req.method == "shutdown" => {
+                        shut_down = true;
+                        self.send(Message::Response(Response::new_ok(req.id, ())));
+                    }
+                    Message::Request(req) if req.method == "initialize" => {
+                        self.refuse(req.id, "the server is already initialized");
+                    }
                     Message::Request(req) => {
-                        if self.connection.handle_shutdown(&req).unwrap_or(true) {
-                            shut_down = true;
-                            return shut_down;
-                        }
                         self.refresh();
                         self.request(req);
                     }
-                    Message::Notification(n) if n.method == "exit" => return shut_down,
+                    Message::Notification(_) if shut_down => {}
                     Message::Notification(n) => self.notification(n),
                     Message::Response(_) => {}
                 }
                 next = self.connection.receiver.try_recv().ok();
             }
-            self.refresh();
+            if !shut_down {
+                self.refresh();
+            }
         }
         shut_down
+    }
+
+    /// Answers a request that is out of place with InvalidRequest.
+    fn refuse(&self, id: RequestId, why: &str) {
+        let response = Response::new_err(id, ErrorCode::InvalidRequest as i32, why.to_string());
+        self.send(Message::Response(response));
     }
 
     fn send(&self, message: Message) {
