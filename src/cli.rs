@@ -54,9 +54,19 @@ pub enum Command {
     /// Work with plans written by `jadpo build`.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Create a new app in PATH (a new or empty folder, named after it) with
+    /// an application, one route, one subscriber and one test, that checks
+    /// clean: `jadpo new notes && jadpo test notes`.
+    New(NewArgs),
     /// Print a shell completion script, e.g.
     /// `jadpo completions bash > ~/.local/share/bash-completion/completions/jadpo`.
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// The folder to create; its name is the app's name.
+    pub path: String,
 }
 
 #[derive(Debug, clap::Args)]

@@ -9,5 +9,6 @@ pub mod lsp;
 pub mod plan_diff;
 pub mod publish;
 pub mod render;
+pub mod scaffold;
 pub mod testing;
 pub mod write;

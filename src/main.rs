@@ -67,6 +67,19 @@ fn main() -> ExitCode {
         }
         Command::Test(args) => test(&args),
         Command::Plan(PlanCommand::Diff(args)) => plan_diff(&args),
+        Command::New(args) => match jadpo::scaffold::create(&args.path) {
+            Ok(name) => {
+                say(&format!(
+                    "created app `{name}` in {path}\nnext: jadpo check {path}, then jadpo test {path}\n",
+                    path = args.path
+                ));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Completions(args) => {
             use clap::CommandFactory;
             let mut script = Vec::new();

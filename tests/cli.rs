@@ -402,3 +402,51 @@ fn completions_name_every_command() {
     }
     assert_eq!(status(&jadpo(&["completions", "tcsh"])), 2);
 }
+
+/// `jadpo new` makes an app that checks clean and whose test passes, and
+/// refuses a folder that is not empty or a name that is not an app name.
+#[test]
+fn new_makes_an_app_that_checks_and_tests_clean() {
+    let dir = scratch("new_app");
+    let app = dir.join("my_notes");
+    let app_path = app.to_string_lossy();
+    let out = jadpo(&["new", &app_path]);
+    assert_eq!(status(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    for file in [
+        "jadpo.yaml",
+        ".gitignore",
+        "src/app.jadpo",
+        "src/notes.jadpo",
+        "tests/notes.jadpo",
+    ] {
+        assert!(app.join(file).is_file(), "{file} was not made");
+    }
+    let check = jadpo(&["check", "--deny-warnings", &app_path]);
+    assert_eq!(status(&check), 0, "{}", stdout(&check));
+    let test = jadpo(&["test", &app_path]);
+    assert_eq!(status(&test), 0, "{}", stdout(&test));
+    assert!(
+        stdout(&test).contains("1 passed, 0 failed"),
+        "{}",
+        stdout(&test)
+    );
+
+    let again = jadpo(&["new", &app_path]);
+    assert_eq!(status(&again), 2);
+    assert!(
+        stderr(&again).contains("is not empty"),
+        "{}",
+        stderr(&again)
+    );
+    let bad = jadpo(&["new", &dir.join("My-Notes").to_string_lossy()]);
+    assert_eq!(status(&bad), 2);
+    assert!(
+        stderr(&bad).contains("cannot name an app"),
+        "{}",
+        stderr(&bad)
+    );
+    assert!(
+        !dir.join("My-Notes").exists(),
+        "a folder was made for a bad name"
+    );
+}
