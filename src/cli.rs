@@ -80,7 +80,7 @@ pub struct CompletionsArgs {
 pub enum PlanCommand {
     /// Compare two plans action by action: unchanged, appended, changed,
     /// added or removed. Exit status 0 when no in-flight record would be
-    /// stranded, 2 when one would, 1 when a plan cannot be read.
+    /// stranded, 1 when one would, 2 when a plan cannot be read.
     Diff(PlanDiffArgs),
 }
 

@@ -556,7 +556,7 @@ fn plan_diff(args: &PlanDiffArgs) -> ExitCode {
         (Ok(old), Ok(new)) => (old, new),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
-            return ExitCode::from(1);
+            return ExitCode::from(2);
         }
     };
     let diffs = plan_diff::diff(&old, &new);
@@ -565,7 +565,7 @@ fn plan_diff(args: &PlanDiffArgs) -> ExitCode {
         DiffFormat::Json => plan_diff::render_json(&diffs),
     });
     if plan_diff::strands(&diffs) {
-        ExitCode::from(2)
+        ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }

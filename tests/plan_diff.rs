@@ -118,11 +118,11 @@ fn steps_appended_after_the_last_ones_still_replay() {
 }
 
 #[test]
-fn a_changed_step_names_the_first_difference_and_exits_two() {
+fn a_changed_step_names_the_first_difference_and_exits_one() {
     let old = plan(&[("subscribe", chain(&[A, B, C]))]);
     let new = plan(&[("subscribe", chain(&[A, D, C]))]);
     let out = diff("changed", &old, &new, &[]);
-    assert_eq!(status(&out), 2, "{}", stdout(&out));
+    assert_eq!(status(&out), 1, "{}", stdout(&out));
     let text = stdout(&out);
     assert!(
         text.contains(&format!(
@@ -138,7 +138,7 @@ fn reordered_steps_are_changed_at_the_first_swapped_step() {
     let old = plan(&[("subscribe", chain(&[A, B, C]))]);
     let new = plan(&[("subscribe", chain(&[A, C, B]))]);
     let (code, doc) = diff_json("reordered", &old, &new);
-    assert_eq!(code, 2);
+    assert_eq!(code, 1);
     let difference = &doc["actions"][0]["difference"];
     assert_eq!(doc["actions"][0]["status"], "changed");
     assert_eq!(difference["step"], 2);
@@ -151,7 +151,7 @@ fn removing_the_last_step_is_changed() {
     let old = plan(&[("subscribe", chain(&[A, B, C]))]);
     let new = plan(&[("subscribe", chain(&[A, B]))]);
     let out = diff("shortened", &old, &new, &[]);
-    assert_eq!(status(&out), 2, "{}", stdout(&out));
+    assert_eq!(status(&out), 1, "{}", stdout(&out));
     assert!(
         stdout(&out).contains("the new plan has no step 3 there"),
         "{}",
@@ -168,7 +168,7 @@ fn added_actions_strand_nothing_and_removed_ones_with_steps_do() {
     ]);
     let new = plan(&[("keep", chain(&[A])), ("fresh", chain(&[C]))]);
     let (code, doc) = diff_json("added_removed", &old, &new);
-    assert_eq!(code, 2);
+    assert_eq!(code, 1);
     let statuses: Vec<(String, String, bool)> = doc["actions"]
         .as_array()
         .into_iter()
@@ -223,7 +223,7 @@ fn a_branch_dropped_from_the_new_plan_is_changed() {
     let old = plan(&[("route", shape(&[A, B, C], &[(0, 1), (0, 2)]))]);
     let new = plan(&[("route", chain(&[A, B]))]);
     let (code, doc) = diff_json("branch_dropped", &old, &new);
-    assert_eq!(code, 2);
+    assert_eq!(code, 1);
     assert_eq!(
         doc["actions"][0]["difference"]["old_operations"],
         json!([C])
@@ -235,7 +235,7 @@ fn a_branch_dropped_from_the_new_plan_is_changed() {
 }
 
 #[test]
-fn an_unreadable_or_invalid_plan_exits_one() {
+fn an_unreadable_or_invalid_plan_exits_two() {
     let dir = scratch("invalid");
     let good = dir.join("good.json");
     std::fs::write(&good, plan(&[]).to_string()).unwrap_or_else(|e| panic!("{e}"));
@@ -262,7 +262,7 @@ fn an_unreadable_or_invalid_plan_exits_one() {
         "/dev/zero",
     ] {
         let out = jadpo(&["plan", "diff", good, other]);
-        assert_eq!(status(&out), 1, "{other}: {}", stdout(&out));
+        assert_eq!(status(&out), 2, "{other}: {}", stdout(&out));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with("error: "), "{other}: {err}");
         assert!(out.stdout.is_empty(), "{other}: stdout not empty");
