@@ -342,7 +342,7 @@ fn check(args: &CheckArgs) -> ExitCode {
                 ));
             }
         }
-        Format::Human => print_human(&outcome, summary, args.color.color.enabled()),
+        Format::Human => print_human(&outcome, summary, args.color.color.enabled(), &dir),
     }
     let status = if outcome.program.is_none() {
         ExitCode::from(2)
@@ -401,7 +401,12 @@ fn check_package(args: &CheckArgs, dir: &str) -> ExitCode {
         }
         Format::Human => {
             let color = args.color.color.enabled();
-            say(&render::human::render_all(&checked.files, &shown, color));
+            say(&render::human::render_all_from(
+                &checked.files,
+                &shown,
+                color,
+                dir,
+            ));
             if let Some(line) = summary.omitted_line() {
                 say(&format!("{line}\n"));
             }
@@ -427,10 +432,17 @@ fn check_package(args: &CheckArgs, dir: &str) -> ExitCode {
     }
 }
 
-fn print_human(outcome: &Outcome, summary: Summary, color: bool) {
+/// Human output; file paths are shown from `dir`, the checked folder as the
+/// user named it.
+fn print_human(outcome: &Outcome, summary: Summary, color: bool, dir: &str) {
     let (shown, omitted) = render::shown(&outcome.diagnostics);
     let summary = summary.with_omitted(omitted);
-    say(&render::human::render_all(&outcome.files, &shown, color));
+    say(&render::human::render_all_from(
+        &outcome.files,
+        &shown,
+        color,
+        dir,
+    ));
     if outcome.program.is_some() {
         say(&format!("{}\n", summary.closing_line()));
     } else {
@@ -452,7 +464,7 @@ fn build(args: &BuildArgs) -> ExitCode {
         outcome.stats.packages,
         &outcome.diagnostics,
     );
-    print_human(&outcome, summary, args.color.color.enabled());
+    print_human(&outcome, summary, args.color.color.enabled(), &dir);
     if outcome.program.is_none() {
         return ExitCode::from(2);
     }

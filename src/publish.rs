@@ -202,10 +202,11 @@ fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
 pub fn run(args: &PublishArgs) -> u8 {
     let checked = check_package(&FsLoader, &args.path, args.registry.as_deref());
     let color = args.color.color.enabled();
-    say(&render::human::render_all(
+    say(&render::human::render_all_from(
         &checked.files,
         &checked.diagnostics,
         color,
+        &args.path,
     ));
     let Some(surface) = &checked.surface else {
         say("could not check this package\n");

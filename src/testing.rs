@@ -53,7 +53,7 @@ pub fn run(loader: &dyn Loader, root: &str, args: TestArgs<'_>, out: &mut dyn Wr
     };
     let plan = outcome.plan.as_ref().and_then(|p| p.app());
     let (Some(program), Some(plan), false) = (&outcome.program, plan, outcome.has_errors()) else {
-        let (text, status) = refused(&outcome, args);
+        let (text, status) = refused(&outcome, args, root);
         let _ = out.write_all(text.as_bytes());
         return status;
     };
@@ -86,7 +86,7 @@ pub fn run(loader: &dyn Loader, root: &str, args: TestArgs<'_>, out: &mut dyn Wr
             // Back to the start of the line, and clear it.
             let _ = out.write_all(b"\r\x1b[2K");
         }
-        let _ = out.write_all(human_report(&outcome.files, &report, args.color).as_bytes());
+        let _ = out.write_all(human_report(&outcome.files, &report, args.color, root).as_bytes());
         let _ = out.flush();
         reports.push(report);
     }
@@ -101,7 +101,7 @@ fn is_package_folder(loader: &dyn Loader, root: &str) -> bool {
 }
 
 /// The check failed: its diagnostics, and no test runs.
-fn refused(outcome: &Outcome, args: TestArgs<'_>) -> (String, u8) {
+fn refused(outcome: &Outcome, args: TestArgs<'_>, root: &str) -> (String, u8) {
     let status = if outcome.program.is_none() { 2 } else { 1 };
     if args.json {
         let doc = Unchecked {
@@ -117,7 +117,8 @@ fn refused(outcome: &Outcome, args: TestArgs<'_>) -> (String, u8) {
         text.push('\n');
         return (text, status);
     }
-    let mut out = render::human::render_all(&outcome.files, &outcome.diagnostics, args.color);
+    let mut out =
+        render::human::render_all_from(&outcome.files, &outcome.diagnostics, args.color, root);
     let summary = Summary::new(
         outcome.stats.files,
         outcome.stats.packages,
@@ -133,7 +134,8 @@ fn refused(outcome: &Outcome, args: TestArgs<'_>) -> (String, u8) {
 }
 
 /// `test "NAME" ... ok (9 crash runs)`, or `... FAILED` and each failure.
-fn human_report(files: &Files, r: &TestReport, color: bool) -> String {
+/// File paths in failures are shown from `base`, the app as the user named it.
+fn human_report(files: &Files, r: &TestReport, color: bool, base: &str) -> String {
     let mut out = format!("test \"{}\" ... ", r.name);
     if r.passed() {
         out.push_str(&match r.crash_runs {
@@ -158,7 +160,7 @@ fn human_report(files: &Files, r: &TestReport, color: bool) -> String {
                 continue;
             }
         }
-        out.push_str(&failure_text(files, f, color));
+        out.push_str(&failure_text(files, f, color, base));
     }
     if crash_failures > SHOWN_CRASH_FAILURES {
         out.push_str(&format!(
@@ -169,9 +171,9 @@ fn human_report(files: &Files, r: &TestReport, color: bool) -> String {
     out
 }
 
-fn failure_text(files: &Files, f: &Failure, color: bool) -> String {
+fn failure_text(files: &Files, f: &Failure, color: bool, base: &str) -> String {
     let d = Diagnostic::error("test.failed", f.span, f.message.clone()).with_label(label(f));
-    let mut out = render::human::render(files, &d, color);
+    let mut out = render::human::render_from(files, &d, color, base);
     let crash = f.kind == FailureKind::CrashRun;
     let listings: [(&str, &[ListedStep]); 2] = if crash {
         [

@@ -450,3 +450,28 @@ fn new_makes_an_app_that_checks_and_tests_clean() {
         "a folder was made for a bad name"
     );
 }
+
+/// Human output names files as a terminal opens them from where the user
+/// stands, like rustc and ruff (JSON and SARIF keep their own convention).
+#[test]
+fn human_paths_open_from_the_current_folder() {
+    let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["check", "--color", "never", "../../mistakes"])
+        .current_dir(repo().join("examples/billing/src"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"));
+    assert_eq!(status(&out), 1, "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("─[ ../../mistakes/src/unkeyed_call.jadpo:14:13 ]"),
+        "{shown}"
+    );
+    let json = jadpo(&["check", "--format", "json", "examples/mistakes"]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap_or_default();
+    assert!(
+        doc["diagnostics"][0]["location"]["file"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("src/")),
+        "JSON paths stay relative to the app: {doc}"
+    );
+}

@@ -10,11 +10,24 @@ use jadpo_compiler::span::{FileId, Span};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// Renders every diagnostic, each followed by a blank line.
+/// Renders every diagnostic, each followed by a blank line; file paths as
+/// they are in `files` (relative to the checked folder).
 pub fn render_all(files: &Files, diagnostics: &[Diagnostic], color: bool) -> String {
+    render_all_from(files, diagnostics, color, "")
+}
+
+/// [`render_all`] with file paths shown from `base`, the checked folder as
+/// the user named it, so a terminal can open them from where the user
+/// stands (`examples/billing/src/app.jadpo`, not `src/app.jadpo`).
+pub fn render_all_from(
+    files: &Files,
+    diagnostics: &[Diagnostic],
+    color: bool,
+    base: &str,
+) -> String {
     let mut out = String::new();
     for d in diagnostics {
-        out.push_str(&render(files, d, color));
+        out.push_str(&render_from(files, d, color, base));
         out.push('\n');
     }
     out
@@ -22,8 +35,13 @@ pub fn render_all(files: &Files, diagnostics: &[Diagnostic], color: bool) -> Str
 
 /// Renders one diagnostic: header, frame, then the explanation lines.
 pub fn render(files: &Files, d: &Diagnostic, color: bool) -> String {
+    render_from(files, d, color, "")
+}
+
+/// [`render`] with file paths shown from `base` (see [`render_all_from`]).
+pub fn render_from(files: &Files, d: &Diagnostic, color: bool, base: &str) -> String {
     let mut out = header(d, color);
-    out.push_str(&frame(files, d, color));
+    out.push_str(&frame(files, d, color, base));
     for line in explanation(d) {
         out.push_str(&line);
         out.push('\n');
@@ -55,8 +73,8 @@ type AriadneSpan = (String, Range<usize>);
 
 /// The source frame with the primary and related labels, without ariadne's
 /// own header line.
-fn frame(files: &Files, d: &Diagnostic, color: bool) -> String {
-    let excerpts = Excerpts::new(files, d);
+fn frame(files: &Files, d: &Diagnostic, color: bool, base: &str) -> String {
+    let excerpts = Excerpts::new(files, d, base);
     let primary = excerpts.span(files, d.span);
     let report = Report::build(report_kind(d.severity), primary)
         .with_config(
@@ -86,7 +104,7 @@ struct Excerpts {
 }
 
 impl Excerpts {
-    fn new(files: &Files, d: &Diagnostic) -> Excerpts {
+    fn new(files: &Files, d: &Diagnostic, base: &str) -> Excerpts {
         let mut ranges: BTreeMap<FileId, Vec<Range<usize>>> = BTreeMap::new();
         for span in std::iter::once(d.span).chain(d.related.iter().map(|r| r.span)) {
             if (span.file.0 as usize) < files.len() {
@@ -100,7 +118,10 @@ impl Excerpts {
             .into_iter()
             .map(|(id, ranges)| {
                 let f = files.get(id);
-                (id, (f.path.clone(), Excerpt::new(&f.text, &ranges)))
+                (
+                    id,
+                    (shown_path(base, &f.path), Excerpt::new(&f.text, &ranges)),
+                )
             })
             .collect();
         Excerpts { by_file }
@@ -182,6 +203,16 @@ fn display_range(files: &Files, span: Span) -> Range<usize> {
         }
     }
     range
+}
+
+/// `path` (relative to the checked folder) as seen from where the user
+/// stands; embedded files (`<bundled>/...`) and absolute paths as they are.
+fn shown_path(base: &str, path: &str) -> String {
+    let base = base.trim_end_matches('/');
+    if base.is_empty() || base == "." || path.starts_with('<') || path.starts_with('/') {
+        return path.to_string();
+    }
+    format!("{base}/{path}")
 }
 
 /// `= reason: ...`, `= fix: ...` and `= help: ...` lines.
