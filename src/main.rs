@@ -316,34 +316,12 @@ fn check(args: &CheckArgs) -> ExitCode {
         Err(status) => return status,
     };
     let outcome = run(&dir, false);
-    let (shown, omitted) = render::shown(&outcome.diagnostics);
-    let summary = Summary::new(
-        outcome.stats.files,
-        outcome.stats.packages,
-        &outcome.diagnostics,
-    )
-    .with_omitted(omitted);
-    let notes: Vec<String> = summary.omitted_line().into_iter().collect();
-    match args.format {
-        Format::Json => say(&render::json::render(&outcome.files, &shown, summary)),
-        Format::Sarif => say(&render::sarif::render_with_notes(
-            &outcome.files,
-            &shown,
-            &dir,
-            outcome.program.is_some(),
-            &notes,
-        )),
-        Format::Github => {
-            say(&render::github::render(&outcome.files, &shown, &dir));
-            for note in &notes {
-                say(&format!(
-                    "::notice::{}\n",
-                    render::github::escape_data(note)
-                ));
-            }
-        }
-        Format::Human => print_human(&outcome, summary, args.color.color.enabled(), &dir),
-    }
+    let report = Report::of_app(&outcome, &dir);
+    report.print(
+        args.format,
+        args.color.color.enabled(),
+        &report.app_closing(),
+    );
     let status = if outcome.program.is_none() {
         ExitCode::from(2)
     } else if outcome.has_errors() || (args.deny_warnings && outcome.has_warnings()) {
@@ -372,56 +350,27 @@ fn say(text: &str) {
 /// own scope (as `jadpo publish` checks it), in any output format.
 fn check_package(args: &CheckArgs, dir: &str) -> ExitCode {
     let checked = jadpo::publish::check_package(&FsLoader, dir, None);
-    let (shown, omitted) = render::shown(&checked.diagnostics);
     let sources = checked
         .files
         .iter()
         .filter(|(_, f)| f.path.ends_with(".jadpo") && !f.path.starts_with('<'))
         .count();
-    let summary = Summary::new(sources, 0, &checked.diagnostics).with_omitted(omitted);
-    let notes: Vec<String> = summary.omitted_line().into_iter().collect();
+    let summary = Summary::new(sources, 0, &checked.diagnostics);
     let checked_ok = checked.surface.is_some();
-    match args.format {
-        Format::Json => say(&render::json::render(&checked.files, &shown, summary)),
-        Format::Sarif => say(&render::sarif::render_with_notes(
-            &checked.files,
-            &shown,
-            dir,
-            checked_ok,
-            &notes,
-        )),
-        Format::Github => {
-            say(&render::github::render(&checked.files, &shown, dir));
-            for note in &notes {
-                say(&format!(
-                    "::notice::{}\n",
-                    render::github::escape_data(note)
-                ));
-            }
-        }
-        Format::Human => {
-            let color = args.color.color.enabled();
-            say(&render::human::render_all_from(
-                &checked.files,
-                &shown,
-                color,
-                dir,
-            ));
-            if let Some(line) = summary.omitted_line() {
-                say(&format!("{line}\n"));
-            }
-            if checked_ok {
-                let counts = summary.closing_line();
-                let counts = counts.rsplit(": ").next().unwrap_or_default();
-                say(&format!(
-                    "checked package {} {}: {counts}\n",
-                    checked.name, checked.version
-                ));
-            } else {
-                say("could not check this package\n");
-            }
-        }
-    }
+    let report = Report {
+        files: &checked.files,
+        diagnostics: &checked.diagnostics,
+        summary,
+        dir,
+        checked: checked_ok,
+    };
+    let closing = if checked_ok {
+        let (name, version) = (&checked.name, &checked.version);
+        format!("checked package {name} {version}: {}", summary.counts())
+    } else {
+        "could not check this package".to_string()
+    };
+    report.print(args.format, args.color.color.enabled(), &closing);
     let warnings = summary.warnings > 0;
     if !checked_ok {
         ExitCode::from(2)
@@ -432,24 +381,73 @@ fn check_package(args: &CheckArgs, dir: &str) -> ExitCode {
     }
 }
 
-/// Human output; file paths are shown from `dir`, the checked folder as the
-/// user named it.
-fn print_human(outcome: &Outcome, summary: Summary, color: bool, dir: &str) {
-    let (shown, omitted) = render::shown(&outcome.diagnostics);
-    let summary = summary.with_omitted(omitted);
-    say(&render::human::render_all_from(
-        &outcome.files,
-        &shown,
-        color,
-        dir,
-    ));
-    if outcome.program.is_some() {
-        say(&format!("{}\n", summary.closing_line()));
-    } else {
-        if let Some(line) = summary.omitted_line() {
-            say(&format!("{line}\n"));
+/// A check's findings, ready to print in any format.
+struct Report<'a> {
+    files: &'a jadpo_compiler::source::Files,
+    diagnostics: &'a [jadpo_compiler::diag::Diagnostic],
+    summary: Summary,
+    /// The checked folder as the user named it: human paths start there.
+    dir: &'a str,
+    /// Whether the project could be checked at all.
+    checked: bool,
+}
+
+impl<'a> Report<'a> {
+    fn of_app(outcome: &'a Outcome, dir: &'a str) -> Self {
+        let stats = &outcome.stats;
+        Report {
+            files: &outcome.files,
+            diagnostics: &outcome.diagnostics,
+            summary: Summary::new(stats.files, stats.packages, &outcome.diagnostics),
+            dir,
+            checked: outcome.program.is_some(),
         }
-        say("could not check this project\n");
+    }
+
+    /// The human output's last line for an app.
+    fn app_closing(&self) -> String {
+        if self.checked {
+            self.summary.closing_line()
+        } else {
+            "could not check this project".to_string()
+        }
+    }
+
+    /// Prints at most `render::MAX_PER_FILE` diagnostics per file, saying
+    /// how many were left out; `closing` ends the human output.
+    fn print(&self, format: Format, color: bool, closing: &str) {
+        let (shown, omitted) = render::shown(self.diagnostics);
+        let summary = self.summary.with_omitted(omitted);
+        let notes: Vec<String> = summary.omitted_line().into_iter().collect();
+        let files = self.files;
+        match format {
+            Format::Json => say(&render::json::render(files, &shown, summary)),
+            Format::Sarif => say(&render::sarif::render_with_notes(
+                files,
+                &shown,
+                self.dir,
+                self.checked,
+                &notes,
+            )),
+            Format::Github => {
+                say(&render::github::render(files, &shown, self.dir));
+                for note in &notes {
+                    say(&format!(
+                        "::notice::{}\n",
+                        render::github::escape_data(note)
+                    ));
+                }
+            }
+            Format::Human => {
+                say(&render::human::render_all_from(
+                    files, &shown, color, self.dir,
+                ));
+                for note in &notes {
+                    say(&format!("{note}\n"));
+                }
+                say(&format!("{closing}\n"));
+            }
+        }
     }
 }
 
@@ -459,12 +457,12 @@ fn build(args: &BuildArgs) -> ExitCode {
         Err(status) => return status,
     };
     let outcome = run(&dir, true);
-    let summary = Summary::new(
-        outcome.stats.files,
-        outcome.stats.packages,
-        &outcome.diagnostics,
+    let report = Report::of_app(&outcome, &dir);
+    report.print(
+        Format::Human,
+        args.color.color.enabled(),
+        &report.app_closing(),
     );
-    print_human(&outcome, summary, args.color.color.enabled(), &dir);
     if outcome.program.is_none() {
         return ExitCode::from(2);
     }

@@ -71,14 +71,7 @@ pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) ->
     let program = jadpo_compiler::resolve::resolve(&loaded, &asts, &mut diagnostics);
     let analysis = jadpo_checker::check(&program, &loaded.files, Scope::Package(name.clone()));
     diagnostics.extend(analysis.diagnostics);
-    let broken: Vec<String> = program
-        .packages
-        .iter()
-        .filter(|p| p.has_errors && p.name.as_str() != name)
-        .map(|p| p.name.as_str().to_string())
-        .collect();
-    let mut diagnostics = package_view(&loaded, &name, diagnostics, &broken);
-    sort_diagnostics(&mut diagnostics);
+    let diagnostics = package_diagnostics(&loaded, &name, &program, diagnostics);
     PackageCheck {
         name,
         version,
@@ -119,14 +112,7 @@ pub fn check_package_for_tests(loader: &dyn Loader, root: &str) -> crate::check:
     let scope = Scope::Package(name.clone());
     let (found, plan) = jadpo_checker::check_for_tests(&program, &loaded.files, scope);
     diagnostics.extend(found);
-    let broken: Vec<String> = program
-        .packages
-        .iter()
-        .filter(|p| p.has_errors && p.name.as_str() != name)
-        .map(|p| p.name.as_str().to_string())
-        .collect();
-    let mut diagnostics = package_view(&loaded, &name, diagnostics, &broken);
-    sort_diagnostics(&mut diagnostics);
+    let diagnostics = package_diagnostics(&loaded, &name, &program, diagnostics);
     let own = loaded
         .packages
         .iter()
@@ -147,6 +133,25 @@ pub fn check_package_for_tests(loader: &dyn Loader, root: &str) -> crate::check:
 /// What the package's author sees: findings in the package's own files (and
 /// the standard library's), while each required package with errors becomes
 /// one `package.has_errors` at its requirement in `package.yaml`.
+/// What the package's author sees, sorted: its own findings, and one
+/// diagnostic per package it requires that has errors.
+fn package_diagnostics(
+    loaded: &LoadedProject,
+    name: &str,
+    program: &jadpo_compiler::ir::Program,
+    diagnostics: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let broken: Vec<String> = program
+        .packages
+        .iter()
+        .filter(|p| p.has_errors && p.name.as_str() != name)
+        .map(|p| p.name.as_str().to_string())
+        .collect();
+    let mut diagnostics = package_view(loaded, name, diagnostics, &broken);
+    sort_diagnostics(&mut diagnostics);
+    diagnostics
+}
+
 fn package_view(
     loaded: &LoadedProject,
     name: &str,
@@ -217,11 +222,7 @@ pub fn run(args: &PublishArgs) -> u8 {
         "checked package {} {}: {}\n",
         checked.name,
         checked.version,
-        summary
-            .closing_line()
-            .rsplit(": ")
-            .next()
-            .unwrap_or_default()
+        summary.counts()
     ));
     if checked.errors() > 0 {
         eprintln!(

@@ -143,6 +143,15 @@ impl Diagnostic {
         self
     }
 
+    /// The fix "did you mean `near`?", replacing `span` with `near`.
+    pub fn with_did_you_mean(self, span: Span, near: &str) -> Self {
+        let edit = Edit {
+            span,
+            replacement: near.to_string(),
+        };
+        self.with_edit_fix(format!("did you mean `{near}`?"), vec![edit])
+    }
+
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self

@@ -279,12 +279,7 @@ impl Printer {
                     match &d.target {
                         DeliveryTarget::Call { action, args } => {
                             let _ = write!(self.out, "call {}(", action.name);
-                            for (i, a) in args.iter().enumerate() {
-                                if i > 0 {
-                                    self.out.push_str(", ");
-                                }
-                                self.expr(a);
-                            }
+                            self.exprs(args);
                             self.out.push(')');
                         }
                         DeliveryTarget::Deliver { event, to } => {
@@ -641,6 +636,16 @@ impl Printer {
         }
     }
 
+    /// Expressions separated by `, ` (arguments, list items).
+    fn exprs(&mut self, items: &[Expr]) {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.expr(item);
+        }
+    }
+
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Int(v) => {
@@ -663,12 +668,7 @@ impl Printer {
             ExprKind::Call { callee, args } => {
                 self.postfix_target(callee, true);
                 self.out.push('(');
-                for (i, a) in args.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.expr(a);
-                }
+                self.exprs(args);
                 self.out.push(')');
             }
             ExprKind::Construct { ty, fields } => {
@@ -678,12 +678,7 @@ impl Printer {
             }
             ExprKind::List(items) => {
                 self.out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.expr(item);
-                }
+                self.exprs(items);
                 self.out.push(']');
             }
             ExprKind::Unary(UnOp::Not, inner) => {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use jadpo_checker::plan::{ActionPlan, Point, StepPlan};
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::code::{Emit, QueryMode, Write as WriteCode};
-use jadpo_compiler::ir::{EntityId, FailureId, FailureKind, OpId, Owner, Program, Ty, TypeKind};
+use jadpo_compiler::ir::{EntityId, FailureId, FailureKind, OpId, Program, Ty, TypeKind};
 use jadpo_compiler::manifest::NewKeyOn;
 use jadpo_compiler::span::Span;
 
@@ -269,24 +269,13 @@ impl<'s, 'w> Attempt<'s, 'w> {
         }
     }
 
-    fn standard(&self, kind: FailureKind) -> FailureId {
-        let at = self
-            .s
-            .program
-            .failures
-            .iter()
-            .position(|f| f.owner == Owner::Stdlib && f.kind == kind)
-            .unwrap_or_default();
-        FailureId(at as u32)
-    }
-
     fn transient(&self, answer: &Answer) -> Flow {
         let kind = match answer {
             Answer::RateLimited => FailureKind::RateLimited,
             _ => FailureKind::Unavailable,
         };
         Flow::Fail(Failed {
-            failure: self.standard(kind),
+            failure: self.s.program.standard_failure(kind),
             fields: Value::Unit,
         })
     }

@@ -16,7 +16,7 @@ use jadpo_compiler::ir::code::{
     StmtKind, Write,
 };
 use jadpo_compiler::ir::test::Count;
-use jadpo_compiler::ir::{ActionId, FailureId, FailureKind, OpId, Owner, Program, Ty, Types};
+use jadpo_compiler::ir::{ActionId, FailureId, FailureKind, OpId, Program, Ty, Types};
 use jadpo_compiler::span::Span;
 use rust_decimal::Decimal;
 
@@ -481,22 +481,12 @@ impl<'p, E: Effects> Interp<'p, E> {
                 match check_value(self.types(), ty, &v) {
                     Ok(()) => Ok(v),
                     Err(_) => Err(Flow::Fail(Failed {
-                        failure: self.standard(FailureKind::InvalidValue),
+                        failure: self.program.standard_failure(FailureKind::InvalidValue),
                         fields: Value::Unit,
                     })),
                 }
             }
         }
-    }
-
-    fn standard(&self, kind: FailureKind) -> FailureId {
-        let at = self
-            .program
-            .failures
-            .iter()
-            .position(|f| f.owner == Owner::Stdlib && f.kind == kind)
-            .unwrap_or_default();
-        FailureId(at as u32)
     }
 
     fn write_values<'w>(&mut self, frame: &mut Frame, w: &'w Write) -> R<WriteValues<'w>> {

@@ -12,14 +12,9 @@ use crate::eval::{fault, R};
 use crate::store::Follow;
 use crate::value::{hex, Instant, Value};
 
-/// The states an existing unique follow-up blocks a new one in, by default.
-pub const DEFAULT_STATES: [&str; 5] = [
-    "scheduled",
-    "available",
-    "running",
-    "retryable",
-    "completed",
-];
+// The states an existing unique follow-up blocks a new one in, by default:
+// the checker's, so the two cannot disagree.
+use jadpo_checker::follow_up::options::DEFAULT_STATES;
 
 /// The first and last instants `run_at` may be: years 1 to 9999.
 const EARLIEST: i128 = -62_135_596_800 * 1_000_000_000;

@@ -16,23 +16,9 @@ pub fn to_path(uri: &Uri) -> Option<PathBuf> {
     };
     let path = path.split(['?', '#']).next().unwrap_or("");
     let decoded = decode(path)?;
-    Some(PathBuf::from(normalize(&decoded)))
-}
-
-/// Folds `.`, `..` and repeated `/`, so each spelling of one file is one
-/// document (and one app), not a new entry per spelling.
-fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            other => parts.push(other),
-        }
-    }
-    format!("/{}", parts.join("/"))
+    // Each spelling of one file (`..`, `.`, `//`) is one document and one
+    // app, not a new entry per spelling.
+    Some(PathBuf::from(super::overlay::clean(&decoded)))
 }
 
 /// The `file://` URI of an absolute path.

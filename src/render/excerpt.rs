@@ -4,6 +4,7 @@
 //! would cost the file's size for every diagnostic, and a 400 KB line would
 //! be printed whole in every frame that points into it.
 
+use super::floor_boundary;
 use std::ops::Range;
 
 /// Lines longer than this (in bytes) are cut in frames.
@@ -109,15 +110,7 @@ fn window(text: &str, line: Range<usize>, ranges: &[Range<usize>]) -> Range<usiz
         let end = (hi + CONTEXT_BYTES).min(start + 2 * MAX_LINE_BYTES);
         (start, end)
     };
-    floor(text, start)..floor(text, end.min(line.end))
-}
-
-fn floor(text: &str, offset: usize) -> usize {
-    let mut at = offset.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
+    floor_boundary(text, start)..floor_boundary(text, end.min(line.end))
 }
 
 fn bytecount_newlines(text: &str) -> usize {

@@ -80,18 +80,23 @@ impl Summary {
         })
     }
 
-    /// `checked 14 files, 3 packages: 0 errors, 1 warning`, after the
-    /// omitted line when some were not printed.
+    /// `checked 14 files, 3 packages: 0 errors, 1 warning`
     pub fn closing_line(&self) -> String {
-        let omitted = self.omitted_line().map(|l| l + "\n").unwrap_or_default();
-        omitted
-            + &format!(
-                "checked {}, {}: {}, {}",
-                plural(self.files, "file"),
-                plural(self.packages, "package"),
-                plural(self.errors, "error"),
-                plural(self.warnings, "warning"),
-            )
+        format!(
+            "checked {}, {}: {}",
+            plural(self.files, "file"),
+            plural(self.packages, "package"),
+            self.counts()
+        )
+    }
+
+    /// `0 errors, 1 warning`
+    pub fn counts(&self) -> String {
+        format!(
+            "{}, {}",
+            plural(self.errors, "error"),
+            plural(self.warnings, "warning")
+        )
     }
 }
 
@@ -122,7 +127,8 @@ pub fn clamp(files: &Files, span: Span) -> std::ops::Range<usize> {
     start..end
 }
 
-fn floor_boundary(text: &str, offset: usize) -> usize {
+/// `offset` clamped into `text` and moved back to a character boundary.
+pub(crate) fn floor_boundary(text: &str, offset: usize) -> usize {
     let mut at = offset.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;

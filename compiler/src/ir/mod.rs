@@ -74,6 +74,15 @@ impl Program {
     pub fn function(&self, id: FnId) -> &code::Function {
         &self.functions[id.0 as usize]
     }
+    /// The standard library's failure of a kind (`InvalidValue`, ...).
+    pub fn standard_failure(&self, kind: FailureKind) -> FailureId {
+        let at = self
+            .failures
+            .iter()
+            .position(|f| f.owner == Owner::Stdlib && f.kind == kind)
+            .unwrap_or_default();
+        FailureId(at as u32)
+    }
     pub fn type_table(&self) -> Types<'_> {
         Types(&self.types)
     }

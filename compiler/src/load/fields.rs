@@ -3,7 +3,7 @@
 //! here carries a span into the manifest.
 
 use super::yaml::{Node, Value};
-use crate::diag::{nearest, Diagnostic, Edit};
+use crate::diag::{nearest, Diagnostic};
 use crate::span::{FileId, Span, Spanned};
 
 /// One manifest being read, and the diagnostics found in it.
@@ -99,13 +99,7 @@ impl<'t> Reader<'t> {
         .with_reason("a misspelt setting would otherwise be ignored and its default used");
         match nearest(name, allowed.iter().copied()) {
             Some(near) => {
-                d = d.with_edit_fix(
-                    format!("did you mean `{near}`?"),
-                    vec![Edit {
-                        span,
-                        replacement: near.to_string(),
-                    }],
-                );
+                d = d.with_did_you_mean(span, near);
             }
             None => {
                 d = d.with_fix(format!("remove `{name}`"));

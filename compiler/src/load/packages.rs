@@ -6,7 +6,7 @@
 
 use super::fields::Reader;
 use super::{registry, yaml, Ctx, Folder, LoadedPackage, ReadError};
-use crate::diag::{nearest, Diagnostic, Edit};
+use crate::diag::{nearest, Diagnostic};
 use crate::manifest::{AppManifest, Requirement, RequirementSource};
 use crate::source::Unit;
 use crate::span::Span;
@@ -497,13 +497,7 @@ impl<'a> Resolution<'a, '_> {
             "packages are looked up in the app's packages/{name}/, then among the first-party packages bundled with jadpo"
         ));
         if let Some(near) = nearest(name, available.iter().map(|(n, _)| n.as_str())) {
-            d = d.with_edit_fix(
-                format!("did you mean `{near}`?"),
-                vec![Edit {
-                    span: p.req.name.span,
-                    replacement: near.to_string(),
-                }],
-            );
+            d = d.with_did_you_mean(p.req.name.span, near);
         }
         d = d.with_fix(format!(
             "put the package in packages/{name}/, or require it with `{{ path: <folder> }}`"

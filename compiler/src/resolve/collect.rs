@@ -221,13 +221,7 @@ impl<'a> Builder<'a> {
         )
         .with_reason(format!("the standard kinds are {}", kinds.join(" ")));
         if let Some(near) = nearest(written, kinds.iter().map(String::as_str)) {
-            d = d.with_edit_fix(
-                format!("did you mean `{near}`?"),
-                vec![crate::diag::Edit {
-                    span,
-                    replacement: near.to_string(),
-                }],
-            );
+            d = d.with_did_you_mean(span, near);
         }
         self.error(d);
         FailureKind::InternalFault

@@ -198,13 +198,7 @@ impl<'a> Resolver<'_, 'a> {
         )
         .with_label("not a kind of store");
         if let Some(near) = crate::diag::nearest(&written, STORE_KINDS.iter().copied()) {
-            d = d.with_edit_fix(
-                format!("did you mean `{near}`?"),
-                vec![crate::diag::Edit {
-                    span: kind.value.span(),
-                    replacement: near.to_string(),
-                }],
-            );
+            d = d.with_did_you_mean(kind.value.span(), near);
         } else {
             d = d.with_fix("write `kind: postgres` or `kind: sqlite`");
         }

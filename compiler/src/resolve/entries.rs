@@ -15,7 +15,7 @@ use super::calls::Params;
 use super::reuse::{entry_spans, Memo, Reuse};
 use super::tables::{words, Callable, FieldDef, Ty};
 use super::{Builder, Resolver};
-use crate::diag::{nearest, Edit};
+use crate::diag::nearest;
 use crate::ir::code;
 use rayon::prelude::*;
 
@@ -487,15 +487,7 @@ impl<'a> Resolver<'_, 'a> {
         .with_reason(format!("a route's method is one of {}", METHODS.join(" ")));
         let upper = written.to_ascii_uppercase();
         match nearest(&upper, METHODS.iter().copied()) {
-            Some(near) => {
-                d = d.with_edit_fix(
-                    format!("did you mean `{near}`?"),
-                    vec![Edit {
-                        span: method.span,
-                        replacement: near.to_string(),
-                    }],
-                )
-            }
+            Some(near) => d = d.with_did_you_mean(method.span, near),
             None => d = d.with_fix("write one of GET POST PUT PATCH DELETE"),
         }
         self.error(d);
@@ -835,13 +827,7 @@ impl<'a> Resolver<'_, 'a> {
                 return None;
             }
         }
-        let cands: Vec<String> = self
-            .unit(Owner::App)
-            .callables
-            .iter()
-            .filter(|(_, (c, _))| matches!(c, Callable::Action(_)))
-            .map(|(n, _)| n.as_str().to_string())
-            .collect();
+        let cands = self.unit(Owner::App).action_names();
         self.report_unknown(
             "name.unknown_action",
             "app action",

@@ -2,7 +2,7 @@
 //! and how names and types are shown to the author of a given unit.
 
 use crate::ast::{Ident, Path};
-use crate::diag::{nearest, Diagnostic, Edit};
+use crate::diag::{nearest, Diagnostic};
 use crate::ir::{FailureId, Owner, PkgId};
 use crate::span::Span;
 
@@ -197,15 +197,7 @@ impl Resolver<'_, '_> {
             _ => d.with_reason("a package sees itself, the standard library and the packages its package.yaml requires; it cannot see the app"),
         };
         match nearest(written, names.iter().map(String::as_str)) {
-            Some(near) => {
-                d = d.with_edit_fix(
-                    format!("did you mean `{near}`?"),
-                    vec![Edit {
-                        span: pkg.span,
-                        replacement: near.to_string(),
-                    }],
-                )
-            }
+            Some(near) => d = d.with_did_you_mean(pkg.span, near),
             None => d = d.with_fix(format!("add `{written}` under `packages:`")),
         }
         self.error(d);
@@ -353,13 +345,7 @@ fn with_suggestion(
     candidates: &[String],
 ) -> Diagnostic {
     match suggest(written, candidates) {
-        Some(near) => d.with_edit_fix(
-            format!("did you mean `{near}`?"),
-            vec![Edit {
-                span,
-                replacement: near.to_string(),
-            }],
-        ),
+        Some(near) => d.with_did_you_mean(span, near),
         None => d.with_fix(format!("declare the {what}, or correct its name")),
     }
 }

@@ -2,7 +2,7 @@
 //! with their `request`/`answer` types and failure names checked against the
 //! package's `.jadpo` declarations (spans point into the YAML).
 
-use crate::diag::{nearest, Diagnostic, Edit};
+use crate::diag::{nearest, Diagnostic};
 use crate::intern::Name;
 use crate::ir::{self, FailureId, Owner, PkgId};
 use crate::manifest::OperationDecl;
@@ -148,15 +148,7 @@ impl<'a> Resolver<'_, 'a> {
             "an operation's {what}s must be declared in the package's own sources"
         ));
         match nearest(&name.node, cands.iter().map(String::as_str)) {
-            Some(near) => {
-                d = d.with_edit_fix(
-                    format!("did you mean `{near}`?"),
-                    vec![Edit {
-                        span: name.span,
-                        replacement: near.to_string(),
-                    }],
-                )
-            }
+            Some(near) => d = d.with_did_you_mean(name.span, near),
             None => {
                 d = d.with_fix(format!(
                     "declare `{}` in one of the package's .jadpo files",

@@ -186,6 +186,15 @@ impl UnitInfo {
             missing: BTreeSet::new(),
         }
     }
+
+    /// The unit's action names, for "did you mean" on an unknown action.
+    pub fn action_names(&self) -> Vec<String> {
+        self.callables
+            .iter()
+            .filter(|(_, (c, _))| matches!(c, Callable::Action(_)))
+            .map(|(n, _)| n.as_str().to_string())
+            .collect()
+    }
 }
 
 /// An action's resolved header.

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use crate::ast::{self, AnswerKind, CountKind, TestStmtKind};
-use crate::diag::{Diagnostic, Edit};
+use crate::diag::Diagnostic;
 use crate::intern::Name;
 use crate::ir::code::{self, Local};
 use crate::ir::test::{
@@ -267,13 +267,7 @@ impl<'a> Resolver<'_, 'a> {
             d.with_reason(format!("the app's config entries: {}", names.join(", ")))
         };
         if let Some(near) = suggest(key.name.as_str(), &names) {
-            d = d.with_edit_fix(
-                format!("did you mean `{near}`?"),
-                vec![Edit {
-                    span: key.span,
-                    replacement: near.to_string(),
-                }],
-            );
+            d = d.with_did_you_mean(key.span, near);
         }
         self.error(d);
     }
@@ -325,13 +319,7 @@ impl<'a> Resolver<'_, 'a> {
             seen.join(", ")
         ));
         d = match suggest(name.name.as_str(), &seen) {
-            Some(near) => d.with_edit_fix(
-                format!("did you mean `{near}`?"),
-                vec![Edit {
-                    span: name.span,
-                    replacement: near.to_string(),
-                }],
-            ),
+            Some(near) => d.with_did_you_mean(name.span, near),
             None => d.with_fix(format!(
                 "require `{}` under `packages:` in `jadpo.yaml`, or remove this fake",
                 name.name
@@ -677,13 +665,7 @@ impl<'a> Resolver<'_, 'a> {
             }
             None => {
                 self.field_values_only_exprs(cx, args, &mut out);
-                let cands: Vec<String> = t
-                    .unit(self.test_owner)
-                    .callables
-                    .iter()
-                    .filter(|(_, (c, _))| matches!(c, Callable::Action(_)))
-                    .map(|(n, _)| n.as_str().to_string())
-                    .collect();
+                let cands = t.unit(self.test_owner).action_names();
                 self.report_unknown(
                     "name.unknown_action",
                     "app action",

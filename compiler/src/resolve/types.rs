@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::ast::{self, ExprKind, Item, SettingValue, TypeExprKind};
-use crate::diag::{nearest, Diagnostic, Edit};
+use crate::diag::{nearest, Diagnostic};
 use crate::ir::{self, Owner};
 use crate::span::Span;
 
@@ -109,15 +109,7 @@ impl<'a> Resolver<'_, 'a> {
         .with_label(format!("not a {what}"))
         .with_reason(format!("the known ones are: {}", known.join(", ")));
         match nearest(written, known.iter().copied()) {
-            Some(near) => {
-                d = d.with_edit_fix(
-                    format!("did you mean `{near}`?"),
-                    vec![Edit {
-                        span: key.span,
-                        replacement: near.to_string(),
-                    }],
-                )
-            }
+            Some(near) => d = d.with_did_you_mean(key.span, near),
             None => d = d.with_fix(format!("remove `{written}`")),
         }
         self.error(d);
@@ -379,13 +371,7 @@ impl<'a> Resolver<'_, 'a> {
             d.with_reason(format!("`{on}` takes: {}", allowed.join(", ")))
         };
         if let Some(near) = nearest(written, allowed.iter().copied()) {
-            d = d.with_edit_fix(
-                format!("did you mean `{near}`?"),
-                vec![Edit {
-                    span: key.span,
-                    replacement: near.to_string(),
-                }],
-            );
+            d = d.with_did_you_mean(key.span, near);
         }
         self.error(d);
     }

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use crate::ast::{self, ExprKind};
 use crate::diag::Diagnostic;
 use crate::ir::code;
-use crate::ir::{self, FailureId, FailureKind, Owner};
+use crate::ir::{self, FailureKind};
 use crate::span::Span;
 
 use super::body::{Cx, Typed};
@@ -70,7 +70,7 @@ impl<'r> Resolver<'r, '_> {
             }));
         }
         let value = self.expr(cx, arg, Some(&Ty::Prim(prim)), out);
-        let invalid = self.standard_failure(FailureKind::InvalidValue);
+        let invalid = self.prog.standard_failure(FailureKind::InvalidValue);
         Outcome::Effect(Pending {
             span: path.span,
             target: ir::Target::Check(ir::Check {
@@ -114,17 +114,6 @@ impl<'r> Resolver<'r, '_> {
         self.typed(Ty::Prim(Prim::Text), span, || {
             code::ExprKind::TextOf(Box::new(value.code))
         })
-    }
-
-    /// The standard failure of a kind (`InvalidValue`).
-    pub(super) fn standard_failure(&self, kind: FailureKind) -> FailureId {
-        let at = self
-            .prog
-            .failures
-            .iter()
-            .position(|f| f.owner == Owner::Stdlib && f.kind == kind)
-            .unwrap_or_default();
-        FailureId(at as u32)
     }
 
     fn report_validate_arity(&mut self, path: &ast::Path, span: Span, args: &[ast::Expr]) {
