@@ -1,12 +1,17 @@
 //! Embedded files (the standard library, bundled packages) written to disk
 //! so the editor can open them on go-to-definition.
 //!
-//! They go to a folder private to this server process: created fresh with
-//! mode 0700 under `$XDG_RUNTIME_DIR` (or the temporary folder), never
-//! reused, so another local user cannot plant a link, a pipe or their own
-//! files where the editor looks (a shared fixed path let them). Files are
-//! created new and read-only, and the folder is removed when the server
-//! stops.
+//! They go to a folder private to this user: `jadpo-lsp-<uid>-<version>`
+//! under `$XDG_RUNTIME_DIR` (or the temporary folder), created with mode
+//! 0700 and used only after checking it is a real folder, ours, and closed
+//! to others. Another local user who made that name first gets nothing: a
+//! fresh folder with a random name is made instead. So no one else can
+//! plant a link, a pipe or their own files where the editor looks (a shared
+//! fixed path let them). The folder stays after the server stops, so the
+//! editor can still open what it was sent. A file already there is used
+//! only when it is a regular file with the right text; anything else is
+//! replaced by a new read-only file renamed over it (a rename replaces a
+//! link, it never follows one).
 
 use std::collections::BTreeSet;
 use std::fs::{DirBuilder, OpenOptions};
@@ -38,13 +43,6 @@ pub fn materialize(shown: &str, text: &str) -> Option<PathBuf> {
     Some(path)
 }
 
-/// Removes the private folder, if one was made (at the server's exit).
-pub fn remove() {
-    if let Some(Some(root)) = FOLDER.get() {
-        let _ = std::fs::remove_dir_all(root);
-    }
-}
-
 fn write_read_only(root: &Path, path: &Path, text: &str) -> Option<()> {
     let parent = path.parent()?;
     // The folders below the private root are ours alone.
@@ -56,19 +54,48 @@ fn write_read_only(root: &Path, path: &Path, text: &str) -> Option<()> {
     if !parent.starts_with(root) {
         return None;
     }
+    if holds(path, text) {
+        return Some(());
+    }
+    let temp = path.with_extension(format!("{}.tmp", nonce(0)));
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o444)
-        .open(path)
+        .open(&temp)
         .ok()?;
-    file.write_all(text.as_bytes()).ok()
+    let written = file
+        .write_all(text.as_bytes())
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.ok()
 }
 
-/// A new folder only this user can enter, or `None` when none can be made
-/// (go-to-definition into embedded files then answers nothing).
+/// Whether `path` is already a regular file (not a link) holding `text`.
+fn holds(path: &Path, text: &str) -> bool {
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+    regular && std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes())
+}
+
+/// The user's folder (see the module documentation), or `None` when no
+/// private folder can be made (go-to-definition into embedded files then
+/// answers nothing).
 fn create_private() -> Option<PathBuf> {
     let base = base_folder();
+    // SAFETY: `geteuid` has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let stable = base.join(format!("jadpo-lsp-{me}-{}", env!("CARGO_PKG_VERSION")));
+    let _ = DirBuilder::new().mode(0o700).create(&stable);
+    if is_private(&stable) {
+        return Some(stable);
+    }
+    fresh_private(&base)
+}
+
+/// A new folder with a random name only this user can enter.
+fn fresh_private(base: &Path) -> Option<PathBuf> {
     for attempt in 0..16u32 {
         let dir = base.join(format!(
             "jadpo-lsp-{}-{}",
@@ -153,6 +180,45 @@ mod tests {
             Some("keep me")
         );
         let _ = std::fs::remove_dir_all(shared.parent().unwrap_or(&shared));
+    }
+
+    /// A file left in the folder with other text, or a link put there, is
+    /// replaced, never followed.
+    #[test]
+    fn what_is_already_there_is_checked() {
+        let root = FOLDER
+            .get_or_init(create_private)
+            .clone()
+            .expect("a private folder");
+        let stale = root.join("bundled/stale/types.jadpo");
+        let _ = std::fs::create_dir_all(stale.parent().expect("parent"));
+        let victim = root.join("victim.txt");
+        let _ = std::fs::write(&victim, "keep me");
+        let _ = std::fs::remove_file(&stale);
+        let _ = std::os::unix::fs::symlink(&victim, &stale);
+        let path = materialize("<bundled>/stale/types.jadpo", "fresh");
+        assert_eq!(path.as_deref(), Some(stale.as_path()));
+        assert_eq!(
+            std::fs::read_to_string(&stale).ok().as_deref(),
+            Some("fresh")
+        );
+        assert!(!std::fs::symlink_metadata(&stale)
+            .expect("there")
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&victim).ok().as_deref(),
+            Some("keep me")
+        );
+    }
+
+    #[test]
+    fn a_folder_open_to_others_is_not_private() {
+        let dir = std::env::temp_dir().join(format!("jadpo-open-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+        assert!(!is_private(&dir));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

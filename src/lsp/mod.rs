@@ -66,7 +66,6 @@ pub fn run() -> ExitCode {
     let mut server = Server::new(connection);
     let clean_exit = server.main_loop();
     drop(server);
-    bundled::remove();
     let stopped = transport.finish();
     if clean_exit {
         ExitCode::SUCCESS
