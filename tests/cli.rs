@@ -167,7 +167,7 @@ fn deny_warnings_turns_a_warning_into_exit_1() {
     write(
         "app.jadpo",
         "action late(email: stripe.Email, price: stripe.PriceId)\n\
-         \x20   fails stripe.CardDeclined, stripe.InvalidEmail, stripe.PriceMissing -> Unit\n\
+         \x20   fails stripe.InvalidEmail, stripe.PriceMissing -> Unit\n\
          {\n\
          \x20   attempt stripe.customers.create(stripe.CustomerCreate { email: email })\n\
          \x20   attempt stripe.prices.retrieve(stripe.PriceRef { id: price })\n\
@@ -331,7 +331,7 @@ fn check_finds_the_app_or_package_a_path_names() {
         stderr(&package)
     );
     assert!(
-        stdout(&package).contains("checked package stripe 3.1.0: 0 errors"),
+        stdout(&package).contains("checked package stripe 3.2.0: 0 errors"),
         "{}",
         stdout(&package)
     );

@@ -8,6 +8,7 @@ mod formats;
 mod invariants;
 mod known_bad_diagnostics;
 mod lsp;
+mod packages;
 mod plan_diff;
 mod plan_snapshots;
 mod publish;

@@ -69,14 +69,37 @@ pub struct Idempotency {
     pub new_key_on: NewKeyOn,
     pub in_use: Option<AnswerMatch>,
     pub mismatch: Option<AnswerMatch>,
+    /// `max_key_length:`, the longest key the provider takes, when it says.
+    pub max_key_length: Option<Spanned<u64>>,
     pub span: Span,
 }
 
-/// `{ status: 409, code: idempotency_error }`
+/// The length of every step key the runtime sends: 64 hex characters
+/// (`runtime/src/record.rs`, whose test pins it to this).
+pub const STEP_KEY_LENGTH: u64 = 64;
+
+/// `{ status: [409, 422], code: "704", type: idempotency_error }`: an answer
+/// matches when its HTTP status is one of `status` and the error body's code
+/// and type fields equal `code` and `type` where those are given.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct AnswerMatch {
-    pub status: u16,
+    /// At least one; in the order written.
+    pub status: Vec<u16>,
     pub code: Option<String>,
+    #[serde(rename = "type")]
+    pub error_type: Option<String>,
+}
+
+impl AnswerMatch {
+    /// Does an answer with this status and body fields match?
+    pub fn matches(&self, status: u16, code: Option<&str>, error_type: Option<&str>) -> bool {
+        let field = |want: &Option<String>, got: Option<&str>| {
+            want.as_deref().is_none_or(|w| got == Some(w))
+        };
+        self.status.contains(&status)
+            && field(&self.code, code)
+            && field(&self.error_type, error_type)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -95,5 +118,8 @@ pub struct OperationDecl {
     pub large_output: bool,
     pub timeout_ms: Option<u64>,
     pub attempts: Option<u32>,
+    /// The operation's own key window, for providers whose windows differ
+    /// by endpoint.
+    pub window_ms: Option<Spanned<u64>>,
     pub span: Span,
 }

@@ -141,6 +141,75 @@ fn large_output_without_answer() {
     insta::assert_snapshot!(package_diags(&yaml));
 }
 
+const FULL_FACTS: &str = "package: mailer
+version: 1.0.0
+provider:
+  idempotency:
+    header: Idempotency-Key
+    window: 24h
+    max_key_length: 64
+    in_use: { status: [409, 422], code: \"704\" }
+    mismatch: { status: 400, type: idempotency_error }
+operations:
+  email.send:
+    request: Email
+    changes: true
+    idempotent: true
+    window: 72h
+";
+
+#[test]
+fn answers_take_a_status_list_code_and_type_and_operations_a_window() {
+    let mem = app_with_package(FULL_FACTS);
+    let project = load(&mem, empty_bundled()).expect("loads");
+    assert_eq!(render_load(&Ok(project.clone())).trim(), "(no diagnostics)");
+    let m = &project.packages[0].manifest;
+    let idem = m.provider.idempotency.as_ref().expect("idempotency");
+    let in_use = idem.in_use.as_ref().expect("in_use");
+    assert_eq!(in_use.status, vec![409, 422]);
+    assert_eq!(in_use.code.as_deref(), Some("704"));
+    assert_eq!(in_use.error_type, None);
+    assert!(in_use.matches(422, Some("704"), Some("validation")));
+    assert!(!in_use.matches(500, Some("704"), None));
+    assert!(!in_use.matches(409, Some("705"), None));
+    let mismatch = idem.mismatch.as_ref().expect("mismatch");
+    assert_eq!(mismatch.status, vec![400]);
+    assert_eq!(mismatch.error_type.as_deref(), Some("idempotency_error"));
+    assert!(mismatch.matches(400, Some("anything"), Some("idempotency_error")));
+    assert!(!mismatch.matches(400, None, Some("invalid_request_error")));
+    assert_eq!(idem.max_key_length.as_ref().map(|n| n.node), Some(64));
+    let op = &m.operations[0];
+    assert_eq!(op.window_ms.as_ref().map(|w| w.node), Some(72 * 3_600_000));
+}
+
+#[test]
+fn answer_status_lists_are_checked() {
+    let yaml = "package: mailer
+version: 1.0.0
+provider:
+  idempotency:
+    header: Idempotency-Key
+    window: 24h
+    in_use: { status: [409, 422, 409] }
+    mismatch: { status: [], kind: idempotency_error }
+";
+    insta::assert_snapshot!(package_diags(yaml));
+}
+
+#[test]
+fn step_keys_must_fit_the_provider() {
+    let yaml = FULL_FACTS.replace("max_key_length: 64", "max_key_length: 36");
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
+#[test]
+fn an_operation_window_needs_a_key() {
+    let yaml = with_ops(
+        "  email.send:\n    request: Email\n    changes: true\n    window: 72h\n  email.undo:\n    request: Email\n    changes: true\n    idempotent: true\n    keyed: false\n    window: 1h\n",
+    );
+    insta::assert_snapshot!(package_diags(&yaml));
+}
+
 #[test]
 fn duplicate_key() {
     let yaml = "package: mailer\nversion: 1.0.0\nversion: 1.0.1\n";

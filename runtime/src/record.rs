@@ -176,7 +176,9 @@ mod tests {
     #[test]
     fn step_keys_follow_the_spec_and_fit_every_provider() {
         let key = step_key("test:a lost answer:1", 3, 0);
-        assert_eq!(key.len(), 64);
+        // The loader refuses a provider whose `max_key_length:` is below this.
+        assert_eq!(key.len() as u64, jadpo_compiler::manifest::STEP_KEY_LENGTH);
+        assert!(key.bytes().all(|b| b.is_ascii_hexdigit()));
         let mut m = Vec::new();
         m.extend_from_slice(&20u32.to_le_bytes());
         m.extend_from_slice(b"test:a lost answer:1");

@@ -339,6 +339,32 @@ action receipt(req: OrderReq) -> Text {
     assert!(record.steps.iter().all(|s| s.fingerprint.is_none()));
 }
 
+/// `spec/package-manifest.md`, "What `attempts` counts": the provider's
+/// `attempts: 3` never repeats a changing call answered 5xx within an
+/// attempt, so an unkeyed one cannot act twice.
+#[test]
+fn an_unkeyed_changing_call_answered_5xx_is_never_sent_again() {
+    let app = App::new(
+        "
+action receipt(req: OrderReq) -> Text {
+    var r = attempt pay.receipts.send(pay.ChargeReq { order: req.id amount: 1 })
+    return r.id
+}",
+    );
+    assert_eq!(app.program.op(app.op("pay.receipts.send")).attempts, 3);
+    let d = delivery(&app, "test:unkeyed:5xx", "receipt", vec![order("o1", 1)]);
+    let mut fake = app.fake(&[(
+        "pay.receipts.send",
+        vec![Scripted::ServerError, charge("r_2", 1)],
+    )]);
+    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    let End::Parked { step, .. } = &out.end else {
+        panic!("{out:#?}");
+    };
+    assert_eq!(*step, 1);
+    assert_eq!(fake.sends.get("pay.receipts.send"), Some(&1), "sent once");
+}
+
 #[test]
 fn a_keyed_false_step_in_doubt_is_sent_again_as_it_is() {
     let app = App::new(

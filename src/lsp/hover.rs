@@ -96,13 +96,9 @@ fn op_facts(program: &Program, id: OpId) -> String {
         .packages
         .get(op.package.0 as usize)
         .and_then(|p| p.idempotency.as_ref());
-    let keyed = match idem.filter(|_| op.keyed) {
-        Some(i) => format!(
-            "yes (`{}`, provider window {})",
-            i.header,
-            duration(i.window_ms)
-        ),
-        None => "no".to_string(),
+    let keyed = match (idem.filter(|_| op.keyed), op.window_ms) {
+        (Some(i), Some(w)) => format!("yes (`{}`, provider window {})", i.header, duration(w)),
+        _ => "no".to_string(),
     };
     let mut failures: Vec<&str> = op
         .failures

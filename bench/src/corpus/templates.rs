@@ -164,7 +164,7 @@ schedule nightly_{K}_{I} every {H}h {
 /// One unkeyed changing call from a subscriber.
 const TEXT: &str = r#"
 // Texts the team when an order is placed: one unkeyed call per delivery.
-action text_{K}_{I}(placed: Placed{K}) fails twilio.InvalidNumber, twilio.Unreachable -> Unit {
+action text_{K}_{I}(placed: Placed{K}) fails twilio.InvalidNumber -> Unit {
     attempt twilio.messages.create(twilio.MessageCreate {
         to: "+1555010{N}"
         from: "+15550199"

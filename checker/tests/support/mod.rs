@@ -244,6 +244,11 @@ impl B {
             large_output,
             timeout_ms,
             attempts,
+            window_ms: self.p.packages[pkg as usize]
+                .idempotency
+                .as_ref()
+                .filter(|_| keyed)
+                .map(|i| i.window_ms),
             request: jadpo_compiler::ir::Ty::Error,
             answer: jadpo_compiler::ir::Ty::Error,
         });

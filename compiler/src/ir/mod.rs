@@ -176,6 +176,9 @@ pub struct Operation {
     pub large_output: bool,
     pub timeout_ms: u64,
     pub attempts: u32,
+    /// How long the provider keeps this operation's key: its own `window:`,
+    /// else the provider's. `None` when it is sent without a key.
+    pub window_ms: Option<u64>,
     pub request: Ty,
     /// `Unit` for an operation with no `answer:`.
     pub answer: Ty,

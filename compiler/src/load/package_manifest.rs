@@ -9,7 +9,7 @@ use super::yaml::{Node, Value};
 use crate::diag::Diagnostic;
 use crate::manifest::{
     AnswerMatch, Idempotency, NewKeyOn, OperationDecl, PackageManifest, Provider, DEFAULT_ATTEMPTS,
-    DEFAULT_TIMEOUT_MS,
+    DEFAULT_TIMEOUT_MS, STEP_KEY_LENGTH,
 };
 use crate::span::Spanned;
 
@@ -22,8 +22,9 @@ const IDEMPOTENCY_KEYS: &[&str] = &[
     "new_key_on",
     "in_use",
     "mismatch",
+    "max_key_length",
 ];
-const ANSWER_KEYS: &[&str] = &["status", "code"];
+const ANSWER_KEYS: &[&str] = &["status", "code", "type"];
 const OPERATION_KEYS: &[&str] = &[
     "request",
     "answer",
@@ -35,6 +36,7 @@ const OPERATION_KEYS: &[&str] = &[
     "large_output",
     "timeout",
     "attempts",
+    "window",
 ];
 
 /// Reads a parsed `package.yaml`. `None` when the package cannot be used at
@@ -193,6 +195,9 @@ fn read_idempotency(r: &mut Reader, key: &Node, node: &Node) -> Option<Idempoten
     let mismatch = fields
         .get("mismatch")
         .and_then(|n| read_answer(r, n, "mismatch"));
+    let max_key_length = fields
+        .get("max_key_length")
+        .and_then(|n| read_max_key_length(r, n));
     Some(Idempotency {
         header: header?,
         window_ms: window?,
@@ -200,8 +205,30 @@ fn read_idempotency(r: &mut Reader, key: &Node, node: &Node) -> Option<Idempoten
         new_key_on,
         in_use,
         mismatch,
+        max_key_length,
         span: r.span(key),
     })
+}
+
+/// `max_key_length:`, refused when the runtime's step keys do not fit.
+fn read_max_key_length(r: &mut Reader, node: &Node) -> Option<Spanned<u64>> {
+    let n = r.int(node, "max_key_length", 1, 100_000)? as u64;
+    let span = r.span(node);
+    if n < STEP_KEY_LENGTH {
+        r.push(
+            Diagnostic::error(
+                "package.key_too_long",
+                span,
+                format!(
+                    "the provider takes keys of at most {n} characters, and the runtime's step keys have {STEP_KEY_LENGTH}"
+                ),
+            )
+            .with_label(format!("at most {n}"))
+            .with_reason("every step is sent under a key of 64 hex characters derived from the delivery, the step and its generation; a provider that cuts or refuses a longer key cannot recognise a resend")
+            .with_fix("check the provider's documented limit; if it is really below 64, the provider cannot be used with keys: remove `idempotency:` and let its changing calls be unkeyed"),
+        );
+    }
+    Some(Spanned::new(n, span))
 }
 
 fn read_new_key_on(r: &mut Reader, node: &Node) -> Option<NewKeyOn> {
@@ -236,15 +263,58 @@ fn read_answer(r: &mut Reader, node: &Node, what: &str) -> Option<AnswerMatch> {
         );
         return None;
     };
-    let status = r.int(status_node, "status", 100, 599)?;
+    let status = read_statuses(r, status_node)?;
     let code = fields
         .get("code")
-        .and_then(|n| r.scalar(n, "the provider's error code, such as idempotency_error"))
+        .and_then(|n| r.scalar(n, "the error body's code, such as idempotency_key_in_use"))
+        .map(|s| s.node);
+    let error_type = fields
+        .get("type")
+        .and_then(|n| r.scalar(n, "the error body's type, such as idempotency_error"))
         .map(|s| s.node);
     Some(AnswerMatch {
-        status: status as u16,
+        status,
         code,
+        error_type,
     })
+}
+
+/// `status: 409` or `status: [409, 422]`: at least one, none twice.
+fn read_statuses(r: &mut Reader, node: &Node) -> Option<Vec<u16>> {
+    let Value::Seq(items) = &node.value else {
+        return r.int(node, "status", 100, 599).map(|s| vec![s as u16]);
+    };
+    if items.is_empty() {
+        let span = r.span(node);
+        r.push(
+            Diagnostic::error("manifest.bad_value", span, "`status` lists no status")
+                .with_label("empty list")
+                .with_help("give one HTTP status, or a list such as [409, 422]"),
+        );
+        return None;
+    }
+    let mut out: Vec<u16> = Vec::new();
+    let mut firsts: Vec<&Node> = Vec::new();
+    for item in items {
+        let status = r.int(item, "status", 100, 599)? as u16;
+        if let Some(i) = out.iter().position(|s| *s == status) {
+            let (first, again) = (r.span(firsts[i]), r.span(item));
+            r.push(
+                Diagnostic::error(
+                    "manifest.bad_value",
+                    again,
+                    format!("status {status} is listed twice"),
+                )
+                .with_label("listed again here")
+                .with_related(first, "first listed here")
+                .with_fix("keep one"),
+            );
+            continue;
+        }
+        out.push(status);
+        firsts.push(item);
+    }
+    Some(out)
 }
 
 fn read_operations(r: &mut Reader, top: &Fields, provider: &Provider) -> Vec<OperationDecl> {
@@ -353,6 +423,7 @@ fn read_operation(
         .get("attempts")
         .and_then(|n| r.int(n, "attempts", 1, 100))
         .map(|a| a as u32);
+    let window_ms = fields.get("window").and_then(|n| r.duration(n, "window"));
     let op = OperationDecl {
         name,
         request: request?,
@@ -365,6 +436,7 @@ fn read_operation(
         large_output,
         timeout_ms,
         attempts,
+        window_ms,
         span: r.span(key),
     };
     check_operation(r, &op, &fields, provider);
@@ -413,6 +485,9 @@ fn check_operation(r: &mut Reader, op: &OperationDecl, fields: &Fields, provider
             r.push(d);
         }
     }
+    if op.window_ms.is_some() {
+        check_window(r, op, fields, provider);
+    }
     if op.large_output && op.answer.is_none() {
         let span = fields
             .entry("large_output")
@@ -428,4 +503,39 @@ fn check_operation(r: &mut Reader, op: &OperationDecl, fields: &Fields, provider
             .with_fix("add the operation's `answer:` type, or remove `large_output: true`"),
         );
     }
+}
+
+/// An operation's own `window:` is a fact about the provider's key, so the
+/// operation must take one.
+fn check_window(r: &mut Reader, op: &OperationDecl, fields: &Fields, provider: &Provider) {
+    let keyed = op.idempotent && op.keyed && provider.idempotency.is_some();
+    if keyed {
+        return;
+    }
+    let Some((k, v)) = fields.entry("window") else {
+        return;
+    };
+    let span = r.span(k).to(r.span(v));
+    let why = if provider.idempotency.is_none() {
+        "the provider takes no keys (no `idempotency:`)"
+    } else if !op.idempotent {
+        "the operation is not `idempotent: true`, so it is sent without a key"
+    } else {
+        "the operation is `keyed: false`, so it is sent without a key"
+    };
+    r.push(
+        Diagnostic::error(
+            "package.window_without_key",
+            span,
+            format!(
+                "operation `{}` sets a key window but is sent without a key",
+                op.name.node
+            ),
+        )
+        .with_label("a window for no key")
+        .with_reason(format!(
+            "`window:` says how long the provider keeps this operation's key; {why}"
+        ))
+        .with_fix("remove `window:`, or make the operation keyed (`idempotent: true` on a provider with `idempotency:`)"),
+    );
 }

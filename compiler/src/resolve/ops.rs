@@ -63,6 +63,11 @@ impl<'a> Builder<'a> {
             large_output: op.large_output,
             timeout_ms: op.timeout_ms.unwrap_or(pkg.timeout_ms),
             attempts: op.attempts.unwrap_or(pkg.attempts),
+            window_ms: pkg
+                .idempotency
+                .as_ref()
+                .filter(|_| op.idempotent && op.keyed)
+                .map(|i| op.window_ms.as_ref().map_or(i.window_ms, |w| w.node)),
             request: request.clone(),
             answer: answer.clone(),
         });

@@ -32,7 +32,7 @@
 //!     email: stripe.Email
 //! }
 //!
-//! action signup(event: Signup) fails PaymentRefused, stripe.CardDeclined, stripe.InvalidEmail -> Unit {
+//! action signup(event: Signup) fails PaymentRefused, stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
 //!     match stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" }) {
 //!         success(charge) => charge
@@ -59,7 +59,7 @@
 //!     customer: stripe.CustomerId
 //! }
 //!
-//! action signup(event: Signup) fails stripe.CardDeclined, stripe.InvalidEmail -> Unit {
+//! action signup(event: Signup) fails stripe.InvalidEmail -> Unit {
 //!     var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: event.email })
 //!     var declined = match stripe.charges.create(stripe.ChargeCreate { customer: customer.id amount: 100 currency: "usd" }) {
 //!         success(charge) => false
