@@ -475,3 +475,28 @@ fn human_paths_open_from_the_current_folder() {
         "JSON paths stay relative to the app: {doc}"
     );
 }
+
+/// A folder without `jadpo.yaml`, named by a path of several parts: every
+/// format names the missing file once (it was `dir/dir/jadpo.yaml` in the
+/// human and SARIF output).
+#[test]
+fn a_missing_manifest_is_named_once_in_every_format() {
+    let dir = scratch("nomanifest/app");
+    std::fs::write(dir.join("a.jadpo"), "type A = Int\n").unwrap_or_else(|e| panic!("{e}"));
+    let rel = dir
+        .strip_prefix(repo())
+        .unwrap_or_else(|_| panic!("{dir:?} is inside the repository"))
+        .to_string_lossy()
+        .into_owned();
+    let human = stdout(&jadpo(&["check", "--color", "never", &rel]));
+    assert!(
+        human.contains(&format!("─[ {rel}/jadpo.yaml:1:1 ]")),
+        "{human}"
+    );
+    let doc = json(&jadpo(&["check", "--format", "json", &rel]));
+    assert_eq!(doc["diagnostics"][0]["location"]["file"], "jadpo.yaml");
+    let sarif = json(&jadpo(&["check", "--format", "sarif", &rel]));
+    let uri = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+        ["artifactLocation"]["uri"];
+    assert_eq!(uri.as_str(), Some(format!("{rel}/jadpo.yaml").as_str()));
+}

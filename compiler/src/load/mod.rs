@@ -169,7 +169,8 @@ pub fn load_project_with(
 
 /// Reads `jadpo.yaml`; a missing, unreadable or unparsable one is fatal.
 fn read_app(cx: &mut Ctx, app_root: &Folder, root: &str) -> Result<(AppManifest, FileId), Fatal> {
-    let shown = loaders::join(root, "jadpo.yaml");
+    // App files are named relative to the app folder, as every other one is.
+    let shown = app_root.shown("jadpo.yaml");
     let file = match cx.read_manifest(app_root, "jadpo.yaml", &Unit::App) {
         Ok(file) => file,
         Err(ReadError::NotFound) => {
