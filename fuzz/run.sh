@@ -15,7 +15,7 @@ secs="${1:-300}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(parse manifest check lsp)
+    targets=(parse manifest check lsp fmt)
 fi
 sanitizer="${JADPO_FUZZ_SANITIZER:-address}"
 root="$(cd "$(dirname "$0")/.." && pwd)"

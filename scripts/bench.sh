@@ -134,6 +134,20 @@ else
     echo "ruff not found (pip install ruff): comparison skipped" | tee -a "$OUT/results.md"
 fi
 
+# `jadpo fmt --check`: on the corpus as generated (every file changes, so
+# each result is verified by a second parse) and on a formatted copy (the CI
+# case), on the machine's cores.
+for size in $SIZES; do
+    copy="$CORPORA/$size-formatted"
+    rm -rf "$copy" && cp -r "$CORPORA/$size" "$copy"
+    "$JADPO" fmt "$copy" >/dev/null || true
+    hyperfine -N --warmup 1 --runs "$RUNS" -i --export-json "$OUT/fmt-raw-$size.json" \
+        "$JADPO fmt --check $CORPORA/$size"
+    hyperfine -N --warmup 1 --runs "$RUNS" -i --export-json "$OUT/fmt-$size.json" \
+        "$JADPO fmt --check $copy"
+    echo "- $size: \`jadpo fmt --check\` $(python3 -c 'import sys; print(f"{float(sys.argv[1])*1e3:,.0f}")' "$(mean_of "$OUT/fmt-$size.json")") ms formatted, $(python3 -c 'import sys; print(f"{float(sys.argv[1])*1e3:,.0f}")' "$(mean_of "$OUT/fmt-raw-$size.json")") ms as generated" >>"$OUT/results.md"
+done
+
 # The language server: from didChange to the publishDiagnostics of that edit.
 LSP_SIZES=${LSP_SIZES:-"10k 100k"}
 LSP_EDITS=${LSP_EDITS:-200}

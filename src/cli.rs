@@ -58,9 +58,25 @@ pub enum Command {
     /// an application, one route, one subscriber and one test, that checks
     /// clean: `jadpo new notes && jadpo test notes`.
     New(NewArgs),
+    /// Rewrite `.jadpo` files in their canonical layout (spec/formatting.md),
+    /// keeping every comment. A file with a syntax error is left as it is.
+    /// Exit status 0 formatted, 1 `--check` found files to change or a file
+    /// could not be formatted, 2 PATH cannot be read.
+    Fmt(FmtArgs),
     /// Print a shell completion script, e.g.
     /// `jadpo completions bash > ~/.local/share/bash-completion/completions/jadpo`.
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FmtArgs {
+    /// `.jadpo` files, or folders searched for them (hidden folders,
+    /// `target`, `build` and links skipped).
+    #[arg(default_value = ".")]
+    pub paths: Vec<String>,
+    /// Change nothing: list the files that would change, exit 1 if any.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, clap::Args)]

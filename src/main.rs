@@ -66,6 +66,10 @@ fn main() -> ExitCode {
             ExitCode::from(jadpo::publish::run(&args))
         }
         Command::Test(args) => test(&args),
+        Command::Fmt(args) => {
+            keep_freed_pages();
+            ExitCode::from(jadpo::fmt::run(&args))
+        }
         Command::Plan(PlanCommand::Diff(args)) => plan_diff(&args),
         Command::New(args) => match jadpo::scaffold::create(&args.path) {
             Ok(name) => {

@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod fixtures;
 mod formats;
+mod formatting;
 mod invariants;
 mod known_bad_diagnostics;
 mod lsp;

@@ -363,7 +363,7 @@ fn constructed_fixes_and_manifests() {
     let entries = app.join("src/entries.jadpo");
     let text = std::fs::read_to_string(&entries).expect("entries.jadpo");
     let unkeyed = text.replacen(
-        "    idempotency_key: required        // the route's API requires Idempotency-Key\n",
+        "    idempotency_key: required // the route's API requires Idempotency-Key\n",
         "",
         1,
     );
@@ -727,4 +727,76 @@ fn the_lifecycle_follows_the_protocol() {
     let (status, _, err) = lsp_on_bytes(exit_first.as_bytes());
     assert_eq!(status, Some(1), "{err}");
     assert!(err.contains("before `initialize`"), "{err}");
+}
+
+/// Applies LSP text edits (line/UTF-16 positions; ASCII text here).
+fn apply_edits(text: &str, edits: &[Value]) -> String {
+    let offset = |pos: &Value| {
+        let line = pos["line"].as_u64().unwrap_or(0) as usize;
+        let col = pos["character"].as_u64().unwrap_or(0) as usize;
+        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        start + col
+    };
+    let mut out = text.to_string();
+    let mut sorted: Vec<&Value> = edits.iter().collect();
+    sorted.sort_by_key(|e| std::cmp::Reverse(offset(&e["range"]["start"])));
+    for e in sorted {
+        let (a, b) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
+        out.replace_range(a..b, e["newText"].as_str().unwrap_or(""));
+    }
+    out
+}
+
+#[test]
+fn formatting_an_open_document_gives_the_fmt_layout() {
+    let app = billing_copy("formatting");
+    let mut client = Client::start(&app);
+    let init = client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": {} }),
+    );
+    assert_eq!(init["capabilities"]["documentFormattingProvider"], true);
+    client.notify("initialized", json!({}));
+    let file = app.join("src/payments.jadpo");
+    let text = std::fs::read_to_string(&file).expect("payments.jadpo");
+    let messy = text.replacen("action refund_charge(", "action    refund_charge(", 1);
+    assert_ne!(messy, text);
+    open(&mut client, &file, &messy);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": doc(&file), "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    let edits = list(&edits);
+    assert_eq!(edits.len(), 1, "one edit, only over the change: {edits:?}");
+    assert_eq!(apply_edits(&messy, &edits), text);
+
+    // A formatted document needs no edit; one with a syntax error gets an
+    // error answer and no edit.
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(&file), "version": 2 }, "contentChanges": [{ "text": text }] }),
+    );
+    let none = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": doc(&file), "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    assert_eq!(none, json!([]));
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(&file), "version": 3 }, "contentChanges": [{ "text": "action f( {\n" }] }),
+    );
+    let id = client.server.send_request(
+        "textDocument/formatting",
+        json!({ "textDocument": doc(&file), "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    let deadline = Instant::now() + WAIT;
+    let refused = loop {
+        let m = client.server.next(deadline, "the formatting answer");
+        if m["id"] == json!(id) {
+            break m;
+        }
+    };
+    assert_eq!(refused["error"]["code"], -32803, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("syntax error at 1:"), "{message}");
 }

@@ -13,7 +13,7 @@ use jadpo_compiler::intern::Name;
 use jadpo_compiler::lexer;
 use jadpo_compiler::load::MemLoader;
 use jadpo_compiler::parser::parse_file;
-use jadpo_compiler::printer::print_file;
+use jadpo_compiler::printer::{format_source, print_file, shape};
 use jadpo_compiler::span::{FileId, Span};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -24,28 +24,6 @@ fn repo() -> &'static FsPath {
 }
 
 // ------------------------------------------------------ span erasure ---
-
-/// The AST's `Debug` text with every span replaced by `_`: two trees are
-/// equal up to spans exactly when these strings are equal.
-fn shape(ast: &SourceFileAst) -> String {
-    erase_spans(&format!("{:?}", ast.items))
-}
-
-fn erase_spans(debug: &str) -> String {
-    const START: &str = "Span { file: FileId(";
-    let mut out = String::with_capacity(debug.len());
-    let mut rest = debug;
-    while let Some(at) = rest.find(START) {
-        out.push_str(&rest[..at]);
-        out.push('_');
-        let after = &rest[at..];
-        // A span's Debug text holds no nested braces: it ends at the first `}`.
-        let end = after.find('}').map_or(after.len(), |i| i + 1);
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
-}
 
 /// Parses `text`, requiring no diagnostics.
 fn parse_clean(text: &str) -> Result<SourceFileAst, String> {
@@ -872,5 +850,38 @@ proptest! {
             }
         }
         prop_assert_eq!(base, digests(&edited));
+    }
+}
+
+// ---------------------------------------------- formatting: properties ---
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Spaces, tabs, blank lines and comments inserted anywhere in the
+    /// billing example: `format_source` still succeeds (it checks the tree
+    /// and the comments itself), and its result is a fixed point.
+    #[test]
+    fn formatting_is_a_fixed_point_under_inserted_space_and_comments(
+        file in 0usize..16,
+        edits in prop::collection::vec((any::<usize>(), insert()), 1..16)
+    ) {
+        let files = billing();
+        let sources: Vec<&String> = files.iter().filter(|(k, _)| k.ends_with(".jadpo")).map(|(_, v)| v).collect();
+        let text = with_inserts(sources[file % sources.len()], &edits);
+        let once = format_source(&text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let twice = format_source(&once).map_err(|e| TestCaseError::fail(format!("{e:?}\n{once}")))?;
+        prop_assert_eq!(&once, &twice);
+    }
+
+    /// Generated programs, printed, then formatted: the same tree, a fixed point.
+    #[test]
+    fn formatting_generated_programs_keeps_their_tree(items in prop::collection::vec(item(), 1..4)) {
+        let ast = SourceFileAst { file: FileId(0), items };
+        let printed = print_file(&ast);
+        let once = format_source(&printed).map_err(|e| TestCaseError::fail(format!("{e:?}\n{printed}")))?;
+        let again = parse_clean(&once).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(shape(&ast), shape(&again));
+        prop_assert_eq!(format_source(&once).ok(), Some(once.clone()));
     }
 }

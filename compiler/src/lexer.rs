@@ -227,6 +227,9 @@ pub struct Lexed {
     /// diagnostics at or after this offset follow from that one mistake and
     /// are dropped.
     pub quiet_from: Option<u32>,
+    /// `(start, end)` of every `//` comment, in order: the parser never
+    /// sees them; the formatter keeps them.
+    pub comments: Vec<(u32, u32)>,
 }
 
 /// The value of a string token whose span is `span`.
@@ -479,6 +482,7 @@ struct Lexer<'t> {
     stack: Vec<Open>,
     suspect: Option<Suspect>,
     skip: Option<Skip>,
+    comments: Vec<(u32, u32)>,
 }
 
 impl<'t> Lexer<'t> {
@@ -507,6 +511,7 @@ impl<'t> Lexer<'t> {
             stack: Vec::new(),
             suspect: None,
             skip: None,
+            comments: Vec::new(),
         }
     }
 
@@ -528,7 +533,7 @@ impl<'t> Lexer<'t> {
                         self.line_start = (range.start + nl + 1) as u32;
                     }
                 }
-                Ok(Raw::Comment) => {}
+                Ok(Raw::Comment) => self.comments.push((range.start as u32, range.end as u32)),
                 Ok(raw) => {
                     if self.bad_run.is_some() {
                         self.flush_bad_run();
@@ -871,6 +876,7 @@ impl<'t> Lexer<'t> {
             strings: self.strings,
             diagnostics,
             quiet_from,
+            comments: self.comments,
         }
     }
 

@@ -9,6 +9,7 @@ mod actions;
 mod bundled;
 mod convert;
 mod find;
+mod format;
 mod handshake;
 mod hover;
 mod navigate;
@@ -24,7 +25,7 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    CodeActionRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, References,
+    CodeActionRequest, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest, References,
     Request as _,
 };
 use lsp_types::{
@@ -112,6 +113,7 @@ fn capabilities() -> ServerCapabilities {
         references_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
         ..ServerCapabilities::default()
     }
 }
@@ -429,6 +431,15 @@ impl Server {
             References::METHOD => self.references(req.params),
             DocumentSymbolRequest::METHOD => self.symbols(req.params),
             CodeActionRequest::METHOD => self.code_actions(req.params),
+            Formatting::METHOD => match self.formatting(req.params) {
+                Err(Refusal::Failed(message)) => {
+                    let code = lsp_server::ErrorCode::RequestFailed as i32;
+                    self.send(Message::Response(Response::new_err(id, code, message)));
+                    return;
+                }
+                Err(Refusal::Invalid(message)) => Err(message),
+                Ok(value) => Ok(value),
+            },
             _ => {
                 let message = format!("jadpo lsp does not handle `{}`", req.method);
                 self.send(Message::Response(Response::new_err(
@@ -532,6 +543,26 @@ impl Server {
         to_json(found)
     }
 
+    /// The document's text as the client has it (open), else on disk.
+    fn formatting(&mut self, params: serde_json::Value) -> Result<serde_json::Value, Refusal> {
+        let p: lsp_types::DocumentFormattingParams = parse(params).map_err(Refusal::Invalid)?;
+        let doc = &p.text_document.uri;
+        let path = uri::to_path(doc).ok_or_else(|| Refusal::Invalid("not a file URI".into()))?;
+        let key = path.to_string_lossy().into_owned();
+        let text = match self.overlay.get(&key) {
+            Some(text) => text.clone(),
+            None => {
+                let bytes =
+                    jadpo_compiler::load::Loader::read(&jadpo_compiler::load::FsLoader, &key)
+                        .map_err(|e| Refusal::Failed(format!("cannot read the file: {e}")))?;
+                String::from_utf8(bytes)
+                    .map_err(|_| Refusal::Failed("the file is not UTF-8 text".into()))?
+            }
+        };
+        let edits = format::formatting(&text).map_err(Refusal::Failed)?;
+        to_json(edits).map_err(Refusal::Invalid)
+    }
+
     fn code_actions(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
         let p: lsp_types::CodeActionParams = parse(params)?;
         let found = self
@@ -561,4 +592,11 @@ fn to_json<T: serde::Serialize>(value: T) -> Result<serde_json::Value, String> {
 /// Exposed for the latency benchmark: the path of the app folder above a file.
 pub fn app_root(path: &Path) -> Option<PathBuf> {
     find_root(path)
+}
+
+/// Why a request gets an error answer: bad parameters, or a request that
+/// was understood and could not be carried out.
+enum Refusal {
+    Invalid(String),
+    Failed(String),
 }

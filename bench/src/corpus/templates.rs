@@ -101,6 +101,8 @@ action subscribe_{K}_{I}(request: Order{K})
     var subscription = match stripe.subscriptions.create(stripe.SubscriptionCreate {
         customer: customer.id
         price: price.id
+        default_payment_method: request.payment_method
+        payment_behavior: error_if_incomplete
     }) {
         success(created) => created
         failure stripe.CardDeclined => reject Refused{K}

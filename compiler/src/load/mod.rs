@@ -12,7 +12,7 @@ pub mod packages;
 pub mod registry;
 pub mod yaml;
 
-pub use loaders::{DirLoader, FsLoader, MemLoader};
+pub use loaders::{list_disk, DirLoader, FsLoader, MemLoader};
 pub use package_unit::load_package_unit;
 
 use crate::diag::Diagnostic;

@@ -83,6 +83,16 @@ fn parse_pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
+/// Runs `f` on the parse pool's big-stack threads, where [`parse_file`]
+/// parses in place: work over many files (`jadpo fmt`) that parses each
+/// belongs there, not on another pool waiting for this one.
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match parse_pool() {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
 /// Parses one file on a thread with a [`PARSER_STACK`] stack.
 pub fn parse_file(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
     if let Some(pool) = parse_pool() {
@@ -109,7 +119,27 @@ pub fn parse_file(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) 
 /// the pieces first was about a fifth slower on a 50 MB file without
 /// errors.)
 fn parse_here(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>) {
-    let lexed = lexer::lex(file, text);
+    let (ast, diags, _) = parse_lexed(file, text);
+    (ast, diags)
+}
+
+/// Parses one file, keeping its comments' `(start, end)` (for the
+/// formatter), on the parse pool as [`parse_file`] does.
+pub fn parse_with_comments(
+    file: FileId,
+    text: &str,
+) -> (SourceFileAst, Vec<Diagnostic>, Vec<(u32, u32)>) {
+    install(|| parse_lexed(file, text))
+}
+
+fn parse_lexed(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnostic>, Vec<(u32, u32)>) {
+    let mut lexed = lexer::lex(file, text);
+    let comments = std::mem::take(&mut lexed.comments);
+    let (ast, diags) = parse_tokens(file, text, lexed);
+    (ast, diags, comments)
+}
+
+fn parse_tokens(file: FileId, text: &str, lexed: lexer::Lexed) -> (SourceFileAst, Vec<Diagnostic>) {
     let end = text.len() as u32;
     let eoi = Span::new(file, end, end);
     let tokens = lexed.tokens.as_slice().map(eoi, split_token);

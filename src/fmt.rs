@@ -1,0 +1,173 @@
+//! `jadpo fmt [PATH...] [--check]`: rewrites `.jadpo` files in their canonical
+//! layout (`spec/formatting.md`). A file with a syntax error is left as it
+//! is and reported; every rewrite is atomic; links are neither followed into
+//! nor written through. Exit status: 0 when every file is formatted (or,
+//! with `--check`, already was), 1 when `--check` found files to change or a
+//! file could not be formatted, 2 when a PATH cannot be read.
+
+use crate::cli::FmtArgs;
+use crate::write::{is_link, write_atomic};
+use jadpo_compiler::load::{list_disk, FsLoader, Loader};
+use jadpo_compiler::printer::{format_source, FormatError};
+use std::path::{Path, PathBuf};
+
+/// Folders never searched for sources: build output and dependencies.
+const SKIPPED: &[&str] = &["target", "build", "node_modules"];
+
+/// Files searched at most, so a mistaken `jadpo fmt /` ends.
+const MAX_FILES: usize = 100_000;
+
+/// What happened to one file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Unchanged,
+    Changed,
+    /// Left as it is, with the reason (a syntax error, an unreadable file).
+    Refused(String),
+}
+
+pub fn run(args: &FmtArgs) -> u8 {
+    let mut files = Vec::new();
+    for path in &args.paths {
+        match sources(Path::new(path)) {
+            Ok(found) => files.extend(found),
+            Err(e) => {
+                eprintln!("error: cannot read {path}: {e}");
+                return 2;
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    // Files are formatted in parallel and reported in path order.
+    use rayon::prelude::*;
+    // On the parser's big-stack threads: parsing and printing recurse once
+    // per nesting level, and each file's parses then run in place.
+    let outcomes: Vec<Outcome> = jadpo_compiler::parser::install(|| {
+        files
+            .par_iter()
+            .map(|file| format_file(file, args.check))
+            .collect()
+    });
+    let (mut changed, mut refused) = (0usize, 0usize);
+    for (file, outcome) in files.iter().zip(outcomes) {
+        let shown = file.display();
+        match outcome {
+            Outcome::Unchanged => {}
+            Outcome::Changed if args.check => {
+                println!("would reformat {shown}");
+                changed += 1;
+            }
+            Outcome::Changed => {
+                println!("formatted {shown}");
+                changed += 1;
+            }
+            Outcome::Refused(why) => {
+                eprintln!("error: {shown}: {why}; left as it is");
+                refused += 1;
+            }
+        }
+    }
+    let verb = if args.check {
+        "would be reformatted"
+    } else {
+        "reformatted"
+    };
+    let refused_note = if refused > 0 {
+        format!(", {refused} not formatted")
+    } else {
+        String::new()
+    };
+    println!(
+        "{} {verb}, {} already formatted{refused_note}",
+        files_word(changed),
+        files_word(files.len() - changed - refused)
+    );
+    u8::from(refused > 0 || (args.check && changed > 0))
+}
+
+fn files_word(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
+}
+
+/// Formats one file, writing it unless `check`.
+pub fn format_file(path: &Path, check: bool) -> Outcome {
+    let Some(name) = path.to_str() else {
+        return Outcome::Refused("its path is not UTF-8".into());
+    };
+    let bytes = match FsLoader.read(name) {
+        Ok(bytes) => bytes,
+        Err(e) => return Outcome::Refused(format!("cannot be read: {e}")),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Outcome::Refused("it is not UTF-8 text".into());
+    };
+    let formatted = match format_source(&text) {
+        Ok(formatted) => formatted,
+        Err(FormatError::Syntax(diags)) => return Outcome::Refused(syntax(&text, &diags)),
+        Err(FormatError::Unstable(why)) => {
+            return Outcome::Refused(format!(
+                "{why}; this is a bug in jadpo fmt, please report it with the file"
+            ))
+        }
+    };
+    if formatted == text {
+        return Outcome::Unchanged;
+    }
+    if !check {
+        if let Err(e) = write_atomic(path, formatted.as_bytes()) {
+            return Outcome::Refused(format!("cannot be written: {e}"));
+        }
+    }
+    Outcome::Changed
+}
+
+/// The first syntax error, as `line:column: summary (code)`.
+fn syntax(text: &str, diags: &[jadpo_compiler::diag::Diagnostic]) -> String {
+    let Some(d) = diags.first() else {
+        return "it has a syntax error".into();
+    };
+    let before = text.get(..d.span.start as usize).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let more = match diags.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    format!(
+        "it has a syntax error at {line}:{column}: {} ({}){more}",
+        d.summary, d.code
+    )
+}
+
+/// The `.jadpo` files at or below `root`, sorted: hidden folders, build
+/// output and links skipped.
+pub fn sources(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(root)?;
+    if meta.is_file() {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Some(name) = dir.to_str() else { continue };
+        let Ok(listing) = list_disk(name) else {
+            continue;
+        };
+        for (entry, is_dir) in listing.entries {
+            let path = dir.join(&entry);
+            if entry.starts_with('.') || is_link(&path) {
+                continue;
+            }
+            if is_dir {
+                if !SKIPPED.contains(&entry.as_str()) {
+                    stack.push(path);
+                }
+            } else if entry.ends_with(".jadpo") && out.len() < MAX_FILES {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
