@@ -151,6 +151,14 @@ pub struct CheckArgs {
     /// Exit with status 1 when there are warnings, too.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Apply every fix marked safe (`jadpo explain CODE` says which), then
+    /// check again and report what remains. Files with a syntax error are
+    /// never touched.
+    #[arg(long, conflicts_with = "diff")]
+    pub fix: bool,
+    /// Print the safe fixes as a unified diff; change nothing.
+    #[arg(long)]
+    pub diff: bool,
     #[command(flatten)]
     pub color: ColorArg,
 }

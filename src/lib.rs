@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod fix;
 pub mod fmt;
 pub mod locate;
 pub mod lsp;

@@ -319,7 +319,38 @@ fn check(args: &CheckArgs) -> ExitCode {
         Ok(jadpo::locate::Project::App(dir) | jadpo::locate::Project::Neither(dir)) => dir,
         Err(status) => return status,
     };
-    let outcome = run(&dir, false);
+    let mut outcome = run(&dir, false);
+    if args.fix || args.diff {
+        let fixes = jadpo::fix::safe_fixes(&outcome);
+        if args.diff {
+            say(&jadpo::fix::unified_diff(&fixes));
+            let found: usize = fixes.iter().map(|f| f.fixed).sum();
+            say(&format!(
+                "{found} safe fix{} in {} file{}; nothing written\n",
+                plural_es(found),
+                fixes.len(),
+                plural_s(fixes.len())
+            ));
+            return ExitCode::from(u8::from(found > 0));
+        }
+        if let Err(e) = jadpo::fix::write_fixes(&dir, &fixes) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        let fixed: usize = fixes.iter().map(|f| f.fixed).sum();
+        for f in &fixes {
+            let line = format!("fixed {} in {}", count(f.fixed, "finding"), f.path);
+            // Machine formats keep stdout one document.
+            if args.format == Format::Human {
+                say(&format!("{line}\n"));
+            } else {
+                eprintln!("{line}");
+            }
+        }
+        if fixed > 0 {
+            outcome = run_again(&dir);
+        }
+    }
     let report = Report::of_app(&outcome, &dir);
     report.print(
         args.format,
@@ -337,6 +368,31 @@ fn check(args: &CheckArgs) -> ExitCode {
     // only delay the exit.
     std::mem::forget(outcome);
     status
+}
+
+fn plural_s(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn plural_es(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "es"
+    }
+}
+
+fn count(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", plural_s(n))
+}
+
+/// The check after `--fix` wrote: a fresh run on the files as they are now.
+fn run_again(dir: &str) -> Outcome {
+    check_app_with(&FsLoader, dir, false)
 }
 
 /// Writes to stdout. A closed pipe (`jadpo check | head`) is not an error
@@ -543,7 +599,8 @@ fn explain(args: &ExplainArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     if let Some(rule) = jadpo::check::rule_doc(code) {
-        say(&format!("{}\n", rule.doc.trim_end()));
+        let fix = jadpo_checker::registry::fix_note(rule.code);
+        say(&format!("{}\n\n{fix}\n", rule.doc.trim_end()));
         return ExitCode::SUCCESS;
     }
     let codes = jadpo::check::rule_codes();

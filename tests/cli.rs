@@ -119,14 +119,17 @@ fn the_mistakes_example_fails_with_the_documented_codes() {
     assert_eq!(
         codes,
         [
+            "decline.unused",
             "effect.call_in_loop",
             "failure.missing_in_fails",
+            "failure.nothing_to_attempt",
             "name.unknown_operation",
             "step.context",
             "step.unkeyed",
         ]
     );
-    assert_eq!(doc["summary"]["errors"], 5);
+    assert_eq!(doc["summary"]["errors"], 6);
+    assert_eq!(doc["summary"]["warnings"], 1);
 }
 
 #[test]
@@ -499,4 +502,60 @@ fn a_missing_manifest_is_named_once_in_every_format() {
     let uri = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
         ["artifactLocation"]["uri"];
     assert_eq!(uri.as_str(), Some(format!("{rel}/jadpo.yaml").as_str()));
+}
+
+/// `jadpo check --fix` on a copy of examples/mistakes: the two findings
+/// whose fixes are safe are gone, the others stay, and the files show the
+/// edits; `--diff` shows the same edits and writes nothing.
+#[test]
+fn check_fix_applies_the_safe_fixes_of_the_mistakes() {
+    let dir = scratch("fix-mistakes");
+    copy_tree(&repo().join("examples/mistakes"), &dir);
+    let rel = dir
+        .strip_prefix(repo())
+        .unwrap_or(&dir)
+        .to_string_lossy()
+        .into_owned();
+    let before = std::fs::read_to_string(dir.join("src/stale_decline.jadpo")).unwrap_or_default();
+
+    let diff = jadpo(&["check", "--diff", &rel]);
+    assert_eq!(status(&diff), 1);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/stale_decline.jadpo")).unwrap_or_default(),
+        before,
+        "--diff writes nothing"
+    );
+
+    let fixed = jadpo(&["check", "--fix", "--color", "never", &rel]);
+    assert_eq!(status(&fixed), 1, "errors without a safe fix remain");
+    let text = stdout(&fixed);
+    let mut report = String::new();
+    for line in text.lines().filter(|l| {
+        l.starts_with("fixed ")
+            || l.starts_with("error[")
+            || l.starts_with("warning[")
+            || l.starts_with("checked ")
+    }) {
+        report.push_str(line);
+        report.push('\n');
+    }
+    for file in ["src/needless_attempt.jadpo", "src/stale_decline.jadpo"] {
+        report.push_str(&format!("--- {file}\n"));
+        report.push_str(&std::fs::read_to_string(dir.join(file)).unwrap_or_default());
+    }
+    insta::assert_snapshot!(report);
+    insta::assert_snapshot!("check_fix_diff", stdout(&diff));
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{from:?}: {e}")) {
+        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).unwrap_or_else(|e| panic!("{e}"));
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
 }

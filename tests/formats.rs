@@ -155,7 +155,7 @@ fn sarif_has_the_fields_code_scanning_requires() {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    assert_eq!(results.len(), 5, "examples/mistakes has five findings");
+    assert_eq!(results.len(), 7, "examples/mistakes has seven findings");
     for result in &results {
         let id = str_at(result, "/ruleId");
         let index = result["ruleIndex"].as_u64().unwrap_or(u64::MAX) as usize;
@@ -263,14 +263,16 @@ fn github_annotations_are_one_escaped_line_per_diagnostic() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 5, "{text}");
+    assert_eq!(lines.len(), 7, "{text}");
     for line in &lines {
         assert!(
-            line.starts_with("::error file=examples/mistakes/src/"),
+            line.starts_with("::error file=examples/mistakes/src/")
+                || line.starts_with("::warning file=examples/mistakes/src/"),
             "{line}"
         );
         let (props, message) = line
             .trim_start_matches("::error ")
+            .trim_start_matches("::warning ")
             .split_once("::")
             .unwrap_or_else(|| panic!("no `::` before the message: {line}"));
         assert!(

@@ -1041,6 +1041,70 @@ fn a_deeply_nested_source() {
     }
 }
 
+/// `jadpo fmt` on what a hostile or broken file can hold: 100,000 nested
+/// forms (too deep: reported and left; or a legal chain: formatted), a
+/// comment on every line, and a 50 MB file. Each ends within the limits,
+/// never crashing, and a file it cannot format is left byte for byte.
+#[test]
+fn formatting_hostile_files() {
+    let depth = 100_000;
+    let app = App::new("fmt-hostile");
+    let cases = [
+        (
+            "braces.jadpo",
+            format!(
+                "action a() -> Unit {}{}\n",
+                "{".repeat(depth),
+                "}".repeat(depth)
+            ),
+        ),
+        (
+            "parens.jadpo",
+            format!(
+                "action a() -> Int {{ return {}1{} }}\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            ),
+        ),
+        (
+            "fields.jadpo",
+            format!(
+                "action a(x: Int) -> Int {{\n    return x{}\n}}\n",
+                ".y".repeat(depth)
+            ),
+        ),
+        (
+            "sum.jadpo",
+            format!(
+                "action a() -> Int {{\n    return 1{}\n}}\n",
+                " + 1".repeat(depth)
+            ),
+        ),
+        (
+            "comments.jadpo",
+            "// c\ntype   A = Int // c\n".repeat(depth),
+        ),
+    ];
+    for (name, text) in &cases {
+        app.write(name, text);
+        let run = run(&["fmt", &app.path(name).to_string_lossy()]);
+        assert_no_panic(&run, &format!("jadpo fmt {name}"));
+        let after = std::fs::read_to_string(app.path(name)).unwrap_or_default();
+        if run.status != 0 {
+            assert_eq!(&after, text, "{name}: an unformatted file is left as it is");
+            assert!(run.stderr.contains("left as it is"), "{}", run.describe());
+        }
+    }
+    let mut big = String::new();
+    while big.len() < 50 * MB as usize {
+        big.push_str("action   step_a(x: Int) -> Int {   // a comment\n    return x + 1\n}\n\n");
+    }
+    app.write("big.jadpo", &big);
+    let run = run(&["fmt", "--check", &app.path("big.jadpo").to_string_lossy()]);
+    assert_no_panic(&run, "jadpo fmt --check on a 50 MB file");
+    assert_eq!(run.status, 1, "{}", run.describe());
+}
+
 #[test]
 fn deep_but_legal_nesting_checks_cleanly() {
     // Regressions: 40 nested `if`s overflowed the stack of the parser's

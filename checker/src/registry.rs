@@ -17,6 +17,34 @@ static ALL: LazyLock<Vec<CodeInfo>> = LazyLock::new(|| {
     all
 });
 
+/// The codes whose fix `jadpo check --fix` applies: a single edit that
+/// cannot change what the program does beyond removing the finding.
+/// Every other code's fixes are suggestions (a name to choose, a failure
+/// to handle, a route to change) and are only shown.
+pub const SAFE_FIXES: &[&str] = &[
+    // Removes a `decline` that matches no warning of its action.
+    "decline.unused",
+    // Removes `attempt` before something that cannot fail.
+    "failure.nothing_to_attempt",
+    // Removes `Unavailable` or `RateLimited` from `fails`: they always
+    // pass through, listed or not.
+    "failure.transient_in_fails",
+];
+
+/// Whether `jadpo check --fix` applies `code`'s fix.
+pub fn fix_is_safe(code: &str) -> bool {
+    SAFE_FIXES.contains(&code)
+}
+
+/// The line `jadpo explain` and `spec/diagnostics/` give about fixing.
+pub fn fix_note(code: &str) -> &'static str {
+    if fix_is_safe(code) {
+        "Automatic fix: safe; `jadpo check --fix` applies it."
+    } else {
+        "Automatic fix: none; `jadpo check --fix` leaves this finding to you."
+    }
+}
+
 /// Every registered code, sorted.
 pub fn all() -> &'static [CodeInfo] {
     &ALL

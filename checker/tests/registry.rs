@@ -31,9 +31,10 @@ pub fn page(code: &str, severity: Severity, doc: &str) -> String {
     format!(
         "<!-- Generated from {} by \
          `UPDATE_SPEC=1 cargo test -p jadpo-checker spec_pages`. Do not edit. -->\n\n\
-         {doc}\nSeverity: {}.\n",
+         {doc}\nSeverity: {}.\n\n{}\n",
         source_of(code),
-        severity.as_str()
+        severity.as_str(),
+        jadpo_checker::registry::fix_note(code)
     )
 }
 

@@ -22,18 +22,28 @@ pub enum FormatError {
     Unstable(String),
 }
 
-/// The canonical layout of `text`.
+/// The canonical layout of `text`, worked out on the parser's big-stack
+/// threads (printing recurses once per level, as parsing does).
 pub fn format_source(text: &str) -> Result<String, FormatError> {
+    crate::parser::install(|| format_here(text))
+}
+
+fn format_here(text: &str) -> Result<String, FormatError> {
     let (ast, diags, comments) = parse_with_comments(FileId(0), text);
     if !diags.is_empty() {
         return Err(FormatError::Syntax(diags));
     }
-    let mut p = Printer::new(text, comments.clone());
+    let mut p = Printer::new(text, comments);
     p.file(&ast);
+    let comments = std::mem::take(&mut p.comments);
     let out = tidy(p.out);
     // Unchanged text needs no check: it is the input.
     if out != text {
-        verify(text, &ast, &comments, &out)?;
+        // The tree goes before the result is parsed: a large file's two
+        // trees never live at once.
+        let plain = super::print_file(&ast);
+        drop(ast);
+        verify(text, &plain, &comments, &out)?;
     }
     Ok(out)
 }
@@ -54,12 +64,7 @@ fn tidy(out: String) -> String {
     s
 }
 
-fn verify(
-    text: &str,
-    ast: &SourceFileAst,
-    comments: &[(u32, u32)],
-    out: &str,
-) -> Result<(), FormatError> {
+fn verify(text: &str, plain: &str, comments: &[(u32, u32)], out: &str) -> Result<(), FormatError> {
     let (again, diags, out_comments) = parse_with_comments(FileId(0), out);
     if let Some(d) = diags.first() {
         return Err(FormatError::Unstable(format!(
@@ -71,7 +76,7 @@ fn verify(
     // parsing its text gives the tree back (the round-trip property of
     // tests/properties.rs): equal prints mean equal trees. It costs a
     // fraction of comparing the trees' `Debug` text.
-    if super::print_file(ast) != super::print_file(&again) {
+    if plain != super::print_file(&again) {
         return Err(FormatError::Unstable(
             "the formatted text reads back as a different program".into(),
         ));

@@ -39,6 +39,7 @@ use jadpo_compiler::ir::{ActionId, Decline};
 
 use crate::rules::text;
 use crate::rules::{rule_info, Cx, REGISTRY};
+use jadpo_compiler::diag::Edit;
 
 rule_info!("decline", "unused", Warning, "a decline matches no finding");
 
@@ -52,7 +53,13 @@ pub fn diagnostic(cx: &Cx, id: ActionId, decline: &Decline, known: bool) -> Diag
         )
         .with_label("this decline matches nothing")
         .with_reason("a stale decline would hide the warning if the action gained it later for another reason")
-        .with_fix("remove the decline");
+        .with_edit_fix(
+            "remove the decline",
+            vec![Edit {
+                span: decline.span,
+                replacement: String::new(),
+            }],
+        );
     }
     let warnings = REGISTRY
         .iter()
