@@ -63,9 +63,34 @@ pub enum Command {
     /// Exit status 0 formatted, 1 `--check` found files to change or a file
     /// could not be formatted, 2 PATH cannot be read.
     Fmt(FmtArgs),
+    /// Check the app, then again on every change of its sources, manifests
+    /// and local packages, until interrupted; the screen is cleared between
+    /// runs on a terminal. `--format json`: one JSON line per run.
+    Watch(WatchArgs),
     /// Print a shell completion script, e.g.
     /// `jadpo completions bash > ~/.local/share/bash-completion/completions/jadpo`.
     Completions(CompletionsArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WatchFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WatchArgs {
+    /// The app to watch: a folder or a file in it (the nearest folder at
+    /// or above it holding `jadpo.yaml`).
+    #[arg(default_value = ".")]
+    pub path: String,
+    /// `human`: the check's output, the screen cleared between runs on a
+    /// terminal; `json`: one JSON line per run (the document of `check
+    /// --format json`, with `run` and `took_ms`).
+    #[arg(long, value_enum, default_value_t = WatchFormat::Human)]
+    pub format: WatchFormat,
+    #[command(flatten)]
+    pub color: ColorArg,
 }
 
 #[derive(Debug, clap::Args)]

@@ -13,4 +13,5 @@ pub mod publish;
 pub mod render;
 pub mod scaffold;
 pub mod testing;
+pub mod watch;
 pub mod write;

@@ -66,6 +66,14 @@ fn main() -> ExitCode {
             ExitCode::from(jadpo::publish::run(&args))
         }
         Command::Test(args) => test(&args),
+        Command::Watch(args) => {
+            let dir = match locate_app(&args.path, "watch") {
+                Ok(dir) => dir,
+                Err(status) => return status,
+            };
+            keep_freed_pages();
+            ExitCode::from(jadpo::watch::run(&dir, &args))
+        }
         Command::Fmt(args) => {
             keep_freed_pages();
             ExitCode::from(jadpo::fmt::run(&args))

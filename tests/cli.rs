@@ -559,3 +559,62 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// `jadpo watch --format json`: one JSON line per run; an edit that breaks
+/// a file is the next run's error, a read of the sources starts no run,
+/// and fixing the file clears it.
+#[test]
+fn watch_rechecks_on_every_change() {
+    use std::io::BufRead;
+    let dir = scratch("watch-billing");
+    copy_tree(&repo().join("examples/billing"), &dir);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["watch", "--format", "json", &dir.to_string_lossy()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run jadpo watch: {e}"));
+    let stdout = child.stdout.take().expect("stdout");
+    let (send, lines) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = send.send(line);
+        }
+    });
+    let next = || -> serde_json::Value {
+        let line = lines
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no run reported"));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    };
+    let first = next();
+    assert_eq!(first["run"], 1);
+    assert_eq!(first["summary"]["errors"], 0);
+
+    let file = dir.join("src/payments.jadpo");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    std::fs::write(&file, format!("{text}action broken( {{\n")).unwrap_or_else(|e| panic!("{e}"));
+    let broken = next();
+    assert_eq!(broken["run"], 2);
+    assert!(
+        broken["summary"]["errors"].as_u64().unwrap_or(0) > 0,
+        "{broken}"
+    );
+
+    std::fs::write(&file, &text).unwrap_or_else(|e| panic!("{e}"));
+    let fixed = next();
+    assert_eq!(fixed["run"], 3);
+    assert_eq!(fixed["summary"]["errors"], 0, "{fixed}");
+    // Nothing else happened: no run of its own (the checks' reads are not changes).
+    assert!(
+        lines
+            .recv_timeout(std::time::Duration::from_millis(700))
+            .is_err(),
+        "a run without a change"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -800,3 +800,91 @@ fn formatting_an_open_document_gives_the_fmt_layout() {
     let message = refused["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains("syntax error at 1:"), "{message}");
 }
+
+fn labels(items: &Value) -> Vec<String> {
+    list(items)
+        .iter()
+        .filter_map(|i| i["label"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn detail_of(items: &Value, label: &str) -> String {
+    list(items)
+        .iter()
+        .find(|i| i["label"] == label)
+        .and_then(|i| i["detail"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no item `{label}` in {items}"))
+}
+
+/// Completion over stdio: a package's operations after `pkg.`, the fields
+/// of a construction not yet given, and the names in scope.
+#[test]
+fn completion_offers_operations_fields_and_names_in_scope() {
+    let app = billing_copy("completion");
+    let mut client = Client::start(&app);
+    let init = client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": {} }),
+    );
+    assert_eq!(
+        init["capabilities"]["completionProvider"]["triggerCharacters"],
+        json!(["."])
+    );
+    client.notify("initialized", json!({}));
+    let file = app.join("src/payments.jadpo");
+    let text = std::fs::read_to_string(&file).expect("payments.jadpo");
+    // Line 5 (0-based 4) is `action refund_charge(request: RefundRequest) ...`;
+    // completion is asked inside its body, at the start of line 6.
+    let at = |line: u32, character: u32| json!({ "textDocument": doc(&file), "position": { "line": line, "character": character } });
+    open(&mut client, &file, &text);
+    let names = client.request("textDocument/completion", at(5, 4));
+    let found = labels(&names);
+    for want in [
+        "request",
+        "refund_charge",
+        "cancel_subscription",
+        "stripe",
+        "Subscription",
+    ] {
+        assert!(
+            found.iter().any(|l| l == want),
+            "`{want}` missing from {found:?}"
+        );
+    }
+    assert_eq!(detail_of(&names, "request"), "RefundRequest");
+
+    // `stripe.` on a new line of the body.
+    let edited = text.replacen(
+        "action refund_charge(request: RefundRequest) fails ChargeUnknown -> Bool {\n",
+        "action refund_charge(request: RefundRequest) fails ChargeUnknown -> Bool {\n    stripe.\n",
+        1,
+    );
+    assert_ne!(edited, text);
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(&file), "version": 2 }, "contentChanges": [{ "text": edited }] }),
+    );
+    let ops = client.request("textDocument/completion", at(5, 11));
+    let found = labels(&ops);
+    assert!(found.iter().any(|l| l == "customers.create"), "{found:?}");
+    assert!(detail_of(&ops, "customers.create").contains("changes; keyed (Idempotency-Key)"));
+    assert!(detail_of(&ops, "prices.retrieve").contains("a read"));
+    assert!(detail_of(&ops, "customers.delete").contains("safe to repeat"));
+    assert!(found.iter().any(|l| l == "CardDeclined"), "{found:?}");
+
+    // Inside a construction: the fields not given yet.
+    let edited = text.replacen("action refund_charge(request: RefundRequest) fails ChargeUnknown -> Bool {\n", "action refund_charge(request: RefundRequest) fails ChargeUnknown -> Bool {\n    var c = stripe.SubscriptionCreate { customer: \"cus_1\" \n", 1);
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(&file), "version": 3 }, "contentChanges": [{ "text": edited }] }),
+    );
+    let line = "    var c = stripe.SubscriptionCreate { customer: \"cus_1\" ";
+    let fields = client.request("textDocument/completion", at(5, line.len() as u32));
+    let mut found = labels(&fields);
+    found.sort();
+    assert_eq!(
+        found,
+        ["default_payment_method", "payment_behavior", "price"]
+    );
+    assert_eq!(detail_of(&fields, "price"), "stripe.PriceId");
+}

@@ -856,7 +856,7 @@ proptest! {
 // ---------------------------------------------- formatting: properties ---
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// Spaces, tabs, blank lines and comments inserted anywhere in the
     /// billing example: `format_source` still succeeds (it checks the tree

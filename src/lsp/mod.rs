@@ -7,6 +7,7 @@
 
 mod actions;
 mod bundled;
+mod complete;
 mod convert;
 mod find;
 mod format;
@@ -25,8 +26,8 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    CodeActionRequest, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest, References,
-    Request as _,
+    CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
+    References, Request as _,
 };
 use lsp_types::{
     CodeActionProviderCapability, DocumentSymbolResponse, GotoDefinitionResponse, Hover,
@@ -114,6 +115,10 @@ fn capabilities() -> ServerCapabilities {
         document_symbol_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
         document_formatting_provider: Some(OneOf::Left(true)),
+        completion_provider: Some(lsp_types::CompletionOptions {
+            trigger_characters: Some(vec![".".to_string()]),
+            ..lsp_types::CompletionOptions::default()
+        }),
         ..ServerCapabilities::default()
     }
 }
@@ -431,6 +436,7 @@ impl Server {
             References::METHOD => self.references(req.params),
             DocumentSymbolRequest::METHOD => self.symbols(req.params),
             CodeActionRequest::METHOD => self.code_actions(req.params),
+            Completion::METHOD => self.completion(req.params),
             Formatting::METHOD => match self.formatting(req.params) {
                 Err(Refusal::Failed(message)) => {
                     let code = lsp_server::ErrorCode::RequestFailed as i32;
@@ -543,6 +549,24 @@ impl Server {
         to_json(found)
     }
 
+    fn completion(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
+        let p: lsp_types::CompletionParams = parse(params)?;
+        let at = &p.text_document_position;
+        let found = self
+            .locate(&at.text_document.uri, Some(at.position))
+            .and_then(|(i, file, offset)| {
+                let snap = self.projects.get(i)?.snapshot.as_ref()?;
+                let program = snap.program.as_ref()?;
+                Some(complete::complete(
+                    program,
+                    file,
+                    &snap.files.get(file).text,
+                    offset,
+                ))
+            });
+        to_json(found.map(lsp_types::CompletionResponse::Array))
+    }
+
     /// The document's text as the client has it (open), else on disk.
     fn formatting(&mut self, params: serde_json::Value) -> Result<serde_json::Value, Refusal> {
         let p: lsp_types::DocumentFormattingParams = parse(params).map_err(Refusal::Invalid)?;
@@ -599,4 +623,61 @@ pub fn app_root(path: &Path) -> Option<PathBuf> {
 enum Refusal {
     Invalid(String),
     Failed(String),
+}
+
+/// The language server's incremental pipeline for one app, over the files
+/// on disk (`jadpo watch`): a re-check after an edit reuses what the edit
+/// did not touch, as in the editor.
+pub struct Incremental {
+    project: Project,
+    overlay: Overlay,
+}
+
+impl Incremental {
+    pub fn new(root: PathBuf) -> Self {
+        Incremental {
+            project: Project::new(root),
+            overlay: Overlay::default(),
+        }
+    }
+
+    /// Files changed on disk: read them again on the next check.
+    pub fn changed(&mut self) {
+        self.overlay.forget_disk();
+        self.project.dirty = true;
+    }
+
+    /// Checks the app as it is now: its files, its findings (as `jadpo
+    /// check` shows them), the number of its sources and of its packages,
+    /// and whether it could be checked at all.
+    pub fn check(&mut self) -> Checked<'_> {
+        self.project.retire();
+        self.project.analyse(&self.overlay);
+        let snap = self
+            .project
+            .snapshot
+            .as_ref()
+            .expect("analyse leaves a snapshot");
+        let sources = snap
+            .files
+            .iter()
+            .filter(|(_, f)| f.path.ends_with(".jadpo") && !f.path.starts_with('<'))
+            .count();
+        Checked {
+            files: &snap.files,
+            diagnostics: &snap.diagnostics,
+            sources,
+            packages: snap.program.as_ref().map_or(0, |p| p.packages.len()),
+            checked: snap.program.is_some(),
+        }
+    }
+}
+
+/// One check of [`Incremental`].
+pub struct Checked<'a> {
+    pub files: &'a jadpo_compiler::source::Files,
+    pub diagnostics: &'a [jadpo_compiler::diag::Diagnostic],
+    pub sources: usize,
+    pub packages: usize,
+    pub checked: bool,
 }

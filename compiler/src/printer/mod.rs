@@ -176,8 +176,8 @@ impl<'s> Printer<'s> {
     }
 
     /// Ends a line. A comment that trailed the last printed source on its
-    /// line stays at the end of this one; a comment the line passed over
-    /// (inside a form printed on one line) follows on a line of its own.
+    /// line stays at the end of this one, and so does the first comment the
+    /// line passed over (inside a form printed on one line).
     fn nl(&mut self) {
         if let Some(c) = self.pending() {
             let same_line = c.0 >= self.last_end
@@ -193,12 +193,8 @@ impl<'s> Printer<'s> {
                 self.done(c.1);
             }
         }
-        while let Some(c) = self.pending().filter(|c| c.0 < self.last_end) {
-            self.out.push('\n');
-            self.line_start();
-            self.out.push_str(self.comment_text(c));
-            self.next += 1;
-        }
+        // Any further comment the line passed over waits for the next
+        // entry, which prints it on a line of its own at its indentation.
         self.out.push('\n');
         self.open = false;
     }

@@ -1,0 +1,317 @@
+//! `textDocument/completion`: what can be written at the cursor, read from
+//! the last analysis (the program) and the text before the cursor.
+//!
+//! - after `pkg.`: the package's operations (whether each changes and is
+//!   keyed), and its types, failures and public actions;
+//! - inside `T { ... }` where a field name goes: the fields of `T` not yet
+//!   given, with their types;
+//! - elsewhere: the parameters and `var`s of the enclosing action or
+//!   function above the cursor, then the app's actions, functions, types,
+//!   failures, events and entities, and the packages.
+
+use jadpo_compiler::ir::{Owner, Program, Ty, TypeId, TypeKind};
+use jadpo_compiler::span::FileId;
+use lsp_types::{CompletionItem, CompletionItemKind};
+
+/// The completion items at byte `offset` of `text`.
+pub fn complete(program: &Program, file: FileId, text: &str, offset: usize) -> Vec<CompletionItem> {
+    let before = text.get(..offset).unwrap_or(text);
+    let word = trailing_word(before);
+    if let Some((qualifier, _)) = word.rsplit_once('.') {
+        return qualified(program, qualifier);
+    }
+    let at_word = &before[..before.len() - word.len()];
+    if let Some((ty, given)) = open_construction(program, at_word) {
+        return fields(program, ty, &given);
+    }
+    let mut items = locals(program, file, before);
+    items.extend(globals(program));
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|i| seen.insert(i.label.clone()));
+    items
+}
+
+/// The name (with dots) ending at the cursor.
+fn trailing_word(before: &str) -> &str {
+    let start = before
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+        .last()
+        .map_or(before.len(), |(i, _)| i);
+    &before[start..]
+}
+
+fn item(label: String, kind: CompletionItemKind, detail: String) -> CompletionItem {
+    CompletionItem {
+        label,
+        kind: Some(kind),
+        detail: Some(detail),
+        ..CompletionItem::default()
+    }
+}
+
+/// After `pkg.`: what the package offers an app.
+fn qualified(program: &Program, qualifier: &str) -> Vec<CompletionItem> {
+    let Some(pkg) = program
+        .packages
+        .iter()
+        .position(|p| p.name.as_str() == qualifier)
+    else {
+        return Vec::new();
+    };
+    let mine = |owner: &Owner| matches!(owner, Owner::Package(p) if p.0 as usize == pkg);
+    let keyed = program.packages[pkg]
+        .idempotency
+        .as_ref()
+        .map(|i| i.header.clone());
+    let mut items = Vec::new();
+    for op in program
+        .operations
+        .iter()
+        .filter(|o| o.package.0 as usize == pkg)
+    {
+        let how = match (op.changes, op.keyed, &keyed) {
+            (false, ..) => "a read".to_string(),
+            (true, true, Some(header)) => format!("changes; keyed ({header})"),
+            (true, _, _) if op.idempotent => "changes; safe to repeat".to_string(),
+            (true, ..) => "changes; unkeyed".to_string(),
+        };
+        let detail = format!(
+            "operation({}) -> {}: {how}",
+            program.type_name(&op.request),
+            program.type_name(&op.answer)
+        );
+        items.push(item(op.name.clone(), CompletionItemKind::METHOD, detail));
+    }
+    for (i, t) in program.types.iter().enumerate() {
+        if mine(&t.owner) && t.span.is_some() {
+            let detail = program.type_name(&Ty::Named(TypeId(i as u32)));
+            items.push(item(
+                t.name.as_str().to_string(),
+                CompletionItemKind::STRUCT,
+                detail,
+            ));
+        }
+    }
+    for f in program.failures.iter().filter(|f| mine(&f.owner)) {
+        let name = f.qualified.rsplit('.').next().unwrap_or(&f.qualified);
+        items.push(item(
+            name.to_string(),
+            CompletionItemKind::EVENT,
+            format!("failure ({:?})", f.kind),
+        ));
+    }
+    for a in program
+        .actions
+        .iter()
+        .filter(|a| mine(&a.owner) && a.public)
+    {
+        items.push(item(
+            a.name.as_str().to_string(),
+            CompletionItemKind::FUNCTION,
+            "public action".into(),
+        ));
+    }
+    items
+}
+
+/// The innermost `T {` still open before the cursor, where a field name
+/// goes next, with the fields already given.
+fn open_construction(program: &Program, before: &str) -> Option<(TypeId, Vec<String>)> {
+    let mut depth = 0usize;
+    let bytes = before.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 {
+        i -= 1;
+        match bytes[i] {
+            b'}' | b')' | b']' => depth += 1,
+            b'(' | b'[' if depth == 0 => return None,
+            b'(' | b'[' => depth -= 1,
+            b'{' if depth > 0 => depth -= 1,
+            b'{' => {
+                let head = before[..i].trim_end();
+                let name = trailing_word(head);
+                let ty = record_named(program, name)?;
+                let body = &before[i + 1..];
+                // A field name goes at the start of an entry: after `{`, a
+                // line break, or a finished `name: value`.
+                let last = body.rsplit('\n').next().unwrap_or(body);
+                if last.contains(':')
+                    && !last
+                        .trim_end()
+                        .ends_with(|c: char| c == '}' || c.is_alphanumeric() || c == '"')
+                {
+                    return None;
+                }
+                let given = given_fields(body);
+                return Some((ty, given));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `name:` at the top level of a construction's text so far.
+fn given_fields(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut word_start = None;
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' | '(' | '[' => depth += 1,
+            '}' | ')' | ']' => depth = depth.saturating_sub(1),
+            ':' if depth == 0 => {
+                if let Some(s) = word_start {
+                    out.push(body[s..i].trim().to_string());
+                }
+            }
+            _ => {}
+        }
+        if c.is_alphanumeric() || c == '_' {
+            if word_start.is_none() {
+                word_start = Some(i);
+            }
+        } else if c != ':' {
+            word_start = None;
+        }
+    }
+    out
+}
+
+/// The record type written `name` (`Paid`, `stripe.CustomerCreate`).
+fn record_named(program: &Program, name: &str) -> Option<TypeId> {
+    let (pkg, short) = match name.rsplit_once('.') {
+        Some((p, s)) => (Some(p), s),
+        None => (None, name),
+    };
+    program.types.iter().enumerate().find_map(|(i, t)| {
+        let owner_ok = match (&t.owner, pkg) {
+            (Owner::App, None) => true,
+            (Owner::Package(p), Some(name)) => program
+                .packages
+                .get(p.0 as usize)
+                .is_some_and(|k| k.name.as_str() == name),
+            _ => false,
+        };
+        (owner_ok && t.name.as_str() == short && matches!(t.kind, TypeKind::Record(_)))
+            .then_some(TypeId(i as u32))
+    })
+}
+
+fn fields(program: &Program, ty: TypeId, given: &[String]) -> Vec<CompletionItem> {
+    let Some(TypeKind::Record(fields)) = program.types.get(ty.0 as usize).map(|t| &t.kind) else {
+        return Vec::new();
+    };
+    fields
+        .iter()
+        .filter(|f| !given.iter().any(|g| g == f.name.as_str()))
+        .map(|f| {
+            let mut detail = program.type_name(&f.ty);
+            if f.optional {
+                detail.push_str(" (optional)");
+            }
+            let mut it = item(
+                f.name.as_str().to_string(),
+                CompletionItemKind::FIELD,
+                detail,
+            );
+            it.insert_text = Some(format!("{}: ", f.name.as_str()));
+            it
+        })
+        .collect()
+}
+
+/// Parameters and `var`s of the action or function the cursor is in.
+fn locals(program: &Program, file: FileId, before: &str) -> Vec<CompletionItem> {
+    let offset = before.len() as u32;
+    let mut items = Vec::new();
+    let action = program
+        .actions
+        .iter()
+        .find(|a| a.span.file == file && a.span.start <= offset && offset <= a.span.end);
+    if let Some(a) = action {
+        for (name, ty) in &a.params {
+            items.push(item(
+                name.as_str().to_string(),
+                CompletionItemKind::VARIABLE,
+                program.type_name(ty),
+            ));
+        }
+        let body = before.get(a.span.start as usize..).unwrap_or("");
+        for line in body.lines() {
+            let rest = line.trim_start();
+            let Some(decl) = rest.strip_prefix("var ") else {
+                continue;
+            };
+            let decl = decl.strip_prefix("mut ").unwrap_or(decl);
+            let name: String = decl
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && !items.iter().any(|i| i.label == name) {
+                items.push(item(name, CompletionItemKind::VARIABLE, "var".into()));
+            }
+        }
+    }
+    items
+}
+
+/// The app's own declarations and the packages.
+fn globals(program: &Program) -> Vec<CompletionItem> {
+    let mut items = Vec::new();
+    for a in program.actions.iter().filter(|a| a.owner == Owner::App) {
+        items.push(item(
+            a.name.as_str().to_string(),
+            CompletionItemKind::FUNCTION,
+            format!("action -> {}", program.type_name(&a.ret)),
+        ));
+    }
+    for f in &program.functions {
+        items.push(item(
+            f.name.as_str().to_string(),
+            CompletionItemKind::FUNCTION,
+            format!("function -> {}", program.type_name(&f.ret)),
+        ));
+    }
+    for (i, t) in program.types.iter().enumerate() {
+        if t.owner == Owner::App && t.span.is_some() {
+            let detail = program.type_name(&Ty::Named(TypeId(i as u32)));
+            items.push(item(
+                t.name.as_str().to_string(),
+                CompletionItemKind::STRUCT,
+                format!("type {detail}"),
+            ));
+        }
+    }
+    for f in program.failures.iter().filter(|f| f.owner == Owner::App) {
+        items.push(item(
+            f.qualified.clone(),
+            CompletionItemKind::EVENT,
+            format!("failure ({:?})", f.kind),
+        ));
+    }
+    for e in program.events.iter().filter(|e| e.owner == Owner::App) {
+        items.push(item(
+            e.qualified.clone(),
+            CompletionItemKind::STRUCT,
+            "event".into(),
+        ));
+    }
+    for e in program.entities.iter().filter(|e| e.owner == Owner::App) {
+        items.push(item(
+            e.qualified.clone(),
+            CompletionItemKind::CLASS,
+            "entity".into(),
+        ));
+    }
+    for p in &program.packages {
+        items.push(item(
+            p.name.as_str().to_string(),
+            CompletionItemKind::MODULE,
+            format!("package {}", p.version),
+        ));
+    }
+    items
+}
