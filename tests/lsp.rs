@@ -887,4 +887,59 @@ fn completion_offers_operations_fields_and_names_in_scope() {
         ["default_payment_method", "payment_behavior", "price"]
     );
     assert_eq!(detail_of(&fields, "price"), "stripe.PriceId");
+
+    // `failure ` in a match: the failures no arm handles yet.
+    let arm = "        failure stripe.ResourceMissing => reject ChargeUnknown\n";
+    let edited = text.replacen(arm, "        failure \n", 1);
+    assert_ne!(edited, text);
+    change(&mut client, &file, 4, &edited);
+    let arms = client.request("textDocument/completion", at(8, 16));
+    assert_eq!(labels(&arms), ["stripe.ResourceMissing"]);
+
+    // A route's settings not given yet, and an entity's fields in `where:`.
+    let entries = app.join("src/entries.jadpo");
+    let routes = std::fs::read_to_string(&entries).expect("entries.jadpo");
+    let edited = format!("{routes}\nroute GET /x {{\n    auth: none\n    \n}}\n");
+    open(&mut client, &entries, &edited);
+    let line = edited.lines().count() as u32 - 2;
+    let keys = client.request(
+        "textDocument/completion",
+        json!({ "textDocument": doc(&entries), "position": { "line": line, "character": 4 } }),
+    );
+    let keys = labels(&keys);
+    assert!(
+        keys.iter().any(|k| k == "run") && keys.iter().any(|k| k == "idempotency_key"),
+        "{keys:?}"
+    );
+    assert!(
+        !keys.iter().any(|k| k == "auth"),
+        "a given setting again: {keys:?}"
+    );
+    let query = "    return attempt query required Subscription { where: id == id missing: SubscriptionUnknown }\n";
+    let edited = text.replacen(
+        query,
+        "    return attempt query required Subscription { where: \n",
+        1,
+    );
+    assert_ne!(edited, text);
+    change(&mut client, &file, 5, &edited);
+    let (at_where, line) = edited
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.ends_with("{ where: "))
+        .expect("the query");
+    let cols = client.request(
+        "textDocument/completion",
+        at(at_where as u32, line.len() as u32),
+    );
+    let mut cols = labels(&cols);
+    cols.sort();
+    assert_eq!(cols, ["customer", "id", "plan"]);
+}
+
+fn change(client: &mut Client, path: &Path, version: i32, text: &str) {
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri(path), "version": version }, "contentChanges": [{ "text": text }] }),
+    );
 }

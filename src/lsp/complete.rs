@@ -5,6 +5,12 @@
 //!   keyed), and its types, failures and public actions;
 //! - inside `T { ... }` where a field name goes: the fields of `T` not yet
 //!   given, with their types;
+//! - after `failure ` in a `match` over a call: the failures the call can
+//!   end with that no arm handles yet;
+//! - at the start of a setting: the settings of a route, subscriber,
+//!   schedule or fixture, and the options of `emit ... with {`, that are
+//!   not given yet; after `where:` or `set: {` of `update`, `delete` or
+//!   `query`: the entity's fields;
 //! - elsewhere: the parameters and `var`s of the enclosing action or
 //!   function above the cursor, then the app's actions, functions, types,
 //!   failures, events and entities, and the packages.
@@ -21,6 +27,14 @@ pub fn complete(program: &Program, file: FileId, text: &str, offset: usize) -> V
         return qualified(program, qualifier);
     }
     let at_word = &before[..before.len() - word.len()];
+    if at_word.trim_end().ends_with("failure") && at_word.ends_with(' ') {
+        if let Some(items) = unhandled(program, at_word) {
+            return items;
+        }
+    }
+    if let Some(items) = settings(program, at_word) {
+        return items;
+    }
     if let Some((ty, given)) = open_construction(program, at_word) {
         return fields(program, ty, &given);
     }
@@ -178,6 +192,146 @@ fn given_fields(body: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The innermost `{` open before `at`, with the text before it and after.
+fn open_brace(at: &str) -> Option<(&str, &str)> {
+    let bytes = at.as_bytes();
+    let mut depth = 0usize;
+    for i in (0..bytes.len()).rev() {
+        match bytes[i] {
+            b'}' => depth += 1,
+            b'{' if depth > 0 => depth -= 1,
+            b'{' => return Some((&at[..i], &at[i + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// At the start of an entry (after `{`, or on a fresh line).
+fn at_entry_start(body: &str) -> bool {
+    let last = body.rsplit('\n').next().unwrap_or(body);
+    last.trim().is_empty() || body.trim().is_empty()
+}
+
+/// Settings of a route, subscriber, schedule or fixture, the options of
+/// `emit ... with {`, and the entity's fields in `where:` / `set: {`.
+fn settings(program: &Program, at: &str) -> Option<Vec<CompletionItem>> {
+    let (head, body) = open_brace(at)?;
+    let line = head.rsplit('\n').next().unwrap_or(head).trim_start();
+    let keys: Vec<&str> = if line.starts_with("route ") {
+        jadpo_compiler::resolve::ROUTE_KEYS.to_vec()
+    } else if line.starts_with("subscriber ") || line.starts_with("schedule ") {
+        vec!["run"]
+    } else if line.starts_with("fixture ") {
+        let mut keys = jadpo_compiler::resolve::FIXTURE_SETTINGS.to_vec();
+        keys.push("fake");
+        keys
+    } else if head.trim_end().ends_with("with") {
+        jadpo_compiler::resolve::EMIT_OPTIONS.to_vec()
+    } else if let Some(entity) = write_target(line) {
+        return Some(entity_fields(program, entity, body));
+    } else {
+        return None;
+    };
+    if !at_entry_start(body) {
+        return None;
+    }
+    let given = given_fields(body);
+    Some(
+        keys.into_iter()
+            .filter(|k| !given.iter().any(|g| g == k))
+            .map(|k| {
+                let mut it = item(
+                    k.to_string(),
+                    CompletionItemKind::PROPERTY,
+                    "setting".into(),
+                );
+                if k != "fake" {
+                    it.insert_text = Some(format!("{k}: "));
+                }
+                it
+            })
+            .collect(),
+    )
+}
+
+/// The entity of `update E {`, `delete E {` or `query MODE E {`.
+fn write_target(line: &str) -> Option<&str> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| matches!(*w, "update" | "delete" | "query"))?;
+    let skip = if words[at] == "query" { 2 } else { 1 };
+    words.get(at + skip).copied()
+}
+
+/// The entity's fields after `where:` or inside `set: {`.
+fn entity_fields(program: &Program, entity: &str, body: &str) -> Vec<CompletionItem> {
+    let Some(e) = program.entities.iter().find(|e| e.qualified == entity) else {
+        return Vec::new();
+    };
+    let wants_field = body.trim_end().ends_with("where:")
+        || body.trim_end().ends_with("set: {")
+        || body.ends_with("{ ");
+    if !wants_field {
+        return Vec::new();
+    }
+    fields(program, e.ty, &[])
+}
+
+/// After `failure ` in a `match` over a call: the failures the call can
+/// end with that no arm handles yet.
+fn unhandled(program: &Program, at: &str) -> Option<Vec<CompletionItem>> {
+    let (head, body) = open_brace(at)?;
+    let scrutinee = head.rsplit("match ").next()?.trim();
+    let scrutinee = scrutinee.strip_prefix("attempt ").unwrap_or(scrutinee);
+    let callee = scrutinee.split('(').next()?.trim();
+    let failures: Vec<&str> = match callee.split_once('.') {
+        Some((pkg, op)) => {
+            let p = program
+                .packages
+                .iter()
+                .position(|k| k.name.as_str() == pkg)?;
+            let op = program
+                .operations
+                .iter()
+                .find(|o| o.package.0 as usize == p && o.name == op)?;
+            op.failures
+                .iter()
+                .map(|f| program.failure(*f).qualified.as_str())
+                .collect()
+        }
+        None => {
+            let a = program
+                .actions
+                .iter()
+                .find(|a| a.owner == Owner::App && a.name.as_str() == callee)?;
+            a.fails
+                .iter()
+                .map(|(f, _)| program.failure(*f).qualified.as_str())
+                .collect()
+        }
+    };
+    let handled: Vec<&str> = body
+        .split("failure ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    Some(
+        failures
+            .into_iter()
+            .filter(|f| !handled.contains(f))
+            .map(|f| {
+                item(
+                    f.to_string(),
+                    CompletionItemKind::EVENT,
+                    "failure not handled yet".into(),
+                )
+            })
+            .collect(),
+    )
 }
 
 /// The record type written `name` (`Paid`, `stripe.CustomerCreate`).

@@ -552,17 +552,18 @@ impl Server {
     fn completion(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
         let p: lsp_types::CompletionParams = parse(params)?;
         let at = &p.text_document_position;
+        // The text as the client has it now (the analysis may not have
+        // caught up with the last keystroke), the program as last analysed.
+        let current = uri::to_path(&at.text_document.uri)
+            .and_then(|p| self.overlay.get(&p.to_string_lossy()).cloned());
         let found = self
-            .locate(&at.text_document.uri, Some(at.position))
-            .and_then(|(i, file, offset)| {
+            .locate(&at.text_document.uri, None)
+            .and_then(|(i, file, _)| {
                 let snap = self.projects.get(i)?.snapshot.as_ref()?;
                 let program = snap.program.as_ref()?;
-                Some(complete::complete(
-                    program,
-                    file,
-                    &snap.files.get(file).text,
-                    offset,
-                ))
+                let text = current.as_deref().unwrap_or(&snap.files.get(file).text);
+                let offset = LineIndex::new(text).offset(at.position);
+                Some(complete::complete(program, file, text, offset))
             });
         to_json(found.map(lsp_types::CompletionResponse::Array))
     }

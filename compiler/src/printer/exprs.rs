@@ -85,6 +85,10 @@ fn field_init_span(f: &FieldInit) -> Span {
     f.span
 }
 
+fn stmt_span(s: &Stmt) -> Span {
+    s.span
+}
+
 fn arm_span(a: &MatchArm) -> Span {
     a.span
 }
@@ -96,22 +100,14 @@ impl Printer<'_> {
             self.done(block.span.end);
             return;
         }
-        self.out.push('{');
-        self.done(block.span.start + 1);
-        self.nl();
-        self.open = true;
-        self.indent += 1;
-        for s in &block.stmts {
-            self.lead(s.span.start);
-            self.line_start();
-            self.stmt(s);
-            self.done(s.span.end);
-            self.nl();
-        }
-        self.close(block.span.end);
-        self.indent -= 1;
-        self.line_start();
-        self.out.push('}');
+        let stmts = block.stmts.as_slice();
+        self.broken(
+            Some(block.span.start + 1),
+            stmts,
+            block.span.end,
+            stmt_span,
+            |p, s| p.stmt(s),
+        );
         self.done(block.span.end);
     }
 

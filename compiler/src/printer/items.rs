@@ -114,24 +114,20 @@ impl Printer<'_> {
         for fake in &f.fakes {
             self.lead(fake.span.start);
             self.line_start();
-            let _ = write!(self.out, "fake {} {{", fake.package.name);
-            self.done(fake.package.span.end + 1);
-            self.nl();
-            self.open = true;
-            self.indent += 1;
-            for a in &fake.answers {
-                self.lead(a.span.start);
-                self.line_start();
-                self.path(&a.op);
-                self.out.push_str(" => ");
-                self.answer(&a.answer);
-                self.done(a.span.end);
-                self.nl();
-            }
-            self.close(fake.span.end);
-            self.indent -= 1;
-            self.line_start();
-            self.out.push('}');
+            let _ = write!(self.out, "fake {} ", fake.package.name);
+            let answers = fake.answers.as_slice();
+            let opened = Some(fake.package.span.end + 1);
+            self.broken(
+                opened,
+                answers,
+                fake.span.end,
+                |a| a.span,
+                |p, a| {
+                    p.path(&a.op);
+                    p.out.push_str(" => ");
+                    p.answer(&a.answer);
+                },
+            );
             self.done(fake.span.end);
             self.nl();
         }
@@ -169,21 +165,15 @@ impl Printer<'_> {
             let _ = write!(self.out, " using {}", u.name);
             header_end = u.span.end;
         }
-        self.out.push_str(" {");
-        self.done(header_end + 1);
-        self.nl();
-        self.open = true;
-        self.indent += 1;
-        for s in &t.body {
-            self.lead(s.span.start);
-            self.line_start();
-            self.test_stmt(s);
-            self.done(s.span.end);
-            self.nl();
-        }
-        self.close(t.span.end);
-        self.indent -= 1;
-        self.out.push('}');
+        self.out.push(' ');
+        let body = t.body.as_slice();
+        self.broken(
+            Some(header_end + 1),
+            body,
+            t.span.end,
+            |s| s.span,
+            |p, s| p.test_stmt(s),
+        );
     }
 
     fn test_stmt(&mut self, s: &TestStmt) {

@@ -227,15 +227,20 @@ impl<'s> Printer<'s> {
                 self.out.push('\n');
             }
             let Some(c) = c else { break };
-            self.line_start();
-            self.out.push_str(self.comment_text(c));
-            self.out.push('\n');
-            self.open = false;
-            self.next += 1;
+            self.own_line(c);
             from = c.1;
-            self.done(c.1);
         }
         self.open = false;
+    }
+
+    /// The next comment, on a line of its own.
+    fn own_line(&mut self, c: (u32, u32)) {
+        self.line_start();
+        self.out.push_str(self.comment_text(c));
+        self.out.push('\n');
+        self.open = false;
+        self.next += 1;
+        self.done(c.1);
     }
 
     /// Before a closing `}` at `end`: the comments still inside.
@@ -245,13 +250,8 @@ impl<'s> Printer<'s> {
             if !self.open && self.blank_between(from, c.0) {
                 self.out.push('\n');
             }
-            self.line_start();
-            self.out.push_str(self.comment_text(c));
-            self.out.push('\n');
-            self.open = false;
-            self.next += 1;
+            self.own_line(c);
             from = c.1;
-            self.done(c.1);
         }
     }
 
@@ -323,9 +323,22 @@ impl<'s> Printer<'s> {
                 return;
             }
         }
+        self.broken(brace.map(|b| b + 1), entries, end, span, entry);
+    }
+
+    /// `{`, one entry per line, `}`: `opened` is where the source's `{`
+    /// ends (a comment after it stays on its line), `end` its `}`.
+    fn broken<T>(
+        &mut self,
+        opened: Option<u32>,
+        entries: &[T],
+        end: u32,
+        span: fn(&T) -> Span,
+        entry: fn(&mut Printer, &T),
+    ) {
         self.out.push('{');
-        if let Some(b) = brace {
-            self.done(b + 1);
+        if let Some(at) = opened {
+            self.done(at);
         }
         self.nl();
         self.open = true;

@@ -12,7 +12,7 @@ use super::Resolver;
 use crate::intern::Name;
 use crate::ir::code;
 
-const OPTIONS: [&str; 7] = [
+pub const OPTIONS: [&str; 7] = [
     "queue",
     "priority",
     "max_attempts",

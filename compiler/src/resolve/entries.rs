@@ -19,7 +19,7 @@ use crate::diag::nearest;
 use crate::ir::code;
 use rayon::prelude::*;
 
-const ROUTE_KEYS: [&str; 8] = [
+pub const ROUTE_KEYS: [&str; 8] = [
     "auth",
     "idempotency_key",
     "deadline",

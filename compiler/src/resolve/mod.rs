@@ -42,6 +42,11 @@ mod test_items;
 mod types;
 mod validate;
 
+/// The settings each form accepts (for completion).
+pub use emit::OPTIONS as EMIT_OPTIONS;
+pub use entries::ROUTE_KEYS;
+pub use test_items::FIXTURE_SETTINGS;
+
 use std::collections::{HashMap, HashSet};
 
 use crate::ast::{self, SourceFileAst};

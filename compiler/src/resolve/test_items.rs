@@ -22,7 +22,7 @@ use super::lookup::{suggest, Found};
 use super::tables::{Callable, Prim, Ty};
 use super::{Builder, Resolver};
 
-const FIXTURE_SETTINGS: [&str; 4] = ["clock", "config", "retry_after", "attempts"];
+pub const FIXTURE_SETTINGS: [&str; 4] = ["clock", "config", "retry_after", "attempts"];
 
 /// The most attempts a fixture may give a delivery.
 const MAX_ATTEMPTS: i64 = 100;
