@@ -8,7 +8,7 @@
 use crate::cli::FmtArgs;
 use crate::write::{is_link, write_atomic};
 use jadpo_compiler::load::{list_disk, FsLoader, Loader};
-use jadpo_compiler::printer::{format_source, FormatError};
+use jadpo_compiler::printer::{format_source, format_unchecked, FormatError};
 use std::path::{Path, PathBuf};
 
 /// Folders never searched for sources: build output and dependencies.
@@ -102,7 +102,14 @@ pub fn format_file(path: &Path, check: bool) -> Outcome {
     let Ok(text) = String::from_utf8(bytes) else {
         return Outcome::Refused("it is not UTF-8 text".into());
     };
-    let formatted = match format_source(&text) {
+    // `--check` writes nothing, so it skips checking a changed result
+    // (the later write checks it).
+    let format = if check {
+        format_unchecked
+    } else {
+        format_source
+    };
+    let formatted = match format(&text) {
         Ok(formatted) => formatted,
         Err(FormatError::Syntax(diags)) => return Outcome::Refused(syntax(&text, &diags)),
         Err(FormatError::Unstable(why)) => {

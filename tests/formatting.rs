@@ -3,7 +3,7 @@
 //! the bundled packages and examples are formatted; a file with a syntax
 //! error is never touched.
 
-use jadpo_compiler::printer::{format_source, FormatError};
+use jadpo_compiler::printer::{format_source, format_unchecked, FormatError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -41,6 +41,8 @@ fn every_source_formats_to_a_fixed_point_keeping_its_tree_and_comments() {
         let twice = format_source(&once)
             .unwrap_or_else(|e| panic!("{}: its formatted text: {e:?}", file.display()));
         assert_eq!(once, twice, "{}: fmt of fmt changes it", file.display());
+        // `--check` formats without the check, to the same text.
+        assert_eq!(format_unchecked(&text).ok().as_ref(), Some(&once));
         formatted += 1;
     }
     assert!(formatted >= 250, "only {formatted} sources formatted");

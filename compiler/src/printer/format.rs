@@ -25,10 +25,16 @@ pub enum FormatError {
 /// The canonical layout of `text`, worked out on the parser's big-stack
 /// threads (printing recurses once per level, as parsing does).
 pub fn format_source(text: &str) -> Result<String, FormatError> {
-    crate::parser::install(|| format_here(text))
+    crate::parser::install(|| format_here(text, true))
 }
 
-fn format_here(text: &str) -> Result<String, FormatError> {
+/// [`format_source`] without checking a changed result: for `jadpo fmt
+/// --check`, which writes nothing (a write always checks).
+pub fn format_unchecked(text: &str) -> Result<String, FormatError> {
+    crate::parser::install(|| format_here(text, false))
+}
+
+fn format_here(text: &str, check: bool) -> Result<String, FormatError> {
     let (ast, diags, comments) = parse_with_comments(FileId(0), text);
     if !diags.is_empty() {
         return Err(FormatError::Syntax(diags));
@@ -38,7 +44,7 @@ fn format_here(text: &str) -> Result<String, FormatError> {
     let comments = std::mem::take(&mut p.comments);
     let out = tidy(p.out);
     // Unchanged text needs no check: it is the input.
-    if out != text {
+    if check && out != text {
         // The tree goes before the result is parsed: a large file's two
         // trees never live at once.
         let plain = super::print_file(&ast);

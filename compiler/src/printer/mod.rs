@@ -26,7 +26,7 @@ use crate::ast::*;
 use crate::span::Span;
 use std::fmt::Write;
 
-pub use format::{format_source, shape, FormatError, WIDTH};
+pub use format::{format_source, format_unchecked, shape, FormatError, WIDTH};
 
 /// The canonical source of a whole file, without its comments.
 pub fn print_file(ast: &SourceFileAst) -> String {
