@@ -7,7 +7,7 @@ use crate::check::Outcome;
 use crate::write::write_atomic;
 use jadpo_compiler::diag::{Diagnostic, Edit};
 use jadpo_compiler::span::FileId;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// One file's fixes: its text before and after.
@@ -22,7 +22,7 @@ pub struct FileFix {
 
 /// The safe fixes of `outcome`'s findings, by file, in path order.
 pub fn safe_fixes(outcome: &Outcome) -> Vec<FileFix> {
-    let broken: Vec<FileId> = outcome
+    let broken: BTreeSet<FileId> = outcome
         .diagnostics
         .iter()
         .filter(|d| d.code.starts_with("syntax."))

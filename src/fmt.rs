@@ -6,6 +6,7 @@
 //! file could not be formatted, 2 when a PATH cannot be read.
 
 use crate::cli::FmtArgs;
+use crate::render::plural;
 use crate::write::{is_link, write_atomic};
 use jadpo_compiler::load::{list_disk, FsLoader, Loader};
 use jadpo_compiler::printer::{format_source, format_unchecked, FormatError};
@@ -80,14 +81,10 @@ pub fn run(args: &FmtArgs) -> u8 {
     };
     println!(
         "{} {verb}, {} already formatted{refused_note}",
-        files_word(changed),
-        files_word(files.len() - changed - refused)
+        plural(changed, "file"),
+        plural(files.len() - changed - refused, "file")
     );
     u8::from(refused > 0 || (args.check && changed > 0))
-}
-
-fn files_word(n: usize) -> String {
-    format!("{n} file{}", if n == 1 { "" } else { "s" })
 }
 
 /// Formats one file, writing it unless `check`.
@@ -134,9 +131,8 @@ fn syntax(text: &str, diags: &[jadpo_compiler::diag::Diagnostic]) -> String {
     let Some(d) = diags.first() else {
         return "it has a syntax error".into();
     };
-    let before = text.get(..d.span.start as usize).unwrap_or("");
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let at = crate::render::position(text, d.span.start as usize);
+    let (line, column) = (at.line, at.column);
     let more = match diags.len() {
         1 => String::new(),
         n => format!(" and {} more", n - 1),

@@ -329,35 +329,10 @@ fn check(args: &CheckArgs) -> ExitCode {
     };
     let mut outcome = run(&dir, false);
     if args.fix || args.diff {
-        let fixes = jadpo::fix::safe_fixes(&outcome);
-        if args.diff {
-            say(&jadpo::fix::unified_diff(&fixes));
-            let found: usize = fixes.iter().map(|f| f.fixed).sum();
-            say(&format!(
-                "{found} safe fix{} in {} file{}; nothing written\n",
-                plural_es(found),
-                fixes.len(),
-                plural_s(fixes.len())
-            ));
-            return ExitCode::from(u8::from(found > 0));
-        }
-        if let Err(e) = jadpo::fix::write_fixes(&dir, &fixes) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-        let fixed: usize = fixes.iter().map(|f| f.fixed).sum();
-        for f in &fixes {
-            let line = format!("fixed {} in {}", count(f.fixed, "finding"), f.path);
-            // Machine formats keep stdout one document.
-            if args.format == Format::Human {
-                say(&format!("{line}\n"));
-            } else {
-                eprintln!("{line}");
-            }
-        }
-        if fixed > 0 {
-            outcome = run_again(&dir);
-        }
+        outcome = match fix(args, &dir, outcome) {
+            Ok(now) => now,
+            Err(status) => return status,
+        };
     }
     let report = Report::of_app(&outcome, &dir);
     report.print(
@@ -378,29 +353,34 @@ fn check(args: &CheckArgs) -> ExitCode {
     status
 }
 
-fn plural_s(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
+/// `--diff` prints the safe fixes and ends the command (its status);
+/// `--fix` writes them and gives the check of the files as they are now.
+fn fix(args: &CheckArgs, dir: &str, outcome: Outcome) -> Result<Outcome, ExitCode> {
+    let fixes = jadpo::fix::safe_fixes(&outcome);
+    let found: usize = fixes.iter().map(|f| f.fixed).sum();
+    if args.diff {
+        say(&jadpo::fix::unified_diff(&fixes));
+        say(&format!(
+            "{} with a safe fix in {}; nothing written\n",
+            render::plural(found, "finding"),
+            render::plural(fixes.len(), "file")
+        ));
+        return Err(ExitCode::from(u8::from(found > 0)));
     }
-}
-
-fn plural_es(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "es"
+    if let Err(e) = jadpo::fix::write_fixes(dir, &fixes) {
+        eprintln!("error: {e}");
+        return Err(ExitCode::from(2));
     }
-}
-
-fn count(n: usize, word: &str) -> String {
-    format!("{n} {word}{}", plural_s(n))
-}
-
-/// The check after `--fix` wrote: a fresh run on the files as they are now.
-fn run_again(dir: &str) -> Outcome {
-    check_app_with(&FsLoader, dir, false)
+    for f in &fixes {
+        let line = format!("fixed {} in {}", render::plural(f.fixed, "finding"), f.path);
+        // Machine formats keep stdout one document.
+        if args.format == Format::Human {
+            say(&format!("{line}\n"));
+        } else {
+            eprintln!("{line}");
+        }
+    }
+    Ok(if found > 0 { run(dir, false) } else { outcome })
 }
 
 /// Writes to stdout. A closed pipe (`jadpo check | head`) is not an error

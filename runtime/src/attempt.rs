@@ -258,7 +258,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
             .get(o.package.0 as usize)
             .and_then(|p| p.idempotency.as_ref());
         let keyed = o.keyed && idem.is_some();
-        let window = o.window_ms.filter(|_| keyed);
+        let window = o.window_ms;
         Facts {
             keyed,
             window_ms: window,

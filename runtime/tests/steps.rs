@@ -308,15 +308,16 @@ action read(req: OrderReq) -> Bool {
     assert_eq!(fake.sends.get("pay.charges.get"), Some(&3));
 }
 
-#[test]
-fn the_lone_unkeyed_call_parks_when_in_doubt() {
-    let app = App::new(
-        "
+/// One unkeyed changing call, alone in its action.
+const RECEIPT: &str = "
 action receipt(req: OrderReq) -> Text {
     var r = attempt pay.receipts.send(pay.ChargeReq { order: req.id amount: 1 })
     return r.id
-}",
-    );
+}";
+
+#[test]
+fn the_lone_unkeyed_call_parks_when_in_doubt() {
+    let app = App::new(RECEIPT);
     let d = delivery(&app, "test:unkeyed:1", "receipt", vec![order("o1", 1)]);
     let mut fake = app.fake(&[(
         "pay.receipts.send",
@@ -344,13 +345,7 @@ action receipt(req: OrderReq) -> Text {
 /// attempt, so an unkeyed one cannot act twice.
 #[test]
 fn an_unkeyed_changing_call_answered_5xx_is_never_sent_again() {
-    let app = App::new(
-        "
-action receipt(req: OrderReq) -> Text {
-    var r = attempt pay.receipts.send(pay.ChargeReq { order: req.id amount: 1 })
-    return r.id
-}",
-    );
+    let app = App::new(RECEIPT);
     assert_eq!(app.program.op(app.op("pay.receipts.send")).attempts, 3);
     let d = delivery(&app, "test:unkeyed:5xx", "receipt", vec![order("o1", 1)]);
     let mut fake = app.fake(&[(
@@ -421,13 +416,7 @@ fn a_call_that_did_not_act_is_not_in_doubt() {
     // The lone unkeyed call: `Unavailable` three times (its attempts) says
     // it did not act, so the next attempt sends it again instead of
     // parking it as outcome_unknown.
-    let app = App::new(
-        "
-action receipt(req: OrderReq) -> Text {
-    var r = attempt pay.receipts.send(pay.ChargeReq { order: req.id amount: 1 })
-    return r.id
-}",
-    );
+    let app = App::new(RECEIPT);
     let d = delivery(&app, "test:did_not_act:1", "receipt", vec![order("o1", 1)]);
     let mut fake = app.fake(&[(
         "pay.receipts.send",

@@ -133,38 +133,16 @@ fn qualified(program: &Program, qualifier: &str) -> Vec<CompletionItem> {
 /// The innermost `T {` still open before the cursor, where a field name
 /// goes next, with the fields already given.
 fn open_construction(program: &Program, before: &str) -> Option<(TypeId, Vec<String>)> {
-    let mut depth = 0usize;
-    let bytes = before.as_bytes();
-    let mut i = bytes.len();
-    while i > 0 {
-        i -= 1;
-        match bytes[i] {
-            b'}' | b')' | b']' => depth += 1,
-            b'(' | b'[' if depth == 0 => return None,
-            b'(' | b'[' => depth -= 1,
-            b'{' if depth > 0 => depth -= 1,
-            b'{' => {
-                let head = before[..i].trim_end();
-                let name = trailing_word(head);
-                let ty = record_named(program, name)?;
-                let body = &before[i + 1..];
-                // A field name goes at the start of an entry: after `{`, a
-                // line break, or a finished `name: value`.
-                let last = body.rsplit('\n').next().unwrap_or(body);
-                if last.contains(':')
-                    && !last
-                        .trim_end()
-                        .ends_with(|c: char| c == '}' || c.is_alphanumeric() || c == '"')
-                {
-                    return None;
-                }
-                let given = given_fields(body);
-                return Some((ty, given));
-            }
-            _ => {}
-        }
+    let (head, body) = open_brace(before)?;
+    let ty = record_named(program, trailing_word(head.trim_end()))?;
+    // A field name goes at the start of an entry: after `{`, a line break,
+    // or a finished `name: value`.
+    let last = body.rsplit('\n').next().unwrap_or(body);
+    let finished = |c: char| c == '}' || c.is_alphanumeric() || c == '"';
+    if last.contains(':') && !last.trim_end().ends_with(finished) {
+        return None;
     }
-    None
+    Some((ty, given_fields(body)))
 }
 
 /// `name:` at the top level of a construction's text so far.

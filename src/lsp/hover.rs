@@ -96,7 +96,7 @@ fn op_facts(program: &Program, id: OpId) -> String {
         .packages
         .get(op.package.0 as usize)
         .and_then(|p| p.idempotency.as_ref());
-    let keyed = match (idem.filter(|_| op.keyed), op.window_ms) {
+    let keyed = match (idem, op.window_ms) {
         (Some(i), Some(w)) => format!("yes (`{}`, provider window {})", i.header, duration(w)),
         _ => "no".to_string(),
     };

@@ -100,7 +100,8 @@ impl Summary {
     }
 }
 
-fn plural(n: usize, word: &str) -> String {
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {

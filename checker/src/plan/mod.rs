@@ -311,7 +311,7 @@ fn steps_of(cx: &Cx, lines: &Lines, graph: &StepGraph) -> Vec<StepPlan> {
         let pkg = cx.program.packages.get(op.package.0 as usize);
         let idem = pkg.and_then(|p| p.idempotency.as_ref());
         let keyed = op.keyed && idem.is_some();
-        let window = op.window_ms.filter(|_| keyed);
+        let window = op.window_ms;
         let via = step
             .node
             .via

@@ -293,12 +293,12 @@ fn read_statuses(r: &mut Reader, node: &Node) -> Option<Vec<u16>> {
         );
         return None;
     }
-    let mut out: Vec<u16> = Vec::new();
-    let mut firsts: Vec<&Node> = Vec::new();
+    // Each status with where it was first listed.
+    let mut seen: Vec<(u16, &Node)> = Vec::new();
     for item in items {
         let status = r.int(item, "status", 100, 599)? as u16;
-        if let Some(i) = out.iter().position(|s| *s == status) {
-            let (first, again) = (r.span(firsts[i]), r.span(item));
+        if let Some(&(_, first)) = seen.iter().find(|(s, _)| *s == status) {
+            let (first, again) = (r.span(first), r.span(item));
             r.push(
                 Diagnostic::error(
                     "manifest.bad_value",
@@ -311,10 +311,9 @@ fn read_statuses(r: &mut Reader, node: &Node) -> Option<Vec<u16>> {
             );
             continue;
         }
-        out.push(status);
-        firsts.push(item);
+        seen.push((status, item));
     }
-    Some(out)
+    Some(seen.into_iter().map(|(s, _)| s).collect())
 }
 
 fn read_operations(r: &mut Reader, top: &Fields, provider: &Provider) -> Vec<OperationDecl> {

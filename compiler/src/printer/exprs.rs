@@ -2,7 +2,6 @@
 
 use super::{Layout, Printer};
 use crate::ast::*;
-use crate::span::Span;
 use std::fmt::Write;
 
 /// Binding strength of an expression, loosest first; the parser's levels.
@@ -81,18 +80,6 @@ fn ends_with_upper_path(e: &Expr) -> bool {
     }
 }
 
-fn field_init_span(f: &FieldInit) -> Span {
-    f.span
-}
-
-fn stmt_span(s: &Stmt) -> Span {
-    s.span
-}
-
-fn arm_span(a: &MatchArm) -> Span {
-    a.span
-}
-
 impl Printer<'_> {
     pub(super) fn block(&mut self, block: &Block) {
         if block.stmts.is_empty() && !self.comment_before(block.span.end) {
@@ -105,8 +92,8 @@ impl Printer<'_> {
             Some(block.span.start + 1),
             stmts,
             block.span.end,
-            stmt_span,
-            |p, s| p.stmt(s),
+            |s| s.span,
+            &|p, s| p.stmt(s),
         );
         self.done(block.span.end);
     }
@@ -211,7 +198,7 @@ impl Printer<'_> {
     }
 
     pub(super) fn field_inits(&mut self, fields: &[FieldInit], end: u32) {
-        self.braced(fields, Layout::Fit, end, field_init_span, |p, f| {
+        self.braced(fields, Layout::Fit, end, |f| f.span, &|p, f| {
             let _ = write!(p.out, "{}: ", f.name.name);
             p.expr(&f.value);
         });
@@ -447,7 +434,7 @@ impl Printer<'_> {
         self.out.push_str("match ");
         self.expr_before_brace(scrutinee);
         self.out.push(' ');
-        self.braced(arms, Layout::Broken, end, arm_span, |p, arm| {
+        self.braced(arms, Layout::Broken, end, |a| a.span, &|p, arm| {
             match &arm.pattern {
                 Pattern::Success(v) => {
                     let _ = write!(p.out, "success({})", v.name);

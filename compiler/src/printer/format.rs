@@ -4,7 +4,6 @@
 //! mistake in the printer leaves a file untouched instead of changing it.
 
 use super::Printer;
-use crate::ast::SourceFileAst;
 use crate::diag::Diagnostic;
 use crate::parser::parse_with_comments;
 use crate::span::FileId;
@@ -103,26 +102,4 @@ fn verify(text: &str, plain: &str, comments: &[(u32, u32)], out: &str) -> Result
         ));
     }
     Ok(())
-}
-
-/// The tree's `Debug` text with every span replaced by `_`: two trees are
-/// equal up to spans exactly when these strings are equal.
-pub fn shape(ast: &SourceFileAst) -> String {
-    erase_spans(&format!("{:?}", ast.items))
-}
-
-fn erase_spans(debug: &str) -> String {
-    const START: &str = "Span { file: FileId(";
-    let mut out = String::with_capacity(debug.len());
-    let mut rest = debug;
-    while let Some(at) = rest.find(START) {
-        out.push_str(&rest[..at]);
-        out.push('_');
-        let after = &rest[at..];
-        // A span's Debug text holds no nested braces: it ends at the first `}`.
-        let end = after.find('}').map_or(after.len(), |i| i + 1);
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
 }

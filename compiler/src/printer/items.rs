@@ -26,14 +26,6 @@ pub(super) fn item_span(item: &Item) -> Span {
     }
 }
 
-fn setting_span(s: &Setting) -> Span {
-    s.span
-}
-
-fn field_span(f: &FieldDecl) -> Span {
-    f.span
-}
-
 impl Printer<'_> {
     pub(super) fn item(&mut self, item: &Item) {
         let end = item_span(item).end;
@@ -93,9 +85,7 @@ impl Printer<'_> {
     }
 
     pub(super) fn settings(&mut self, settings: &[Setting], end: u32) {
-        self.braced(settings, Layout::Fit, end, setting_span, |p, s| {
-            p.setting(s)
-        });
+        self.braced(settings, Layout::Fit, end, |s| s.span, &|p, s| p.setting(s));
     }
 
     fn fixture(&mut self, f: &FixtureDecl) {
@@ -117,17 +107,11 @@ impl Printer<'_> {
             let _ = write!(self.out, "fake {} ", fake.package.name);
             let answers = fake.answers.as_slice();
             let opened = Some(fake.package.span.end + 1);
-            self.broken(
-                opened,
-                answers,
-                fake.span.end,
-                |a| a.span,
-                |p, a| {
-                    p.path(&a.op);
-                    p.out.push_str(" => ");
-                    p.answer(&a.answer);
-                },
-            );
+            self.broken(opened, answers, fake.span.end, |a| a.span, &|p, a| {
+                p.path(&a.op);
+                p.out.push_str(" => ");
+                p.answer(&a.answer);
+            });
             self.done(fake.span.end);
             self.nl();
         }
@@ -172,7 +156,7 @@ impl Printer<'_> {
             body,
             t.span.end,
             |s| s.span,
-            |p, s| p.test_stmt(s),
+            &|p, s| p.test_stmt(s),
         );
     }
 
@@ -240,7 +224,7 @@ impl Printer<'_> {
             Layout::Broken,
             f.span.end,
             span,
-            |p, entry| match entry {
+            &|p, entry| match entry {
                 FailureEntry::Setting(s) => {
                     let _ = write!(p.out, "{}: ", s.key.name);
                     if let SettingValue::Expr(e) = &s.value {
@@ -266,15 +250,9 @@ impl Printer<'_> {
     }
 
     pub(super) fn fields(&mut self, fields: &[FieldDecl], constraints: bool, end: u32) {
-        if constraints {
-            self.braced(fields, Layout::Broken, end, field_span, |p, f| {
-                p.field(f, true)
-            });
-        } else {
-            self.braced(fields, Layout::Broken, end, field_span, |p, f| {
-                p.field(f, false)
-            });
-        }
+        self.braced(fields, Layout::Broken, end, |f| f.span, &|p, f| {
+            p.field(f, constraints)
+        });
     }
 
     fn action(&mut self, a: &ActionDecl) {

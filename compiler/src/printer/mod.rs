@@ -26,7 +26,7 @@ use crate::ast::*;
 use crate::span::Span;
 use std::fmt::Write;
 
-pub use format::{format_source, format_unchecked, shape, FormatError, WIDTH};
+pub use format::{format_source, format_unchecked, FormatError, WIDTH};
 
 /// The canonical source of a whole file, without its comments.
 pub fn print_file(ast: &SourceFileAst) -> String {
@@ -301,7 +301,7 @@ impl<'s> Printer<'s> {
         layout: Layout,
         end: u32,
         span: fn(&T) -> Span,
-        entry: fn(&mut Printer, &T),
+        entry: &dyn Fn(&mut Printer, &T),
     ) {
         let Some(first) = entries.first() else {
             self.out.push_str("{ }");
@@ -334,7 +334,7 @@ impl<'s> Printer<'s> {
         entries: &[T],
         end: u32,
         span: fn(&T) -> Span,
-        entry: fn(&mut Printer, &T),
+        entry: &dyn Fn(&mut Printer, &T),
     ) {
         self.out.push('{');
         if let Some(at) = opened {
@@ -358,7 +358,7 @@ impl<'s> Printer<'s> {
     }
 
     /// `{ a b }` when it fits on the current line.
-    fn one_line<T>(&self, entries: &[T], entry: fn(&mut Printer, &T)) -> Option<String> {
+    fn one_line<T>(&self, entries: &[T], entry: &dyn Fn(&mut Printer, &T)) -> Option<String> {
         let room = WIDTH.saturating_sub(self.column());
         let mut p = Printer::trial(room);
         p.out.push_str("{ ");
