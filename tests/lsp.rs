@@ -943,3 +943,127 @@ fn change(client: &mut Client, path: &Path, version: i32, text: &str) {
         json!({ "textDocument": { "uri": uri(path), "version": version }, "contentChanges": [{ "text": text }] }),
     );
 }
+
+/// Completion in a `package.yaml` over stdio: the keys of the block at the
+/// cursor not given yet, with their kind and default, and a key's values.
+#[test]
+fn completion_offers_package_yaml_keys() {
+    let dir = std::env::temp_dir().join(format!("jadpo-lsp-test-{}-yaml-keys", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("packages/github"),
+        &dir,
+    );
+    let file = dir.join("package.yaml");
+    let text = std::fs::read_to_string(&file).expect("package.yaml");
+    let anchor = "    changes: true               # a POST: repeating it opens a second issue\n";
+    let edited = text.replacen(anchor, &format!("{anchor}    \n"), 1);
+    assert_ne!(edited, text);
+    let mut client = Client::start(&dir);
+    client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": {} }),
+    );
+    client.notify("initialized", json!({}));
+    open(&mut client, &file, &edited);
+    let mut position = position_of(&edited, anchor);
+    position["line"] = json!(position["line"].as_u64().unwrap_or(0) + 1);
+    position["character"] = json!(4);
+    let keys = client.request(
+        "textDocument/completion",
+        json!({ "textDocument": doc(&file), "position": position }),
+    );
+    let found = labels(&keys);
+    for want in ["idempotent", "keyed", "timeout", "window", "large_output"] {
+        assert!(
+            found.iter().any(|l| l == want),
+            "`{want}` missing from {found:?}"
+        );
+    }
+    for given in ["request", "answer", "changes", "failures"] {
+        assert!(
+            !found.iter().any(|l| l == given),
+            "`{given}` is given: {found:?}"
+        );
+    }
+    assert_eq!(detail_of(&keys, "keyed"), "boolean; default true");
+    assert_eq!(detail_of(&keys, "timeout"), "duration");
+
+    let edited = edited.replacen(
+        "  attempts: 2\n",
+        "  attempts: 2\n  idempotency:\n    new_key_on: \n",
+        1,
+    );
+    change(&mut client, &file, 2, &edited);
+    let line = edited
+        .lines()
+        .position(|l| l == "    new_key_on: ")
+        .expect("the line");
+    let values = client.request(
+        "textDocument/completion",
+        json!({ "textDocument": doc(&file), "position": { "line": line, "character": 16 } }),
+    );
+    let mut found = labels(&values);
+    found.sort();
+    assert_eq!(found, ["answer", "none"]);
+    assert_eq!(detail_of(&values, "none"), "the default");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Range formatting over stdio: only the selected lines' layout changes;
+/// a messy line outside the selection stays as it is.
+#[test]
+fn range_formatting_changes_only_the_selected_lines() {
+    let app = billing_copy("range-formatting");
+    let mut client = Client::start(&app);
+    let init = client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": {} }),
+    );
+    assert_eq!(
+        init["capabilities"]["documentRangeFormattingProvider"],
+        true
+    );
+    client.notify("initialized", json!({}));
+    let file = app.join("src/payments.jadpo");
+    let text = std::fs::read_to_string(&file).expect("payments.jadpo");
+    let first = "action refund_charge(";
+    let messy = text
+        .replacen(first, "action    refund_charge(", 1)
+        .replacen(
+            "action cancel_subscription(",
+            "action   cancel_subscription(",
+            1,
+        );
+    assert_eq!(messy.matches("action   ").count(), 2, "both edits landed");
+    open(&mut client, &file, &messy);
+    let line = messy
+        .lines()
+        .position(|l| l.starts_with("action    refund_charge("))
+        .expect("the line");
+    let edits = client.request(
+        "textDocument/rangeFormatting",
+        json!({
+            "textDocument": doc(&file),
+            "range": { "start": { "line": line, "character": 0 }, "end": { "line": line + 1, "character": 0 } },
+            "options": { "tabSize": 4, "insertSpaces": true },
+        }),
+    );
+    let after = apply_edits(&messy, &list(&edits));
+    assert!(
+        after.contains(first),
+        "the selected line is formatted:\n{after}"
+    );
+    assert!(
+        after.contains("action   cancel_subscription("),
+        "a line outside is kept:\n{after}"
+    );
+    assert_eq!(
+        after.replacen(
+            "action   cancel_subscription(",
+            "action cancel_subscription(",
+            1
+        ),
+        text
+    );
+}

@@ -11,16 +11,23 @@
 //!   schedule or fixture, and the options of `emit ... with {`, that are
 //!   not given yet; after `where:` or `set: {` of `update`, `delete` or
 //!   `query`: the entity's fields;
-//! - elsewhere: the parameters and `var`s of the enclosing action or
-//!   function above the cursor, then the app's actions, functions, types,
+//! - elsewhere: the names in scope at the cursor (innermost first; see
+//!   [`scope`]), then the app's actions, functions, types,
 //!   failures, events and entities, and the packages.
 
+use jadpo_compiler::ast::SourceFileAst;
 use jadpo_compiler::ir::{Owner, Program, Ty, TypeId, TypeKind};
-use jadpo_compiler::span::FileId;
+
+use super::scope;
 use lsp_types::{CompletionItem, CompletionItemKind};
 
 /// The completion items at byte `offset` of `text`.
-pub fn complete(program: &Program, file: FileId, text: &str, offset: usize) -> Vec<CompletionItem> {
+pub fn complete(
+    program: &Program,
+    ast: &SourceFileAst,
+    text: &str,
+    offset: usize,
+) -> Vec<CompletionItem> {
     let before = text.get(..offset).unwrap_or(text);
     let word = trailing_word(before);
     if let Some((qualifier, _)) = word.rsplit_once('.') {
@@ -38,7 +45,11 @@ pub fn complete(program: &Program, file: FileId, text: &str, offset: usize) -> V
     if let Some((ty, given)) = open_construction(program, at_word) {
         return fields(program, ty, &given);
     }
-    let mut items = locals(program, file, before);
+    let mut items: Vec<CompletionItem> = scope::locals(ast, text, offset as u32)
+        .into_iter()
+        .rev()
+        .map(|l| item(l.name, CompletionItemKind::VARIABLE, l.detail))
+        .collect();
     items.extend(globals(program));
     let mut seen = std::collections::HashSet::new();
     items.retain(|i| seen.insert(i.label.clone()));
@@ -353,41 +364,6 @@ fn fields(program: &Program, ty: TypeId, given: &[String]) -> Vec<CompletionItem
             it
         })
         .collect()
-}
-
-/// Parameters and `var`s of the action or function the cursor is in.
-fn locals(program: &Program, file: FileId, before: &str) -> Vec<CompletionItem> {
-    let offset = before.len() as u32;
-    let mut items = Vec::new();
-    let action = program
-        .actions
-        .iter()
-        .find(|a| a.span.file == file && a.span.start <= offset && offset <= a.span.end);
-    if let Some(a) = action {
-        for (name, ty) in &a.params {
-            items.push(item(
-                name.as_str().to_string(),
-                CompletionItemKind::VARIABLE,
-                program.type_name(ty),
-            ));
-        }
-        let body = before.get(a.span.start as usize..).unwrap_or("");
-        for line in body.lines() {
-            let rest = line.trim_start();
-            let Some(decl) = rest.strip_prefix("var ") else {
-                continue;
-            };
-            let decl = decl.strip_prefix("mut ").unwrap_or(decl);
-            let name: String = decl
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() && !items.iter().any(|i| i.label == name) {
-                items.push(item(name, CompletionItemKind::VARIABLE, "var".into()));
-            }
-        }
-    }
-    items
 }
 
 /// The app's own declarations and the packages.

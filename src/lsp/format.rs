@@ -1,27 +1,16 @@
 //! `textDocument/formatting`: the `jadpo fmt` layout of an open document,
 //! as one edit covering only what changes (the cursor stays put elsewhere).
+//! `textDocument/rangeFormatting`: the changes of that layout that touch
+//! the selected lines, as long as applying only those keeps the program
+//! and its comments (checked); else the whole document's.
 
 use super::text::LineIndex;
-use jadpo_compiler::printer::{format_source, FormatError};
-use lsp_types::TextEdit;
+use jadpo_compiler::printer::{format_source, same_program, FormatError};
+use lsp_types::{Range, TextEdit};
 
 /// The edits that format `text`, or why it cannot be formatted.
 pub fn formatting(text: &str) -> Result<Vec<TextEdit>, String> {
-    let formatted = match format_source(text) {
-        Ok(formatted) => formatted,
-        Err(FormatError::Syntax(diags)) => {
-            let at = diags.first().map_or(0, |d| d.span.start as usize);
-            let pos = LineIndex::new(text).position(at);
-            return Err(format!(
-                "not formatted: the file has a syntax error at {}:{}",
-                pos.line + 1,
-                pos.character + 1
-            ));
-        }
-        Err(FormatError::Unstable(why)) => {
-            return Err(format!("not formatted: {why} (a bug in jadpo fmt)"))
-        }
-    };
+    let formatted = formatted(text)?;
     if formatted == text {
         return Ok(Vec::new());
     }
@@ -31,6 +20,77 @@ pub fn formatting(text: &str) -> Result<Vec<TextEdit>, String> {
         range: index.range(start, old_end),
         new_text: formatted[start..new_end].to_string(),
     }])
+}
+
+/// The edits that format the lines of `range` in `text`.
+pub fn range_formatting(text: &str, range: Range) -> Result<Vec<TextEdit>, String> {
+    let formatted = formatted(text)?;
+    let first = range.start.line as usize;
+    // A selection ending at the start of a line ends on the line before.
+    let ends_early = range.end.character == 0 && range.end.line > range.start.line;
+    let last = range.end.line as usize - usize::from(ends_early);
+    let diff = similar::TextDiff::from_lines(text, &formatted);
+    let old_lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = formatted.split_inclusive('\n').collect();
+    // (old lines, new lines) of each change touching the selection.
+    let hunks: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> = diff
+        .ops()
+        .iter()
+        .filter(|op| op.tag() != similar::DiffTag::Equal)
+        .map(|op| (op.old_range(), op.new_range()))
+        .filter(|(old, _)| old.start <= last && first < old.end.max(old.start + 1))
+        .collect();
+    let starts = line_starts(&old_lines);
+    let mut partial = String::with_capacity(text.len());
+    let mut at = 0;
+    for (old, new) in &hunks {
+        partial.push_str(&old_lines[at..old.start].concat());
+        partial.push_str(&new_lines[new.clone()].concat());
+        at = old.end;
+    }
+    partial.push_str(&old_lines[at..].concat());
+    if !same_program(text, &partial) {
+        return formatting(text);
+    }
+    let index = LineIndex::new(text);
+    Ok(hunks
+        .into_iter()
+        .map(|(old, new)| TextEdit {
+            range: index.range(starts[old.start], starts[old.end]),
+            new_text: new_lines[new].concat(),
+        })
+        .collect())
+}
+
+/// The byte offset where each line starts, and the text's end.
+fn line_starts(lines: &[&str]) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(lines.len() + 1);
+    let mut at = 0;
+    starts.push(0);
+    for line in lines {
+        at += line.len();
+        starts.push(at);
+    }
+    starts
+}
+
+/// The `jadpo fmt` layout of `text`, or why it has none.
+fn formatted(text: &str) -> Result<String, String> {
+    match format_source(text) {
+        Ok(formatted) => Ok(formatted),
+        Err(FormatError::Syntax(diags)) => {
+            let at = diags.first().map_or(0, |d| d.span.start as usize);
+            let pos = LineIndex::new(text).position(at);
+            Err(format!(
+                "not formatted: the file has a syntax error at {}:{}",
+                pos.line + 1,
+                pos.character + 1
+            ))
+        }
+        Err(FormatError::Unstable(why)) => {
+            Err(format!("not formatted: {why} (a bug in jadpo fmt)"))
+        }
+    }
 }
 
 /// The part of `old` that differs from `new`: `(start, end in old, end in
@@ -61,6 +121,14 @@ fn changed_middle(old: &str, new: &str) -> (usize, usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_layout_must_keep_the_program_and_its_comments() {
+        let before = "function f() -> Int {\n    return 1 // one\n}\n";
+        assert!(same_program(before, "function f() -> Int { return 1 // one\n}\n"));
+        assert!(!same_program(before, "function f() -> Int {\n    return 2 // one\n}\n"));
+        assert!(!same_program(before, "function f() -> Int {\n    return 1\n}\n"));
+    }
 
     #[test]
     fn the_edit_covers_only_the_change() {

@@ -16,9 +16,11 @@ mod hover;
 mod navigate;
 mod overlay;
 mod project;
+mod scope;
 pub mod text;
 pub mod transport;
 pub mod uri;
+mod yaml_keys;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
@@ -27,7 +29,7 @@ use lsp_types::notification::{
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
-    References, Request as _,
+    RangeFormatting, References, Request as _,
 };
 use lsp_types::{
     CodeActionProviderCapability, DocumentSymbolResponse, GotoDefinitionResponse, Hover,
@@ -115,6 +117,7 @@ fn capabilities() -> ServerCapabilities {
         document_symbol_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
         document_formatting_provider: Some(OneOf::Left(true)),
+        document_range_formatting_provider: Some(OneOf::Left(true)),
         completion_provider: Some(lsp_types::CompletionOptions {
             trigger_characters: Some(vec![".".to_string()]),
             ..lsp_types::CompletionOptions::default()
@@ -437,7 +440,7 @@ impl Server {
             DocumentSymbolRequest::METHOD => self.symbols(req.params),
             CodeActionRequest::METHOD => self.code_actions(req.params),
             Completion::METHOD => self.completion(req.params),
-            Formatting::METHOD => match self.formatting(req.params) {
+            Formatting::METHOD | RangeFormatting::METHOD => match self.formatting(&req) {
                 Err(Refusal::Failed(message)) => {
                     let code = lsp_server::ErrorCode::RequestFailed as i32;
                     self.send(Message::Response(Response::new_err(id, code, message)));
@@ -556,36 +559,73 @@ impl Server {
         // caught up with the last keystroke), the program as last analysed.
         let current = uri::to_path(&at.text_document.uri)
             .and_then(|p| self.overlay.get(&p.to_string_lossy()).cloned());
+        if uri::to_path(&at.text_document.uri)
+            .is_some_and(|p| p.file_name().is_some_and(|n| n == "package.yaml"))
+        {
+            let text = match current {
+                Some(text) => text,
+                None => self.document_text(&at.text_document.uri)?,
+            };
+            let offset = LineIndex::new(&text).offset(at.position);
+            let items = yaml_keys::complete(&text, offset);
+            return to_json(lsp_types::CompletionResponse::Array(items));
+        }
         let found = self
             .locate(&at.text_document.uri, None)
             .and_then(|(i, file, _)| {
                 let snap = self.projects.get(i)?.snapshot.as_ref()?;
                 let program = snap.program.as_ref()?;
-                let text = current.as_deref().unwrap_or(&snap.files.get(file).text);
+                let analysed = &snap.files.get(file).text;
+                let text = current.as_deref().unwrap_or(analysed);
                 let offset = LineIndex::new(text).offset(at.position);
-                Some(complete::complete(program, file, text, offset))
+                // Scopes come from the text as it is now: the analysed
+                // tree when the analysis has caught up, else a parse of
+                // this one file.
+                let fresh;
+                let ast = match snap.asts.iter().find(|a| a.file == file) {
+                    Some(ast) if **analysed == *text => ast,
+                    _ => {
+                        fresh = jadpo_compiler::parser::parse_file(file, text).0;
+                        &fresh
+                    }
+                };
+                Some(complete::complete(program, ast, text, offset))
             });
         to_json(found.map(lsp_types::CompletionResponse::Array))
     }
 
     /// The document's text as the client has it (open), else on disk.
-    fn formatting(&mut self, params: serde_json::Value) -> Result<serde_json::Value, Refusal> {
-        let p: lsp_types::DocumentFormattingParams = parse(params).map_err(Refusal::Invalid)?;
-        let doc = &p.text_document.uri;
-        let path = uri::to_path(doc).ok_or_else(|| Refusal::Invalid("not a file URI".into()))?;
+    fn document_text(&self, doc: &Uri) -> Result<String, String> {
+        let path = uri::to_path(doc).ok_or("not a file URI")?;
         let key = path.to_string_lossy().into_owned();
-        let text = match self.overlay.get(&key) {
-            Some(text) => text.clone(),
-            None => {
-                let bytes =
-                    jadpo_compiler::load::Loader::read(&jadpo_compiler::load::FsLoader, &key)
-                        .map_err(|e| Refusal::Failed(format!("cannot read the file: {e}")))?;
-                String::from_utf8(bytes)
-                    .map_err(|_| Refusal::Failed("the file is not UTF-8 text".into()))?
-            }
+        if let Some(text) = self.overlay.get(&key) {
+            return Ok(text.clone());
+        }
+        let bytes = jadpo_compiler::load::Loader::read(&jadpo_compiler::load::FsLoader, &key)
+            .map_err(|e| format!("cannot read the file: {e}"))?;
+        String::from_utf8(bytes).map_err(|_| "the file is not UTF-8 text".to_string())
+    }
+
+    /// The whole document's formatting, or a range's.
+    fn formatting(&mut self, req: &Request) -> Result<serde_json::Value, Refusal> {
+        let params = req.params.clone();
+        let (doc, range) = if req.method == RangeFormatting::METHOD {
+            let p: lsp_types::DocumentRangeFormattingParams =
+                parse(params).map_err(Refusal::Invalid)?;
+            (p.text_document.uri, Some(p.range))
+        } else {
+            let p: lsp_types::DocumentFormattingParams = parse(params).map_err(Refusal::Invalid)?;
+            (p.text_document.uri, None)
         };
-        let edits = format::formatting(&text).map_err(Refusal::Failed)?;
-        to_json(edits).map_err(Refusal::Invalid)
+        if uri::to_path(&doc).is_none() {
+            return Err(Refusal::Invalid("not a file URI".into()));
+        }
+        let text = self.document_text(&doc).map_err(Refusal::Failed)?;
+        let edits = match range {
+            Some(range) => format::range_formatting(&text, range),
+            None => format::formatting(&text),
+        };
+        to_json(edits.map_err(Refusal::Failed)?).map_err(Refusal::Invalid)
     }
 
     fn code_actions(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {

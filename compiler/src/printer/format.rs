@@ -69,6 +69,16 @@ fn tidy(out: String) -> String {
     s
 }
 
+/// Whether `after` is `before` laid out differently: both parse, to the
+/// same tree (spans aside), with the same comments in the same order. For
+/// an editor applying part of a file's formatting (range formatting).
+pub fn same_program(before: &str, after: &str) -> bool {
+    crate::parser::install(|| {
+        let (ast, diags, comments) = parse_with_comments(FileId(0), before);
+        diags.is_empty() && verify(before, &super::print_file(&ast), &comments, after).is_ok()
+    })
+}
+
 fn verify(text: &str, plain: &str, comments: &[(u32, u32)], out: &str) -> Result<(), FormatError> {
     let (again, diags, out_comments) = parse_with_comments(FileId(0), out);
     if let Some(d) = diags.first() {

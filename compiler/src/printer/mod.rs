@@ -26,7 +26,7 @@ use crate::ast::*;
 use crate::span::Span;
 use std::fmt::Write;
 
-pub use format::{format_source, format_unchecked, FormatError, WIDTH};
+pub use format::{format_source, format_unchecked, same_program, FormatError, WIDTH};
 
 /// The canonical source of a whole file, without its comments.
 pub fn print_file(ast: &SourceFileAst) -> String {
