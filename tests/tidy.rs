@@ -114,3 +114,25 @@ fn architecture_code_map_names_every_crate_and_module() {
         "ARCHITECTURE.md's code map does not mention: {missing:?}"
     );
 }
+
+/// `cargo install --path .` installs the product only: the root package's
+/// one binary is `jadpo` (benchmark binaries live in `bench/`), and the
+/// release build carries no debug info.
+#[test]
+fn the_installed_product_is_jadpo_alone() {
+    assert!(
+        !repo().join("src/bin").exists(),
+        "src/bin holds binaries `cargo install` would install: move them to bench/"
+    );
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml");
+    let release = manifest
+        .split("[profile.release]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("a [profile.release] section");
+    assert!(
+        release.contains("debug = false"),
+        "release profile: {release}"
+    );
+    assert_eq!(manifest.matches("[[bin]]").count(), 1, "one [[bin]]: jadpo");
+}

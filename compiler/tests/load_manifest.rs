@@ -273,3 +273,22 @@ fn invalid_jadpo_yaml_is_fatal() {
     assert!(result.is_err());
     insta::assert_snapshot!(render_load(&result));
 }
+
+/// `yes`, `off` and the other YAML 1.1 booleans are text in YAML 1.2: the
+/// diagnostic says so and names the boolean that was meant.
+#[test]
+fn yaml_1_1_booleans_are_explained() {
+    let yaml = with_ops("  email.send:\n    request: Email\n    changes: Off\n");
+    let mem = app_with_package(&yaml);
+    let loaded = load(&mem, empty_bundled()).expect("loads");
+    let d = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "manifest.wrong_type")
+        .expect("a wrong_type");
+    assert_eq!(
+        d.reason.as_deref(),
+        Some("manifests are YAML 1.2, where `Off` is text; only YAML 1.1 read it as false")
+    );
+    assert_eq!(d.fixes.first().map(|f| f.message.as_str()), Some("write `false`"));
+}

@@ -125,9 +125,18 @@ mod tests {
     #[test]
     fn a_partial_layout_must_keep_the_program_and_its_comments() {
         let before = "function f() -> Int {\n    return 1 // one\n}\n";
-        assert!(same_program(before, "function f() -> Int { return 1 // one\n}\n"));
-        assert!(!same_program(before, "function f() -> Int {\n    return 2 // one\n}\n"));
-        assert!(!same_program(before, "function f() -> Int {\n    return 1\n}\n"));
+        assert!(same_program(
+            before,
+            "function f() -> Int { return 1 // one\n}\n"
+        ));
+        assert!(!same_program(
+            before,
+            "function f() -> Int {\n    return 2 // one\n}\n"
+        ));
+        assert!(!same_program(
+            before,
+            "function f() -> Int {\n    return 1\n}\n"
+        ));
     }
 
     #[test]

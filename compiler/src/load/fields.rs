@@ -178,12 +178,32 @@ impl<'t> Reader<'t> {
     }
 
     pub fn bool(&mut self, node: &Node, what: &str) -> Option<bool> {
-        match node.value {
-            Value::Bool(b) => Some(b),
+        match &node.value {
+            Value::Bool(b) => Some(*b),
+            Value::Str(s) => {
+                self.wrong_type(node, &format!("true or false for `{what}`"));
+                if let Some(meant) = yaml_1_1_bool(s) {
+                    self.explain_yaml_1_1(s, meant);
+                }
+                None
+            }
             _ => {
                 self.wrong_type(node, &format!("true or false for `{what}`"));
                 None
             }
+        }
+    }
+
+    /// The reason and fix for `yes`, `off` and the other words YAML 1.1
+    /// read as booleans, on the diagnostic just pushed.
+    fn explain_yaml_1_1(&mut self, word: &str, meant: bool) {
+        if let Some(d) = self.diags.pop() {
+            self.diags.push(
+                d.with_reason(format!(
+                    "manifests are YAML 1.2, where `{word}` is text; only YAML 1.1 read it as {meant}"
+                ))
+                .with_fix(format!("write `{meant}`")),
+            );
         }
     }
 
@@ -358,5 +378,14 @@ mod tests {
         assert!(is_operation_name("customers.create"));
         assert!(!is_operation_name("customers..create"));
         assert!(is_identifier("CardDeclined"));
+    }
+}
+
+/// The boolean YAML 1.1 gave a word that YAML 1.2 reads as text.
+fn yaml_1_1_bool(word: &str) -> Option<bool> {
+    match word.to_ascii_lowercase().as_str() {
+        "yes" | "y" | "on" => Some(true),
+        "no" | "n" | "off" => Some(false),
+        _ => None,
     }
 }
