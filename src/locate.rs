@@ -73,6 +73,57 @@ fn upward(dir: &Path) -> Option<PathBuf> {
     }
 }
 
+/// Where CI tools (SARIF, GitHub annotations) should find the files of
+/// the project in `dir`: the folder's path from the repository root, so
+/// GitHub resolves it however jadpo was invoked (an absolute path,
+/// `working-directory:`, `../app`). The repository root is
+/// `$GITHUB_WORKSPACE` when the folder is inside it, else the nearest
+/// folder above holding `.git`. Outside any repository: `dir` as given
+/// when it is relative, else its absolute path.
+pub fn ci_root(dir: &str) -> CiRoot {
+    let Ok(real) = std::fs::canonicalize(if dir.is_empty() { "." } else { dir }) else {
+        return CiRoot::Given(dir.to_string());
+    };
+    let workspace = std::env::var_os("GITHUB_WORKSPACE")
+        .and_then(|w| std::fs::canonicalize(w).ok())
+        .filter(|w| real.starts_with(w));
+    let repo = workspace.or_else(|| {
+        real.ancestors()
+            .find(|a| a.join(".git").exists())
+            .map(Path::to_path_buf)
+    });
+    match repo {
+        Some(repo) => {
+            let inside = real.strip_prefix(&repo).unwrap_or(Path::new(""));
+            CiRoot::Repository {
+                app: inside.to_string_lossy().replace('\\', "/"),
+            }
+        }
+        None if Path::new(dir).is_absolute() => CiRoot::Given(shown(&real)),
+        None => CiRoot::Given(dir.to_string()),
+    }
+}
+
+/// The folder CI paths start from (see [`ci_root`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CiRoot {
+    /// Inside a repository: the app's folder from its root (`""` at the
+    /// root itself).
+    Repository { app: String },
+    /// No repository: the folder as given, or its absolute path.
+    Given(String),
+}
+
+impl CiRoot {
+    /// The prefix put in front of a project-relative path.
+    pub fn prefix(&self) -> &str {
+        match self {
+            CiRoot::Repository { app } => app,
+            CiRoot::Given(dir) => dir,
+        }
+    }
+}
+
 fn shown(dir: &Path) -> String {
     dir.to_string_lossy().into_owned()
 }

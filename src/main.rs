@@ -468,17 +468,18 @@ impl<'a> Report<'a> {
         let summary = self.summary.with_omitted(omitted);
         let notes: Vec<String> = summary.omitted_line().into_iter().collect();
         let files = self.files;
+        let ci = || jadpo::locate::ci_root(self.dir);
         match format {
             Format::Json => say(&render::json::render(files, &shown, summary)),
             Format::Sarif => say(&render::sarif::render_with_notes(
                 files,
                 &shown,
-                self.dir,
+                ci().prefix(),
                 self.checked,
                 &notes,
             )),
             Format::Github => {
-                say(&render::github::render(files, &shown, self.dir));
+                say(&render::github::render(files, &shown, ci().prefix()));
                 for note in &notes {
                     say(&format!(
                         "::notice::{}\n",

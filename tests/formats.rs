@@ -328,3 +328,94 @@ fn every_format_of_the_mistakes_example() {
     insta::assert_snapshot!("mistakes_sarif", shown);
     insta::assert_snapshot!("mistakes_github", github::render(files, diags, MISTAKES));
 }
+
+/// `jadpo check --format sarif|github` names each file from the repository
+/// root however it is invoked: an absolute path, from the app's folder
+/// (`working-directory:`), and `../apps/m` from a sibling folder. Outside
+/// any repository, an absolute path gives `file://` URIs.
+#[test]
+fn ci_paths_are_repository_relative_in_every_invocation() {
+    let repository = scratch("ci_paths");
+    std::fs::create_dir_all(repository.join(".git")).expect(".git");
+    std::fs::create_dir_all(repository.join("tools")).expect("tools");
+    let app = repository.join("apps/m");
+    crate::lsp::lsp_stdio::copy_dir(&repo().join(MISTAKES), &app);
+    let absolute = app.to_string_lossy().into_owned();
+    let invocations = [
+        (repository.clone(), absolute.as_str()),
+        (app.clone(), "."),
+        (repository.join("tools"), "../apps/m"),
+    ];
+    for (cwd, path) in &invocations {
+        let run = |format: &str| {
+            Command::new(env!("CARGO_BIN_EXE_jadpo"))
+                .args(["check", "--format", format, path])
+                .current_dir(cwd)
+                .env_remove("GITHUB_WORKSPACE")
+                .output()
+                .expect("jadpo runs")
+        };
+        let log = document(&run("sarif"));
+        let uris = sarif_uris(&log);
+        assert!(!uris.is_empty(), "{path}: no locations");
+        for uri in &uris {
+            assert!(uri.starts_with("apps/m/src/"), "{path} from {cwd:?}: {uri}");
+        }
+        let annotations = String::from_utf8_lossy(&run("github").stdout).into_owned();
+        for line in annotations
+            .lines()
+            .filter(|l| l.starts_with("::error") || l.starts_with("::warning"))
+        {
+            assert!(
+                line.contains(" file=apps/m/src/"),
+                "{path} from {cwd:?}: {line}"
+            );
+        }
+    }
+
+    let outside = std::env::temp_dir().join(format!("jadpo-ci-paths-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&outside);
+    crate::lsp::lsp_stdio::copy_dir(&repo().join(MISTAKES), &outside);
+    let real = std::fs::canonicalize(&outside).expect("canonical");
+    let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["check", "--format", "sarif", &real.to_string_lossy()])
+        .env_remove("GITHUB_WORKSPACE")
+        .output()
+        .expect("jadpo runs");
+    let uris = sarif_uris(&document(&out));
+    let expected = format!("file://{}/src/", real.to_string_lossy());
+    assert!(
+        !uris.is_empty() && uris.iter().all(|u| u.starts_with(&expected)),
+        "{uris:?}"
+    );
+
+    // In GitHub Actions the checkout is `$GITHUB_WORKSPACE`, .git or not.
+    let workspace = real.parent().expect("a parent");
+    let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["check", "--format", "sarif", &real.to_string_lossy()])
+        .env("GITHUB_WORKSPACE", workspace)
+        .output()
+        .expect("jadpo runs");
+    let uris = sarif_uris(&document(&out));
+    let _ = std::fs::remove_dir_all(&outside);
+    let name = real.file_name().expect("a name").to_string_lossy();
+    assert!(
+        !uris.is_empty() && uris.iter().all(|u| u.starts_with(&format!("{name}/src/"))),
+        "{uris:?}"
+    );
+}
+
+/// Every artifact URI of a SARIF log's results and related locations.
+fn sarif_uris(log: &Value) -> Vec<String> {
+    let mut uris = Vec::new();
+    for result in log["runs"][0]["results"].as_array().into_iter().flatten() {
+        let locations = result["locations"].as_array().into_iter().flatten();
+        let related = result["relatedLocations"].as_array().into_iter().flatten();
+        for loc in locations.chain(related) {
+            if let Some(uri) = loc["physicalLocation"]["artifactLocation"]["uri"].as_str() {
+                uris.push(uri.to_string());
+            }
+        }
+    }
+    uris
+}

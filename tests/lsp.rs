@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 const WAIT: Duration = Duration::from_secs(60);
 
 #[path = "common/lsp_stdio.rs"]
-mod lsp_stdio;
+pub(crate) mod lsp_stdio;
 
 use lsp_stdio::{answers, copy_dir, uri, Server};
 

@@ -290,5 +290,8 @@ fn yaml_1_1_booleans_are_explained() {
         d.reason.as_deref(),
         Some("manifests are YAML 1.2, where `Off` is text; only YAML 1.1 read it as false")
     );
-    assert_eq!(d.fixes.first().map(|f| f.message.as_str()), Some("write `false`"));
+    assert_eq!(
+        d.fixes.first().map(|f| f.message.as_str()),
+        Some("write `false`")
+    );
 }

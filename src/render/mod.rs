@@ -164,19 +164,23 @@ pub fn file_text(files: &Files, span: Span) -> &str {
     }
 }
 
-/// A file's path as CI tools want it: relative to the repository, with `/`.
-/// Paths are relative to the checked folder, so the folder given on the
-/// command line (`examples/billing`) is put in front when it is relative.
-/// Paths of bundled files (`<bundled>/...`) and absolute folders are left
-/// as they are.
+/// A file's path as CI tools want it, with `/`: the project-relative path
+/// with `root` in front (the app's folder from the repository root, see
+/// `locate::ci_root`; or an absolute folder outside any repository).
+/// Paths of bundled files (`<bundled>/...`) and absolute paths are left as
+/// they are.
 pub fn repo_path(root: &str, path: &str) -> String {
     let path = path.replace('\\', "/");
     let root = root.replace('\\', "/");
     let root = root.trim_start_matches("./").trim_end_matches('/');
-    if path.starts_with('<') || root.is_empty() || root == "." || root.starts_with('/') {
+    if path.starts_with('<') || path.starts_with('/') || root.is_empty() || root == "." {
         return path;
     }
-    normalize(&format!("{root}/{path}"))
+    let joined = normalize(&format!("{root}/{path}"));
+    if root.starts_with('/') {
+        return format!("/{joined}");
+    }
+    joined
 }
 
 /// Folds `.` and `a/..` segments; leading `..` segments stay.
@@ -243,7 +247,9 @@ mod tests {
             repo_path("./app", "../registry/x/package.yaml"),
             "registry/x/package.yaml"
         );
-        assert_eq!(repo_path("/abs/app", "src/a.jadpo"), "src/a.jadpo");
+        assert_eq!(repo_path("/abs/app", "src/a.jadpo"), "/abs/app/src/a.jadpo");
+        assert_eq!(repo_path("/abs/app", "../reg/p.yaml"), "/abs/reg/p.yaml");
+        assert_eq!(repo_path("", "src/a.jadpo"), "src/a.jadpo");
         assert_eq!(
             repo_path("app", "<bundled>/stripe/package.yaml"),
             "<bundled>/stripe/package.yaml"

@@ -4,7 +4,9 @@
 //!
 //! Fingerprints hash the code, the file, the normalised text of the primary
 //! span's line(s) and an occurrence index, never line numbers, so inserting a
-//! line above a finding does not make it look new.
+//! line above a finding does not make it look new; `primaryLocationLineHash`
+//! (the one code scanning tracks) likewise. Locations are relative to the
+//! repository root (`locate::ci_root`) under the `%SRCROOT%` base.
 
 use super::{file_text, repo_path, span_positions};
 use jadpo_checker::rules::{RuleInfo, REGISTRY};
@@ -162,12 +164,50 @@ fn level(severity: Severity) -> &'static str {
 fn rule_json(rule: &Rule) -> Value {
     json!({
         "id": rule.code,
-        "name": rule.code,
+        "name": rule_name(rule.code),
         "shortDescription": { "text": rule.short },
         "fullDescription": { "text": rule.full },
-        "help": { "text": rule.help, "markdown": rule.help },
+        "helpUri": format!("{HELP_BASE}{}", rule.code),
+        "help": { "text": plain(&rule.help), "markdown": rule.help },
         "defaultConfiguration": { "level": level(rule.severity) },
     })
+}
+
+/// Where each code's page (`spec/diagnostics/CODE.md`, the text of
+/// `jadpo explain CODE`) is published.
+pub const HELP_BASE: &str = "https://jadpo.dev/diagnostics/";
+
+/// A rule's name as SARIF wants one: an identifier in Pascal case
+/// (`step.too_many` is `StepTooMany`).
+fn rule_name(code: &str) -> String {
+    code.split(['.', '_'])
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or(String::new(), |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
+}
+
+/// A rule's Markdown documentation as plain text: headings as lines of
+/// their own, code blocks indented, no backticks or emphasis marks.
+fn plain(markdown: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            out.push(format!("    {line}"));
+        } else {
+            let line = line.trim_start_matches('#').trim_start();
+            out.push(line.replace('`', "").replace("**", ""));
+        }
+    }
+    out.join("\n").trim().to_string()
 }
 
 fn result(
@@ -175,7 +215,7 @@ fn result(
     d: &Diagnostic,
     root: &str,
     rule_index: Option<usize>,
-    fingerprint: String,
+    fingerprint: Fingerprint,
 ) -> Value {
     let related: Vec<Value> = d
         .related
@@ -196,7 +236,10 @@ fn result(
         "message": { "text": message(d) },
         "locations": [{ "physicalLocation": physical(files, d.span, root) }],
         "relatedLocations": related,
-        "partialFingerprints": { FINGERPRINT_KEY: fingerprint },
+        "partialFingerprints": {
+            FINGERPRINT_KEY: fingerprint.ours,
+            "primaryLocationLineHash": fingerprint.line,
+        },
     });
     let fixes: Vec<Value> = d
         .fixes
@@ -210,19 +253,41 @@ fn result(
     out
 }
 
-/// The summary, then the reason, fixes and help on their own lines.
+/// The summary, then the reason, fixes and help on their own lines, then
+/// a link to each related location (`[label](id)`, which code scanning
+/// shows as a link to that place). Square brackets and backslashes of the
+/// text itself are escaped, as SARIF's embedded links require.
 fn message(d: &Diagnostic) -> String {
-    let mut text = d.summary.clone();
+    let mut text = escape(&d.summary);
     if let Some(reason) = &d.reason {
-        text.push_str(&format!("\nreason: {reason}"));
+        text.push_str(&format!("\nreason: {}", escape(reason)));
     }
     for fix in &d.fixes {
-        text.push_str(&format!("\nfix: {}", fix.message));
+        text.push_str(&format!("\nfix: {}", escape(&fix.message)));
     }
     if let Some(help) = &d.help {
-        text.push_str(&format!("\nhelp: {help}"));
+        text.push_str(&format!("\nhelp: {}", escape(help)));
+    }
+    for (i, r) in d.related.iter().enumerate() {
+        let label = if r.message.is_empty() {
+            "related"
+        } else {
+            &r.message
+        };
+        text.push_str(&format!("\nsee: [{}]({i})", escape(label)));
     }
     text
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn fix_json(files: &Files, fix: &jadpo_compiler::diag::Fix, root: &str) -> Value {
@@ -246,7 +311,7 @@ fn fix_json(files: &Files, fix: &jadpo_compiler::diag::Fix, root: &str) -> Value
 fn physical(files: &Files, span: Span, root: &str) -> Value {
     let (start, end) = span_positions(files, span);
     json!({
-        "artifactLocation": { "uri": uri(&repo_path(root, super::file_path(files, span))) },
+        "artifactLocation": artifact(&repo_path(root, super::file_path(files, span))),
         "region": {
             "startLine": start.line,
             "startColumn": start.column,
@@ -255,6 +320,23 @@ fn physical(files: &Files, span: Span, root: &str) -> Value {
         },
     })
 }
+
+/// Where a file is: a path from the repository root (or the folder jadpo
+/// was given, outside a repository) relative to `%SRCROOT%`, the base
+/// GitHub and other consumers resolve against the checkout; an absolute
+/// path as a `file://` URI; a bundled file as its name.
+fn artifact(path: &str) -> Value {
+    if path.starts_with('/') {
+        json!({ "uri": format!("file://{}", uri(path)) })
+    } else if path.starts_with('<') {
+        json!({ "uri": uri(path) })
+    } else {
+        json!({ "uri": uri(path), "uriBaseId": SRCROOT })
+    }
+}
+
+/// The base of repository-relative URIs (as CodeQL writes them).
+pub const SRCROOT: &str = "%SRCROOT%";
 
 /// A relative URI reference for a path: characters outside the unreserved
 /// and path-safe set are percent-encoded (`<bundled>` becomes
@@ -275,7 +357,7 @@ pub fn uri(path: &str) -> String {
 /// One fingerprint per diagnostic, in order: BLAKE3 of the code, the file,
 /// the primary span's line(s) with whitespace runs folded to one space, and
 /// how many earlier diagnostics had the same three.
-fn fingerprints(files: &Files, diagnostics: &[Diagnostic], root: &str) -> Vec<String> {
+fn fingerprints(files: &Files, diagnostics: &[Diagnostic], root: &str) -> Vec<Fingerprint> {
     let mut seen: BTreeMap<(String, String, String), u32> = BTreeMap::new();
     diagnostics
         .iter()
@@ -293,9 +375,33 @@ fn fingerprints(files: &Files, diagnostics: &[Diagnostic], root: &str) -> Vec<St
                 h.update(b"\0");
             }
             h.update(&index.to_le_bytes());
-            h.finalize().to_hex().to_string()
+            Fingerprint {
+                ours: h.finalize().to_hex().to_string(),
+                line: line_hash(&file, &text, index),
+            }
         })
         .collect()
+}
+
+/// A result's two fingerprints: ours, and the `primaryLocationLineHash`
+/// code scanning tracks alerts by.
+struct Fingerprint {
+    ours: String,
+    line: String,
+}
+
+/// `primaryLocationLineHash` in the form code scanning's own has: a hash
+/// of the primary location's line text (not its number, so an edit above
+/// keeps it), `:`, and the 1-based occurrence of that text in the file
+/// for the rule.
+fn line_hash(file: &str, text: &str, index: u32) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in ["jadpo-line-v1", file, text] {
+        h.update(part.as_bytes());
+        h.update(b"\0");
+    }
+    let hex = h.finalize().to_hex();
+    format!("{}:{}", &hex[..16], index + 1)
 }
 
 /// The whole lines a span touches, each trimmed, whitespace runs folded.
@@ -326,6 +432,25 @@ mod tests {
     fn uri_encodes_angle_brackets_and_spaces() {
         assert_eq!(uri("<bundled>/a b.jadpo"), "%3Cbundled%3E/a%20b.jadpo");
         assert_eq!(uri("src/billing.jadpo"), "src/billing.jadpo");
+    }
+
+    #[test]
+    fn rule_names_are_pascal_case_and_help_is_plain() {
+        assert_eq!(rule_name("step.too_many"), "StepTooMany");
+        assert_eq!(rule_name("decline.not_a_warning"), "DeclineNotAWarning");
+        let doc = "# a.b: x\n\n## Why\n\nUse `attempt` **now**.\n\n```jadpo\nvar x = 1\n```\n";
+        assert_eq!(
+            plain(doc),
+            "a.b: x\n\nWhy\n\nUse attempt now.\n\n    var x = 1"
+        );
+    }
+
+    #[test]
+    fn brackets_are_escaped_where_links_are_embedded() {
+        assert_eq!(
+            escape("status [409, 422] a\\b"),
+            "status \\[409, 422\\] a\\\\b"
+        );
     }
 
     #[test]
