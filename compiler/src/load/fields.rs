@@ -354,6 +354,15 @@ pub fn is_operation_name(s: &str) -> bool {
     !s.is_empty() && s.split('.').all(is_package_name)
 }
 
+/// The boolean YAML 1.1 gave a word that YAML 1.2 reads as text.
+fn yaml_1_1_bool(word: &str) -> Option<bool> {
+    match word.to_ascii_lowercase().as_str() {
+        "yes" | "y" | "on" => Some(true),
+        "no" | "n" | "off" => Some(false),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,14 +387,5 @@ mod tests {
         assert!(is_operation_name("customers.create"));
         assert!(!is_operation_name("customers..create"));
         assert!(is_identifier("CardDeclined"));
-    }
-}
-
-/// The boolean YAML 1.1 gave a word that YAML 1.2 reads as text.
-fn yaml_1_1_bool(word: &str) -> Option<bool> {
-    match word.to_ascii_lowercase().as_str() {
-        "yes" | "y" | "on" => Some(true),
-        "no" | "n" | "off" => Some(false),
-        _ => None,
     }
 }
