@@ -184,8 +184,26 @@ pub struct CheckArgs {
     /// Print the safe fixes as a unified diff; change nothing.
     #[arg(long)]
     pub diff: bool,
+    /// With `--format sarif`: where the pages of `spec/diagnostics/` are
+    /// served (`https://docs.example.com/jadpo/diagnostics/`); each rule
+    /// links to URL + its code (`helpUri`). Without it, rules carry their
+    /// documentation as text only.
+    #[arg(long, value_name = "URL", value_parser = absolute_url)]
+    pub docs_url: Option<String>,
     #[command(flatten)]
     pub color: ColorArg,
+}
+
+/// An `http(s)://` address, as SARIF's `helpUri` must be absolute.
+fn absolute_url(text: &str) -> Result<String, String> {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or("an absolute http:// or https:// address is needed")?;
+    if rest.is_empty() || rest.starts_with('/') || text.chars().any(char::is_whitespace) {
+        return Err("the address has no host, or holds a space".into());
+    }
+    Ok(text.to_string())
 }
 
 #[derive(Debug, clap::Args)]

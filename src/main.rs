@@ -334,7 +334,8 @@ fn check(args: &CheckArgs) -> ExitCode {
             Err(status) => return status,
         };
     }
-    let report = Report::of_app(&outcome, &dir);
+    let mut report = Report::of_app(&outcome, &dir);
+    report.docs_url = args.docs_url.as_deref();
     report.print(
         args.format,
         args.color.color.enabled(),
@@ -411,6 +412,7 @@ fn check_package(args: &CheckArgs, dir: &str) -> ExitCode {
         summary,
         dir,
         checked: checked_ok,
+        docs_url: args.docs_url.as_deref(),
     };
     let closing = if checked_ok {
         let (name, version) = (&checked.name, &checked.version);
@@ -438,6 +440,8 @@ struct Report<'a> {
     dir: &'a str,
     /// Whether the project could be checked at all.
     checked: bool,
+    /// Where the diagnostic pages are served, for SARIF's `helpUri`.
+    docs_url: Option<&'a str>,
 }
 
 impl<'a> Report<'a> {
@@ -449,6 +453,7 @@ impl<'a> Report<'a> {
             summary: Summary::new(stats.files, stats.packages, &outcome.diagnostics),
             dir,
             checked: outcome.program.is_some(),
+            docs_url: None,
         }
     }
 
@@ -477,6 +482,7 @@ impl<'a> Report<'a> {
                 ci().prefix(),
                 self.checked,
                 &notes,
+                self.docs_url,
             )),
             Format::Github => {
                 say(&render::github::render(files, &shown, ci().prefix()));

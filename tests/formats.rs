@@ -419,3 +419,42 @@ fn sarif_uris(log: &Value) -> Vec<String> {
     }
     uris
 }
+
+/// `--docs-url` gives each SARIF rule a `helpUri` to its page; without it
+/// there is none (jadpo has no public home to point at); a relative or
+/// malformed address is a usage error.
+#[test]
+fn docs_url_links_each_rule_to_its_page() {
+    let out = jadpo(&[
+        "check",
+        "--format",
+        "sarif",
+        "--docs-url",
+        "https://docs.example.com/jadpo",
+        MISTAKES,
+    ]);
+    let log = document(&out);
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let too_many = rules
+        .iter()
+        .find(|r| r["id"] == "step.too_many")
+        .expect("the rule");
+    assert_eq!(
+        too_many["helpUri"],
+        "https://docs.example.com/jadpo/step.too_many"
+    );
+    assert_eq!(too_many["name"], "StepTooMany");
+    let plain = document(&jadpo(&["check", "--format", "sarif", MISTAKES]));
+    let rules = plain["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(rules.iter().all(|r| r.get("helpUri").is_none()));
+    for bad in ["docs/diagnostics", "https://", "ftp://x/y"] {
+        let out = jadpo(&["check", "--format", "sarif", "--docs-url", bad, MISTAKES]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}

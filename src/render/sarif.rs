@@ -25,17 +25,19 @@ pub const FINGERPRINT_KEY: &str = "jadpoFingerprint/v1";
 /// the command line; it is put in front of relative paths (see
 /// [`repo_path`]). `checked` is false when the project could not be checked.
 pub fn render(files: &Files, diagnostics: &[Diagnostic], root: &str, checked: bool) -> String {
-    render_with_notes(files, diagnostics, root, checked, &[])
+    render_with_notes(files, diagnostics, root, checked, &[], None)
 }
 
 /// [`render`], with notes about the run itself (such as diagnostics left
-/// out) as the invocation's `toolExecutionNotifications`.
+/// out) as the invocation's `toolExecutionNotifications`, and where the
+/// diagnostic pages are served (`--docs-url`: each rule's `helpUri`).
 pub fn render_with_notes(
     files: &Files,
     diagnostics: &[Diagnostic],
     root: &str,
     checked: bool,
     notes: &[String],
+    docs_url: Option<&str>,
 ) -> String {
     let mut invocation = json!({ "executionSuccessful": checked });
     if !notes.is_empty() {
@@ -61,7 +63,7 @@ pub fn render_with_notes(
                 "name": "jadpo",
                 "version": env!("CARGO_PKG_VERSION"),
                 "semanticVersion": env!("CARGO_PKG_VERSION"),
-                "rules": rules.iter().map(rule_json).collect::<Vec<_>>(),
+                "rules": rules.iter().map(|r| rule_json(r, docs_url)).collect::<Vec<_>>(),
             }},
             "invocations": [invocation],
             "columnKind": "unicodeCodePoints",
@@ -161,21 +163,33 @@ fn level(severity: Severity) -> &'static str {
     }
 }
 
-fn rule_json(rule: &Rule) -> Value {
-    json!({
+fn rule_json(rule: &Rule, docs_url: Option<&str>) -> Value {
+    let mut out = json!({
         "id": rule.code,
         "name": rule_name(rule.code),
         "shortDescription": { "text": rule.short },
         "fullDescription": { "text": rule.full },
-        "helpUri": format!("{HELP_BASE}{}", rule.code),
         "help": { "text": plain(&rule.help), "markdown": rule.help },
         "defaultConfiguration": { "level": level(rule.severity) },
-    })
+        "properties": {
+            // Every rule is exact (the language's rules, judged by their
+            // definitions), so a finding is never a guess.
+            "precision": "very-high",
+            "problem.severity": match rule.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            },
+            "tags": [rule.code.split('.').next().unwrap_or(rule.code)],
+        },
+    });
+    // jadpo has no public home to link to; a team serving the pages of
+    // spec/diagnostics/ names where, and each rule links to its page.
+    if let (Some(base), Value::Object(map)) = (docs_url, &mut out) {
+        let sep = if base.ends_with('/') { "" } else { "/" };
+        map.insert("helpUri".into(), json!(format!("{base}{sep}{}", rule.code)));
+    }
+    out
 }
-
-/// Where each code's page (`spec/diagnostics/CODE.md`, the text of
-/// `jadpo explain CODE`) is published.
-pub const HELP_BASE: &str = "https://jadpo.dev/diagnostics/";
 
 /// A rule's name as SARIF wants one: an identifier in Pascal case
 /// (`step.too_many` is `StepTooMany`).
