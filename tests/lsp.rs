@@ -12,7 +12,7 @@ const WAIT: Duration = Duration::from_secs(60);
 #[path = "common/lsp_stdio.rs"]
 pub(crate) mod lsp_stdio;
 
-use lsp_stdio::{answers, copy_dir, uri, Server};
+use lsp_stdio::{answers, copy_dir, editor_capabilities, uri, Server};
 
 struct Client {
     server: Server,
@@ -126,7 +126,7 @@ fn an_editor_session() {
 
     let init = client.request(
         "initialize",
-        json!({ "processId": null, "rootUri": uri(&app), "capabilities": {} }),
+        json!({ "processId": null, "rootUri": uri(&app), "capabilities": editor_capabilities() }),
     );
     let caps = &init["capabilities"];
     assert_eq!(
@@ -354,7 +354,7 @@ fn constructed_fixes_and_manifests() {
     let mut client = Client::start(&app);
     client.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": editor_capabilities() }),
     );
     client.notify("initialized", json!({}));
 
@@ -457,7 +457,7 @@ fn local_package_manifest_findings_show_in_package_yaml() {
     let mut client = Client::start(&app);
     client.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": editor_capabilities() }),
     );
     client.notify("initialized", json!({}));
     let yaml = pkg.join("package.yaml");
@@ -490,7 +490,7 @@ fn an_edit_reaches_callers_in_other_files() {
     let mut client = Client::start(&app);
     client.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": editor_capabilities() }),
     );
     client.notify("initialized", json!({}));
     let payments = app.join("src/payments.jadpo");
@@ -543,7 +543,7 @@ fn disk_changes_show_in_the_next_analysis() {
     let mut client = Client::start(&app);
     client.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": editor_capabilities() }),
     );
     client.notify("initialized", json!({}));
     let payments = app.join("src/payments.jadpo");
@@ -753,7 +753,7 @@ fn formatting_an_open_document_gives_the_fmt_layout() {
     let mut client = Client::start(&app);
     let init = client.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": editor_capabilities() }),
     );
     assert_eq!(init["capabilities"]["documentFormattingProvider"], true);
     client.notify("initialized", json!({}));
@@ -824,7 +824,7 @@ fn completion_offers_operations_fields_and_names_in_scope() {
     let mut client = Client::start(&app);
     let init = client.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": editor_capabilities() }),
     );
     assert_eq!(
         init["capabilities"]["completionProvider"]["triggerCharacters"],
@@ -962,7 +962,7 @@ fn completion_offers_package_yaml_keys() {
     let mut client = Client::start(&dir);
     client.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": editor_capabilities() }),
     );
     client.notify("initialized", json!({}));
     open(&mut client, &file, &edited);
@@ -1018,7 +1018,7 @@ fn range_formatting_changes_only_the_selected_lines() {
     let mut client = Client::start(&app);
     let init = client.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": editor_capabilities() }),
     );
     assert_eq!(
         init["capabilities"]["documentRangeFormattingProvider"],
@@ -1066,4 +1066,121 @@ fn range_formatting_changes_only_the_selected_lines() {
         ),
         text
     );
+}
+
+/// A fresh copy of `examples/mistakes` under `name` (which may hold spaces
+/// and other characters a URI encodes).
+fn mistakes_copy(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("jadpo-lsp-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mistakes"),
+        &dir,
+    );
+    dir
+}
+
+/// A client that takes no related information, plain-text hover only and
+/// no code action literals, spelling its URIs its own way: diagnostics come
+/// under its spelling without related information, hover is plain text,
+/// and quick fixes are commands the server carries out by asking the
+/// client to apply the edit.
+#[test]
+fn answers_follow_what_the_client_supports() {
+    let app = mistakes_copy("a café+b");
+    let mut client = Client::start(&app);
+    let init = client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": { "textDocument": {
+            "publishDiagnostics": { "relatedInformation": false },
+            "hover": { "contentFormat": ["plaintext"] },
+            "codeAction": {},
+        } } }),
+    );
+    assert_eq!(
+        init["capabilities"]["executeCommandProvider"]["commands"],
+        json!(["jadpo.applyEdit"])
+    );
+    client.notify("initialized", json!({}));
+    let file = app.join("src/missing_fails.jadpo");
+    let text = std::fs::read_to_string(&file).expect("missing_fails.jadpo");
+    // The server spells `é` as `%C3%A9` and `+` as itself; this client
+    // writes lower-case escapes and `%2B`.
+    let ours = uri(&file);
+    let theirs = ours.replace("%C3%A9", "%c3%a9").replace('+', "%2B");
+    assert_ne!(ours, theirs, "the spellings differ");
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": theirs, "languageId": "jadpo", "version": 1, "text": text } }),
+    );
+    let deadline = Instant::now() + WAIT;
+    let published = loop {
+        let m = client
+            .server
+            .next(deadline, "diagnostics for the opened file");
+        if m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("missing_fails.jadpo"))
+        {
+            break m;
+        }
+    };
+    assert_eq!(
+        published["params"]["uri"],
+        json!(theirs),
+        "under the client's spelling"
+    );
+    let diags = list(&published["params"]["diagnostics"]);
+    assert!(
+        diags
+            .iter()
+            .any(|d| code_of(d) == "failure.missing_in_fails"),
+        "{diags:?}"
+    );
+    assert!(
+        diags.iter().all(|d| d.get("relatedInformation").is_none()),
+        "{diags:?}"
+    );
+
+    let doc = json!({ "uri": theirs });
+    let hover = client.request(
+        "textDocument/hover",
+        json!({ "textDocument": doc, "position": position_of(&text, "find_price") }),
+    );
+    assert_eq!(hover["contents"]["kind"], "plaintext", "{hover}");
+    let value = hover["contents"]["value"].as_str().unwrap_or("");
+    assert!(
+        !value.contains('`') && !value.contains("**") && !value.is_empty(),
+        "{value}"
+    );
+
+    let d = diags
+        .iter()
+        .find(|d| code_of(d) == "failure.missing_in_fails")
+        .expect("the finding");
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": doc, "range": d["range"], "context": { "diagnostics": [d] } }),
+    );
+    let actions = list(&actions);
+    assert!(!actions.is_empty());
+    let command = &actions[0];
+    assert_eq!(
+        command["command"], "jadpo.applyEdit",
+        "a Command, not a literal: {command}"
+    );
+    assert!(command.get("edit").is_none());
+    client.request(
+        "workspace/executeCommand",
+        json!({ "command": "jadpo.applyEdit", "arguments": command["arguments"] }),
+    );
+    let asked = client
+        .pending
+        .iter()
+        .find(|m| m["method"] == "workspace/applyEdit")
+        .expect("the server asks the client to apply the edit");
+    assert_eq!(asked["params"]["edit"], command["arguments"][1]);
+    assert!(asked["id"].is_string() || asked["id"].is_number());
+    let _ = std::fs::remove_dir_all(&app);
 }

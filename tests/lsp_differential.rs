@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 #[path = "common/lsp_stdio.rs"]
 mod lsp_stdio;
 
-use lsp_stdio::{answers, copy_dir, uri, Server};
+use lsp_stdio::{answers, copy_dir, editor_capabilities, uri, Server};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -368,7 +368,7 @@ impl Session {
         let mut client = Client::start(&lsp);
         client.request(
             "initialize",
-            json!({ "processId": null, "rootUri": uri(&lsp), "capabilities": {} }),
+            json!({ "processId": null, "rootUri": uri(&lsp), "capabilities": editor_capabilities() }),
         );
         client.notify("initialized", json!({}));
         Session {

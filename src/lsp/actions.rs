@@ -13,6 +13,30 @@ use jadpo_compiler::span::{FileId, Span};
 use lsp_types::{CodeAction, CodeActionKind, CodeActionOrCommand, TextEdit, Uri, WorkspaceEdit};
 use std::collections::HashMap;
 
+/// The command a quick fix becomes for a client without code action
+/// literals: its arguments are the fix's title and workspace edit, and the
+/// server asks the client to apply the edit (`workspace/applyEdit`).
+pub const APPLY_EDIT: &str = "jadpo.applyEdit";
+
+/// The quick fixes as commands (LSP 3.17: a client without
+/// `codeActionLiteralSupport` takes `Command[]` only).
+pub fn as_commands(actions: Vec<CodeActionOrCommand>) -> Vec<lsp_types::Command> {
+    actions
+        .into_iter()
+        .filter_map(|a| match a {
+            CodeActionOrCommand::Command(c) => Some(c),
+            CodeActionOrCommand::CodeAction(a) => {
+                let edit = serde_json::to_value(a.edit?).ok()?;
+                Some(lsp_types::Command {
+                    arguments: Some(vec![serde_json::json!(a.title), edit]),
+                    title: a.title,
+                    command: APPLY_EDIT.to_string(),
+                })
+            }
+        })
+        .collect()
+}
+
 /// The code actions for the diagnostics overlapping `start..end` in `file`.
 pub fn code_actions(
     project: &Project,

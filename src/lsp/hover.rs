@@ -209,3 +209,14 @@ pub fn duration(ms: u64) -> String {
         _ => format!("{ms}ms"),
     }
 }
+
+/// A hover's Markdown as plain text, for a client that shows only that:
+/// no emphasis or code marks, list items kept as lines.
+pub fn plain(markdown: &str) -> String {
+    markdown
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .map(|l| l.replace("**", "").replace('`', ""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -28,8 +28,8 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
-    RangeFormatting, References, Request as _,
+    CodeActionRequest, Completion, DocumentSymbolRequest, ExecuteCommand, Formatting,
+    GotoDefinition, HoverRequest, RangeFormatting, References, Request as _,
 };
 use lsp_types::{
     CodeActionProviderCapability, DocumentSymbolResponse, GotoDefinitionResponse, Hover,
@@ -51,8 +51,8 @@ pub fn run() -> ExitCode {
         Ok(value) => value,
         Err(_) => return ExitCode::from(2),
     };
-    match handshake::handshake(&connection, capabilities) {
-        handshake::Start::Ready => {}
+    let support = match handshake::handshake(&connection, capabilities) {
+        handshake::Start::Ready(support) => support,
         handshake::Start::Exit => {
             eprintln!("error: jadpo lsp: stopped: the client sent `exit` before `initialize`");
             return ExitCode::from(1);
@@ -66,8 +66,8 @@ pub fn run() -> ExitCode {
             eprintln!("error: jadpo lsp: the client did not initialize{why}");
             return ExitCode::from(1);
         }
-    }
-    let mut server = Server::new(connection);
+    };
+    let mut server = Server::new(connection, support);
     let clean_exit = server.main_loop();
     drop(server);
     let stopped = transport.finish();
@@ -86,7 +86,7 @@ pub fn run() -> ExitCode {
 #[doc(hidden)]
 pub fn handle_bytes(input: &[u8]) {
     let (connection, _client) = Connection::memory();
-    let mut server = Server::new(connection);
+    let mut server = Server::new(connection, handshake::ClientSupport::default());
     let mut input = input;
     while let Ok(Some(body)) = transport::read_frame(&mut input) {
         match transport::parse(&body) {
@@ -118,6 +118,10 @@ fn capabilities() -> ServerCapabilities {
         code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
         document_formatting_provider: Some(OneOf::Left(true)),
         document_range_formatting_provider: Some(OneOf::Left(true)),
+        execute_command_provider: Some(lsp_types::ExecuteCommandOptions {
+            commands: vec![actions::APPLY_EDIT.to_string()],
+            ..lsp_types::ExecuteCommandOptions::default()
+        }),
         completion_provider: Some(lsp_types::CompletionOptions {
             trigger_characters: Some(vec![".".to_string()]),
             ..lsp_types::CompletionOptions::default()
@@ -138,11 +142,21 @@ struct Server {
     /// When the oldest edit not yet answered arrived (for
     /// `JADPO_LSP_TIMING`).
     edited_at: Option<std::time::Instant>,
+    /// What the client can take.
+    support: handshake::ClientSupport,
+    /// Each open document's URI as the client spelled it, by path: the
+    /// diagnostics of a file go out under the client's own spelling.
+    client_uris: HashMap<String, Uri>,
+    /// Requests this server sent the client (`workspace/applyEdit`).
+    sent: i32,
 }
 
 impl Server {
-    fn new(connection: Connection) -> Self {
+    fn new(connection: Connection, support: handshake::ClientSupport) -> Self {
         Server {
+            support,
+            client_uris: HashMap::new(),
+            sent: 0,
             connection,
             overlay: Overlay::default(),
             projects: Vec::new(),
@@ -250,6 +264,8 @@ impl Server {
         let Some(path) = uri::to_path(doc) else {
             return;
         };
+        self.client_uris
+            .insert(clean(&path.to_string_lossy()), doc.clone());
         self.overlay.set(&path.to_string_lossy(), text);
         self.touch(doc);
     }
@@ -413,9 +429,18 @@ impl Server {
         (first, edited)
     }
 
-    fn publish(&mut self, doc: Uri, list: Vec<lsp_types::Diagnostic>) {
+    fn publish(&mut self, doc: Uri, mut list: Vec<lsp_types::Diagnostic>) {
         let path = uri::to_path(&doc).map(|p| clean(&p.to_string_lossy()));
+        let doc = path
+            .as_ref()
+            .and_then(|p| self.client_uris.get(p).cloned())
+            .unwrap_or(doc);
         let edited = path.is_some_and(|p| self.touched.contains(&p));
+        if !self.support.related_information {
+            for d in &mut list {
+                d.related_information = None;
+            }
+        }
         if !edited && self.published.get(&doc) == Some(&list) {
             return;
         }
@@ -439,6 +464,7 @@ impl Server {
             References::METHOD => self.references(req.params),
             DocumentSymbolRequest::METHOD => self.symbols(req.params),
             CodeActionRequest::METHOD => self.code_actions(req.params),
+            ExecuteCommand::METHOD => self.execute_command(req.params),
             Completion::METHOD => self.completion(req.params),
             Formatting::METHOD | RangeFormatting::METHOD => match self.formatting(&req) {
                 Err(Refusal::Failed(message)) => {
@@ -498,10 +524,18 @@ impl Server {
                 let snap = self.projects.get(i)?.snapshot.as_ref()?;
                 hover::hover(snap, file, offset)
             });
+        let markdown = self.support.hover_markdown;
         let hover = found.map(|value| Hover {
-            contents: HoverContents::Markup(MarkupContent {
-                kind: MarkupKind::Markdown,
-                value,
+            contents: HoverContents::Markup(if markdown {
+                MarkupContent {
+                    kind: MarkupKind::Markdown,
+                    value,
+                }
+            } else {
+                MarkupContent {
+                    kind: MarkupKind::PlainText,
+                    value: hover::plain(&value),
+                }
             }),
             range: None,
         });
@@ -638,7 +672,36 @@ impl Server {
                 let end = LineIndex::new(&snap.files.get(file).text).offset(p.range.end);
                 Some(actions::code_actions(project, snap, file, start, end))
             });
-        to_json(found.unwrap_or_default())
+        let found = found.unwrap_or_default();
+        if self.support.code_action_literals {
+            return to_json(found);
+        }
+        to_json(actions::as_commands(found))
+    }
+
+    /// `workspace/executeCommand` for [`actions::APPLY_EDIT`]: the server
+    /// asks the client to apply the quick fix's edit.
+    fn execute_command(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
+        let p: lsp_types::ExecuteCommandParams = parse(params)?;
+        if p.command != actions::APPLY_EDIT {
+            return Err(format!("jadpo lsp has no command `{}`", p.command));
+        }
+        let [title, edit]: [serde_json::Value; 2] = p
+            .arguments
+            .try_into()
+            .map_err(|_| "the command takes a title and an edit".to_string())?;
+        let edit: lsp_types::WorkspaceEdit = parse(edit)?;
+        self.sent += 1;
+        let params = lsp_types::ApplyWorkspaceEditParams {
+            label: title.as_str().map(str::to_string),
+            edit,
+        };
+        self.send(Message::Request(Request::new(
+            RequestId::from(format!("jadpo-apply-{}", self.sent)),
+            "workspace/applyEdit".to_string(),
+            params,
+        )));
+        Ok(serde_json::Value::Null)
     }
 }
 

@@ -124,3 +124,14 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The capabilities of an editor that takes everything the server offers
+/// (related information, Markdown hover, code action literals), as VS Code
+/// and Neovim announce them.
+pub fn editor_capabilities() -> Value {
+    json!({ "textDocument": {
+        "publishDiagnostics": { "relatedInformation": true },
+        "hover": { "contentFormat": ["markdown", "plaintext"] },
+        "codeAction": { "codeActionLiteralSupport": { "codeActionKind": { "valueSet": ["quickfix"] } } },
+    } })
+}

@@ -157,7 +157,11 @@ fn measure(
     let uri = file_uri(file);
     server.request(
         "initialize",
-        json!({ "processId": null, "capabilities": {} }),
+        json!({ "processId": null, "capabilities": { "textDocument": {
+            // An editor taking everything the server offers.
+            "publishDiagnostics": { "relatedInformation": true },
+            "codeAction": { "codeActionLiteralSupport": { "codeActionKind": { "valueSet": ["quickfix"] } } },
+        } } }),
     )?;
     server.notify("initialized", json!({}))?;
     let start = Instant::now();
