@@ -67,6 +67,12 @@ pub enum Command {
     /// and local packages, until interrupted; the screen is cleared between
     /// runs on a terminal. `--format json`: one JSON line per run.
     Watch(WatchArgs),
+    /// Show what a package offers: its provider's idempotency facts, its
+    /// operations (request, answer, whether each changes and how it is
+    /// sent, failures), types, failures and public actions with their
+    /// surfaces. PKG is a package folder, a package the app requires, or a
+    /// bundled package (`jadpo doc stripe`).
+    Doc(DocArgs),
     /// Print a shell completion script, e.g.
     /// `jadpo completions bash > ~/.local/share/bash-completion/completions/jadpo`.
     Completions(CompletionsArgs),
@@ -108,6 +114,25 @@ pub struct FmtArgs {
 pub struct NewArgs {
     /// The folder to create; its name is the app's name.
     pub path: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DocArgs {
+    /// A package: a folder holding `package.yaml`, the name of a package
+    /// the app requires, or the name of a bundled package.
+    pub package: String,
+    /// The app whose requirements name packages (a folder or a file in it).
+    #[arg(long, default_value = ".")]
+    pub app: String,
+    /// `text` for a terminal, `markdown` for a page.
+    #[arg(long, value_enum, default_value_t = DocFormat::Text)]
+    pub format: DocFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DocFormat {
+    Text,
+    Markdown,
 }
 
 #[derive(Debug, clap::Args)]

@@ -4,6 +4,8 @@
 
 pub mod check;
 pub mod cli;
+pub mod describe;
+pub mod doc;
 pub mod fix;
 pub mod fmt;
 pub mod locate;

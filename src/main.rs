@@ -92,6 +92,19 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Command::Doc(args) => {
+            let markdown = args.format == jadpo::cli::DocFormat::Markdown;
+            match jadpo::doc::document(&args.package, &args.app, markdown) {
+                Ok(text) => {
+                    say(&text);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Completions(args) => {
             use clap::CommandFactory;
             let mut script = Vec::new();

@@ -23,6 +23,9 @@ pub struct PackageCheck {
     /// The surface of the package's public actions; `None` when the package
     /// could not be loaded.
     pub surface: Option<serde_json::Value>,
+    /// The resolved package, when it could be loaded (`jadpo doc` reads
+    /// its declarations).
+    pub program: Option<jadpo_compiler::ir::Program>,
 }
 
 impl PackageCheck {
@@ -56,6 +59,7 @@ pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) ->
                 files: fatal.files,
                 diagnostics,
                 surface: None,
+                program: None,
             };
         }
     };
@@ -78,6 +82,7 @@ pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) ->
         files: loaded.files,
         diagnostics,
         surface: Some(analysis.plan.to_json()),
+        program: Some(program),
     }
 }
 

@@ -618,3 +618,43 @@ fn watch_rechecks_on_every_change() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// `jadpo doc`: a bundled package as Markdown (snapshotted), as plain text,
+/// a package folder, packages an app requires (a vendored one and a path
+/// one), and an unknown name, which lists the bundled packages.
+#[test]
+fn doc_shows_what_a_package_offers() {
+    let out = jadpo(&["doc", "github", "--format", "markdown"]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    insta::assert_snapshot!("doc_github_markdown", stdout(&out));
+
+    let text = stdout(&jadpo(&["doc", "stripe"]));
+    assert!(text.starts_with("stripe 3.2.0\n============\n"), "{text}");
+    for want in [
+        "stripe.customers.create\n",
+        "- keyed: yes (Idempotency-Key, provider window 24h)",
+        "Text { max_length: 512 email: true }",
+        "stripe.subscribe_customer(request: stripe.SubscribeCustomer) -> stripe.Subscription",
+        "- can fail after a change: stripe.CardDeclined",
+    ] {
+        assert!(text.contains(want), "`{want}` missing:\n{text}");
+    }
+    assert!(!text.contains('`'), "plain text has no code marks");
+
+    let folder = stdout(&jadpo(&["doc", "packages/postmark"]));
+    assert!(folder.starts_with("postmark 1.1.0\n"), "{folder}");
+    let app = "tests/fixtures/packages/resolve/vendored/pass_vendored_package_and_path";
+    for (name, title) in [("mailer", "mailer 1."), ("notes", "notes ")] {
+        let out = jadpo(&["doc", name, "--app", app]);
+        assert_eq!(status(&out), 0, "{name}: {}", stderr(&out));
+        assert!(stdout(&out).starts_with(title), "{name}: {}", stdout(&out));
+    }
+
+    let out = jadpo(&["doc", "nosuch"]);
+    assert_eq!(status(&out), 2);
+    assert!(
+        stderr(&out).contains("no package `nosuch`") && stderr(&out).contains("stripe, twilio"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -6,6 +6,7 @@
 use super::find;
 use super::project::Snapshot;
 use jadpo_checker::plan::{ActionPlan, StepPlan};
+use jadpo_checker::rules::text::duration;
 use jadpo_compiler::ir::{ActionId, Effect, OpId, Program, Target};
 use jadpo_compiler::span::FileId;
 use std::rc::Rc;
@@ -91,39 +92,7 @@ fn step_text(mine: &[&StepPlan], all: &[&StepPlan], holder: &str) -> String {
 }
 
 fn op_facts(program: &Program, id: OpId) -> String {
-    let op = program.op(id);
-    let idem = program
-        .packages
-        .get(op.package.0 as usize)
-        .and_then(|p| p.idempotency.as_ref());
-    let keyed = match (idem, op.window_ms) {
-        (Some(i), Some(w)) => format!("yes (`{}`, provider window {})", i.header, duration(w)),
-        _ => "no".to_string(),
-    };
-    let mut failures: Vec<&str> = op
-        .failures
-        .iter()
-        .map(|f| program.failure(*f).qualified.as_str())
-        .collect();
-    failures.sort();
-    let mut lines = vec![
-        format!("- changes: {}", yes_no(op.changes)),
-        format!("- idempotent: {}", yes_no(op.idempotent)),
-        format!("- keyed: {keyed}"),
-        format!(
-            "- timeout {} x {} attempt{}",
-            duration(op.timeout_ms),
-            op.attempts,
-            if op.attempts == 1 { "" } else { "s" }
-        ),
-    ];
-    if !failures.is_empty() {
-        lines.push(format!("- fails: {}", failures.join(", ")));
-    }
-    if op.large_output {
-        lines.push("- large output (over 1 MB): cannot be a recorded step".to_string());
-    }
-    lines.join("\n")
+    crate::describe::operation_facts(program, id)
 }
 
 fn action_facts(snap: &Snapshot, program: &Program, id: ActionId) -> String {
@@ -189,25 +158,6 @@ fn reaching_entries(snap: &Snapshot, name: &str) -> Vec<String> {
 
 fn plan_action(snap: &Snapshot, name: &str) -> Option<Rc<ActionPlan>> {
     snap.plan_action(name)
-}
-
-fn yes_no(b: bool) -> &'static str {
-    if b {
-        "yes"
-    } else {
-        "no"
-    }
-}
-
-/// `24h`, `5s`, `1500ms`: the largest whole unit.
-pub fn duration(ms: u64) -> String {
-    match ms {
-        0 => "0s".to_string(),
-        _ if ms.is_multiple_of(3_600_000) => format!("{}h", ms / 3_600_000),
-        _ if ms.is_multiple_of(60_000) => format!("{}m", ms / 60_000),
-        _ if ms.is_multiple_of(1_000) => format!("{}s", ms / 1_000),
-        _ => format!("{ms}ms"),
-    }
 }
 
 /// A hover's Markdown as plain text, for a client that shows only that:

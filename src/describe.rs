@@ -1,0 +1,53 @@
+//! What the program's declarations are, in Markdown for people: an
+//! operation's facts (the language server's hover and `jadpo doc` say the
+//! same thing the same way).
+
+use jadpo_checker::rules::text::duration;
+use jadpo_compiler::ir::{OpId, Program};
+
+pub fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// An operation's facts as Markdown list items: whether it changes, is
+/// idempotent and keyed (with the provider's header and window), its
+/// timeout and attempts, its failures, and a large answer.
+pub fn operation_facts(program: &Program, id: OpId) -> String {
+    let op = program.op(id);
+    let idem = program
+        .packages
+        .get(op.package.0 as usize)
+        .and_then(|p| p.idempotency.as_ref());
+    let keyed = match (idem, op.window_ms) {
+        (Some(i), Some(w)) => format!("yes (`{}`, provider window {})", i.header, duration(w)),
+        _ => "no".to_string(),
+    };
+    let mut failures: Vec<&str> = op
+        .failures
+        .iter()
+        .map(|f| program.failure(*f).qualified.as_str())
+        .collect();
+    failures.sort();
+    let mut lines = vec![
+        format!("- changes: {}", yes_no(op.changes)),
+        format!("- idempotent: {}", yes_no(op.idempotent)),
+        format!("- keyed: {keyed}"),
+        format!(
+            "- timeout {} x {} attempt{}",
+            duration(op.timeout_ms),
+            op.attempts,
+            if op.attempts == 1 { "" } else { "s" }
+        ),
+    ];
+    if !failures.is_empty() {
+        lines.push(format!("- fails: {}", failures.join(", ")));
+    }
+    if op.large_output {
+        lines.push("- large output (over 1 MB): cannot be a recorded step".to_string());
+    }
+    lines.join("\n")
+}
