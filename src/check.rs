@@ -92,10 +92,12 @@ pub fn run_pipeline(loader: &dyn Loader, root: &str) -> (Compiled, Option<Analys
 }
 
 /// What an app's author sees: findings in the app's own files (and the
-/// standard library's, which should have none), while each package with
-/// errors becomes ONE `package.has_errors` diagnostic at its requirement in
-/// `jadpo.yaml`. A package's own findings belong to whoever checks the
-/// package.
+/// standard library's, which should have none) and in the packages inside
+/// the app's folder (its `packages/` folder, a `{ path: }` inside it: the
+/// author's own code), while each other package with errors (bundled, from
+/// a registry, or a folder outside the app) becomes ONE
+/// `package.has_errors` diagnostic at its requirement in `jadpo.yaml`,
+/// naming the command that shows them all.
 pub fn app_view(
     files: &Files,
     program: Option<&Program>,
@@ -103,15 +105,22 @@ pub fn app_view(
 ) -> Vec<Diagnostic> {
     let mut broken: Vec<BrokenPackage> = Vec::new();
     let mut shown = Vec::new();
+    let mut local_errors: Vec<String> = Vec::new();
     for d in diagnostics {
         match package_of(files, d.span.file) {
             None => shown.push(d),
+            Some(name) if in_app_folder(files, d.span.file) => {
+                if d.is_error() {
+                    local_errors.push(name.to_string());
+                }
+                shown.push(d);
+            }
             Some(name) if d.is_error() => note_error(&mut broken, name, Some(d)),
             Some(_) => {}
         }
     }
     for p in program.map(|p| p.packages.as_slice()).unwrap_or_default() {
-        if p.has_errors {
+        if p.has_errors && !local_errors.iter().any(|n| n == p.name.as_str()) {
             note_error(&mut broken, p.name.as_str(), None);
         }
     }
@@ -163,6 +172,24 @@ fn package_of(files: &Files, file: FileId) -> Option<&str> {
     }
 }
 
+/// Whether a file lies inside the app's folder: its path (relative to the
+/// app) neither leaves it (`../`), nor is absolute, nor is embedded
+/// (`<bundled>/`).
+fn in_app_folder(files: &Files, file: FileId) -> bool {
+    let path = &files.get(file).path;
+    !path.starts_with('<') && !path.starts_with("../") && !std::path::Path::new(path).is_absolute()
+}
+
+/// The folder of package `name` as the app sees it (`<bundled>/stripe`,
+/// `../registry/mailer/1.0.0`), from its manifest's path.
+fn package_folder<'f>(files: &'f Files, name: &str) -> Option<&'f str> {
+    files.iter().find_map(|(_, f)| {
+        let own = matches!(&f.unit, Unit::Package(n) if n == name);
+        (own && f.path.ends_with("package.yaml"))
+            .then(|| f.path.strip_suffix("/package.yaml").unwrap_or(""))
+    })
+}
+
 fn package_has_errors(files: &Files, broken: &BrokenPackage) -> Diagnostic {
     let name = &broken.name;
     let summary = match broken.errors {
@@ -185,6 +212,15 @@ fn package_has_errors(files: &Files, broken: &BrokenPackage) -> Diagnostic {
         .with_fix(format!(
             "fix the package, or require a version of `{name}` that checks"
         ));
+    d = match package_folder(files, name) {
+        Some(folder) if folder.starts_with('<') => d.with_help(format!(
+            "`{name}` is bundled with jadpo: a bundled package with errors is a bug in jadpo; please report it"
+        )),
+        Some(folder) => d.with_help(format!(
+            "`jadpo check {folder}` (from the app's folder) shows all of them"
+        )),
+        None => d,
+    };
     if let Some(first) = &broken.first {
         d = d.with_related(first.span, format!("first error: {}", first.summary));
     }

@@ -658,3 +658,52 @@ fn doc_shows_what_a_package_offers() {
         stderr(&out)
     );
 }
+
+/// A package inside the app's folder is the author's own code: its findings
+/// show where they are. A package outside it (here `{ path: ../shared/x }`;
+/// a registry's or a bundled one likewise) stays one `package.has_errors`
+/// at its requirement, naming the command that shows them all.
+#[test]
+fn packages_outside_the_app_fold_into_one_finding_with_the_command() {
+    let root = std::env::temp_dir().join(format!("jadpo-cli-outside-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a folder");
+        std::fs::write(path, text).expect("a file");
+    };
+    let broken = "package: mailer\nversion: 1.0.0\nprovider:\n  timeout: 5 parsecs\n";
+    write(
+        "app/jadpo.yaml",
+        "app: shop\npackages:\n  mailer: { path: ../shared/mailer }\n",
+    );
+    write("shared/mailer/package.yaml", broken);
+    write(
+        "inside/jadpo.yaml",
+        "app: shop\npackages:\n  mailer: { path: vendor/mailer }\n",
+    );
+    write("inside/vendor/mailer/package.yaml", broken);
+    let json = |dir: &str| {
+        let out = jadpo(&[
+            "check",
+            "--format",
+            "json",
+            &root.join(dir).to_string_lossy(),
+        ]);
+        assert_eq!(status(&out), 1, "{}", stdout(&out));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        doc["diagnostics"].as_array().cloned().unwrap_or_default()
+    };
+    let outside = json("app");
+    assert_eq!(outside.len(), 1, "{outside:?}");
+    assert_eq!(outside[0]["code"], "package.has_errors");
+    assert_eq!(
+        outside[0]["help"],
+        "`jadpo check ../shared/mailer` (from the app's folder) shows all of them"
+    );
+    let inside = json("inside");
+    let codes: Vec<&str> = inside.iter().filter_map(|d| d["code"].as_str()).collect();
+    assert_eq!(codes, ["manifest.bad_duration"], "{inside:?}");
+    assert_eq!(inside[0]["location"]["file"], "vendor/mailer/package.yaml");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{expectation_of, expectations, package_findings, Expectation, Fixture};
+use common::{expectation_of, expectations, Expectation, Fixture};
 use jadpo::check::Outcome;
 use jadpo::render::{human, Summary};
 use std::path::Path;
@@ -86,11 +86,10 @@ fn run_fixture(path: &Path) -> Option<String> {
     })
 }
 
-/// Every mismatch between the annotations and the diagnostics, as sentences.
-/// Annotations in app files are matched against what `jadpo check` shows.
-/// A fixture that annotates a package's files (`packages/...`) opts in to
-/// having that package's own findings matched exactly too; otherwise they
-/// show only as `package.has_errors`.
+/// Every mismatch between the annotations and the diagnostics, as sentences:
+/// annotations are matched against what `jadpo check` shows, which for the
+/// packages inside a fixture's folder (`packages/...`, `vendor/...`) is
+/// their own findings.
 fn expectation_problems(fixture: &Fixture, outcome: &Outcome) -> Vec<String> {
     let mut problems = Vec::new();
     if outcome.program.is_none() {
@@ -101,20 +100,10 @@ fn expectation_problems(fixture: &Fixture, outcome: &Outcome) -> Vec<String> {
         .iter()
         .flat_map(|(file, text)| expectations(file, text))
         .collect();
-    let annotates_packages = expected.iter().any(|e| e.file.starts_with("packages/"));
-    let (package_files, mut package_diags) = package_findings(fixture);
-    if !annotates_packages {
-        package_diags.clear();
-    }
     let actual: Vec<(Expectation, &str)> = outcome
         .diagnostics
         .iter()
         .map(|d| (expectation_of(&outcome.files, d), d.summary.as_str()))
-        .chain(
-            package_diags
-                .iter()
-                .map(|d| (expectation_of(&package_files, d), d.summary.as_str())),
-        )
         .collect();
     if fixture.pass {
         if !expected.is_empty() {

@@ -795,8 +795,12 @@ fn package_paths_that_escape_the_package_folder() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let run = app.check();
-    // The app sees the package's first error through `package.has_errors`.
-    assert_diagnosed(&run, "package.has_errors", "a package.yaml linking outside");
+    // The package is inside the app's folder: its own finding is shown.
+    assert_diagnosed(
+        &run,
+        "package.path_escapes",
+        "a package.yaml linking outside",
+    );
     assert!(
         run.stdout
             .contains("package.yaml links outside its package's folder"),

@@ -20,13 +20,9 @@
 //!
 //! Intended differences, compared like with like:
 //! - Files of packages kept inside the app folder (`packages/...`, path
-//!   packages such as `vendor/...`): `jadpo check` shows only ONE
-//!   `package.has_errors` in `jadpo.yaml` (`app_view` in src/check.rs), and
-//!   so does the server, which in addition shows the package's own load,
-//!   parse and resolution findings in the package's files
-//!   (`local_package_findings` in src/lsp/project.rs; rule findings in
-//!   package files are not shown there). Those are compared with a fresh,
-//!   uncached `jadpo_compiler::compile` of the same copy.
+//!   packages such as `vendor/...`) are the author's own: `jadpo check`
+//!   and the server both show their findings in those files (`app_view`
+//!   in src/check.rs).
 //! - Spans in embedded files (`<stdlib>`, `<bundled>`) cannot be shown in
 //!   the editor: such diagnostics and related locations are left out on
 //!   the `jadpo check` side, as the server leaves them out.
@@ -34,10 +30,6 @@
 //!   `fix:` and `help:` lines joined (src/lsp/convert.rs); positions are
 //!   0-based lines and UTF-16 columns, computed here from the JSON's bytes.
 
-use jadpo_compiler::diag::{sort_diagnostics, Diagnostic, Severity};
-use jadpo_compiler::load::FsLoader;
-use jadpo_compiler::source::{Files, Unit};
-use jadpo_compiler::span::Span;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -885,9 +877,6 @@ impl Session {
         for (file, d) in self.checked(&texts) {
             out.entry(file).or_default().push(d);
         }
-        for (file, d) in self.package_findings(&texts) {
-            out.entry(file).or_default().push(d);
-        }
         out
     }
 
@@ -916,40 +905,9 @@ impl Session {
             })
             .collect()
     }
-
-    /// Load, parse and resolution findings in package files inside the app
-    /// folder, from an uncached compile (what the server shows there).
-    fn package_findings(&self, texts: &BTreeMap<String, String>) -> Vec<(String, Value)> {
-        let root = self.mirror.to_string_lossy().into_owned();
-        let compiled = jadpo_compiler::compile(&FsLoader, &root);
-        if compiled.program.is_none() {
-            return Vec::new();
-        }
-        let files = &compiled.files;
-        let mut found: Vec<Diagnostic> = (compiled.diagnostics.into_iter())
-            .filter(|d| local_package_file(files, d.span).is_some())
-            .collect();
-        sort_diagnostics(&mut found);
-        found
-            .iter()
-            .filter_map(|d| {
-                let file = local_package_file(files, d.span)?;
-                Some((file.to_string(), from_compiler(files, d, texts)))
-            })
-            .collect()
-    }
 }
 
 // ---------------------------------------------------------------- shapes
-
-/// The path of a span's file when it is a package file on disk.
-fn local_package_file(files: &Files, span: Span) -> Option<&str> {
-    if span.file.0 as usize >= files.len() {
-        return None;
-    }
-    let f = files.get(span.file);
-    (matches!(f.unit, Unit::Package(_)) && !f.path.starts_with('<')).then_some(f.path.as_str())
-}
 
 /// What is compared of a diagnostic.
 fn shape(code: &Value, severity: u64, message: String, range: Value, related: Vec<Value>) -> Value {
@@ -1042,41 +1000,4 @@ fn from_check(d: &Value, texts: &BTreeMap<String, String>) -> Value {
     );
     let severity = if d["severity"] == "warning" { 2 } else { 1 };
     shape(&d["code"], severity, text, at, related)
-}
-
-fn from_compiler(files: &Files, d: &Diagnostic, texts: &BTreeMap<String, String>) -> Value {
-    let place = |span: Span| -> Option<(String, Value)> {
-        if span.file.0 as usize >= files.len() {
-            return None;
-        }
-        let f = files.get(span.file);
-        if f.path.starts_with('<') {
-            return None;
-        }
-        let text = texts.get(&f.path).map_or(f.text.as_str(), String::as_str);
-        Some((
-            f.path.clone(),
-            range(text, span.start as usize, span.end as usize),
-        ))
-    };
-    let (_, at) = place(d.span).unwrap_or_default();
-    let related = (d.related.iter())
-        .filter_map(|l| {
-            let (file, at) = place(l.span)?;
-            Some(json!({ "file": file, "range": at, "message": l.message }))
-        })
-        .collect();
-    let fixes: Vec<&str> = d.fixes.iter().map(|f| f.message.as_str()).collect();
-    let text = message(
-        &d.summary,
-        d.label.as_deref(),
-        d.reason.as_deref(),
-        &fixes,
-        d.help.as_deref(),
-    );
-    let severity = match d.severity {
-        Severity::Error => 1,
-        Severity::Warning => 2,
-    };
-    shape(&json!(d.code), severity, text, at, related)
 }

@@ -50,7 +50,7 @@ pub fn code_actions(
     };
     let index = LineIndex::new(&source.text);
     let mut out = Vec::new();
-    for d in snap.diagnostics.iter().chain(&snap.package_diagnostics) {
+    for d in &snap.diagnostics {
         let overlaps =
             d.span.file == file && (d.span.start as usize) <= end && start <= d.span.end as usize;
         if !overlaps {

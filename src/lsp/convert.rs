@@ -110,7 +110,6 @@ pub fn by_file(
     let all: Vec<&Diagnostic> = snap
         .diagnostics
         .iter()
-        .chain(&snap.package_diagnostics)
         .filter(|d| keep(d.span.file))
         .collect();
     let mut groups: BTreeMap<u32, Vec<&Diagnostic>> = BTreeMap::new();

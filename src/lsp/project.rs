@@ -12,7 +12,7 @@ use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
 use jadpo_compiler::ir::ActionId;
 use jadpo_compiler::ir::Program;
 use jadpo_compiler::load::{self, LoadedProject};
-use jadpo_compiler::source::{Files, Unit};
+use jadpo_compiler::source::Files;
 use jadpo_compiler::span::FileId;
 use jadpo_compiler::{parser, resolve};
 use std::cell::{OnceCell, RefCell};
@@ -33,9 +33,6 @@ pub struct Snapshot {
     pub files: Files,
     /// What `jadpo check` shows, sorted.
     pub diagnostics: Vec<Diagnostic>,
-    /// Findings in the files of packages inside the app folder, which the
-    /// app view folds into one `package.has_errors`; shown in those files.
-    pub package_diagnostics: Vec<Diagnostic>,
     pub program: Option<Program>,
     analysed: Option<Analysed>,
     /// Actions' entries of the plan, by name, planned on first use.
@@ -125,7 +122,6 @@ impl Project {
                 diagnostics: sorted(app_view(&fatal.files, None, fatal.diagnostics)),
                 by_path: paths(self, &fatal.files),
                 files: fatal.files,
-                package_diagnostics: Vec::new(),
                 program: None,
                 analysed: None,
                 plans: RefCell::default(),
@@ -151,7 +147,6 @@ impl Project {
         let Snapshot {
             files,
             diagnostics,
-            package_diagnostics,
             program,
             analysed,
             plans,
@@ -161,15 +156,7 @@ impl Project {
         } = old;
         drop((analysed, plans));
         rayon::spawn(move || {
-            drop((
-                files,
-                diagnostics,
-                package_diagnostics,
-                program,
-                lines,
-                asts,
-                by_path,
-            ));
+            drop((files, diagnostics, program, lines, asts, by_path));
         });
     }
 
@@ -216,13 +203,11 @@ impl Project {
                 self.rules.reused, self.rules.computed
             )
         });
-        let package_diagnostics = local_package_findings(&loaded.files, &diagnostics);
         diagnostics.extend(findings);
         let shown = app_view(&loaded.files, Some(&program), diagnostics);
         timer.lap("view");
         Snapshot {
             diagnostics: sorted(shown),
-            package_diagnostics,
             by_path: paths(self, &loaded.files),
             files: loaded.files,
             program: Some(program),
@@ -304,23 +289,6 @@ fn paths(project: &Project, files: &Files) -> HashMap<String, FileId> {
             Some((clean(&path.to_string_lossy()), id))
         })
         .collect()
-}
-
-/// Findings in the files of packages kept inside the app folder (not the
-/// bundled ones), for showing in those files while they are edited.
-fn local_package_findings(files: &Files, diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {
-    let mut found: Vec<Diagnostic> = diagnostics
-        .iter()
-        .filter(|d| {
-            (d.span.file.0 as usize) < files.len() && {
-                let f = files.get(d.span.file);
-                matches!(f.unit, Unit::Package(_)) && !f.path.starts_with('<')
-            }
-        })
-        .cloned()
-        .collect();
-    sort_diagnostics(&mut found);
-    found
 }
 
 /// The app folder holding `path`: the nearest folder upward with a
