@@ -181,6 +181,11 @@ pub struct PublishArgs {
     /// Check and compute everything, but write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// `human`, or `json`: one document on stdout, `jadpo check --format
+    /// json`'s with a `publish` member saying what was (or would be)
+    /// stored (docs/json-output.md).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+    pub format: DiffFormat,
     #[command(flatten)]
     pub color: ColorArg,
 }
@@ -264,6 +269,11 @@ pub struct BuildArgs {
     /// Where to write `plan.json` [default: PATH/build].
     #[arg(long, value_name = "DIR")]
     pub out: Option<String>,
+    /// `human`, or `json`: one document on stdout, `jadpo check --format
+    /// json`'s with a `build` member saying what was written
+    /// (docs/json-output.md).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+    pub format: DiffFormat,
     #[command(flatten)]
     pub color: ColorArg,
 }

@@ -479,6 +479,16 @@ impl<'a> Report<'a> {
         }
     }
 
+    /// The JSON document of `--format json` with one more member (`build`,
+    /// `publish`): what the command did after checking.
+    fn print_json_with(&self, key: &str, value: serde_json::Value) {
+        let (shown, omitted) = render::shown(self.diagnostics);
+        let summary = self.summary.with_omitted(omitted);
+        say(&render::json::render_with(
+            self.files, &shown, summary, key, value,
+        ));
+    }
+
     /// Prints at most `render::MAX_PER_FILE` diagnostics per file, saying
     /// how many were left out; `closing` ends the human output.
     fn print(&self, format: Format, color: bool, closing: &str) {
@@ -526,43 +536,120 @@ fn build(args: &BuildArgs) -> ExitCode {
     };
     let outcome = run(&dir, true);
     let report = Report::of_app(&outcome, &dir);
-    report.print(
-        Format::Human,
-        args.color.color.enabled(),
-        &report.app_closing(),
-    );
-    if outcome.program.is_none() {
-        return ExitCode::from(2);
+    let json = args.format == DiffFormat::Json;
+    if !json {
+        report.print(
+            Format::Human,
+            args.color.color.enabled(),
+            &report.app_closing(),
+        );
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| format!("{}/build", dir.trim_end_matches('/')));
-    if outcome.has_errors() {
-        eprintln!("error: not writing a plan: the app has errors");
-        remove_stale_plan(&out);
-        return ExitCode::from(1);
+    let built = build_plan(&outcome, &out);
+    if json {
+        report.print_json_with("build", built.to_json());
+    } else {
+        built.say();
     }
-    match write_plan(&out, outcome.plan.as_ref()) {
-        Ok(file) => {
-            say(&format!("wrote {file}\n"));
-            ExitCode::SUCCESS
+    ExitCode::from(built.status())
+}
+
+/// What `jadpo build` did after the check.
+enum Built {
+    /// The app could not be checked.
+    CannotCheck,
+    /// The app has errors: nothing written, and the plan an earlier build
+    /// left is removed (named when there was one).
+    Refused {
+        removed: Option<String>,
+    },
+    Written {
+        file: String,
+        build_id: String,
+    },
+    WriteFailed {
+        out: String,
+        error: String,
+    },
+}
+
+fn build_plan(outcome: &Outcome, out: &str) -> Built {
+    if outcome.program.is_none() {
+        return Built::CannotCheck;
+    }
+    if outcome.has_errors() {
+        return Built::Refused {
+            removed: remove_stale_plan(out),
+        };
+    }
+    match write_plan(out, outcome.plan.as_ref()) {
+        Ok(file) => Built::Written {
+            file,
+            build_id: outcome
+                .plan
+                .as_ref()
+                .map(|p| p.to_json()["build_id"].as_str().unwrap_or("").to_string())
+                .unwrap_or_default(),
+        },
+        Err(e) => Built::WriteFailed {
+            out: out.to_string(),
+            error: e.to_string(),
+        },
+    }
+}
+
+impl Built {
+    fn status(&self) -> u8 {
+        match self {
+            Built::Written { .. } => 0,
+            Built::Refused { .. } => 1,
+            Built::CannotCheck | Built::WriteFailed { .. } => 2,
         }
-        Err(e) => {
-            eprintln!("error: cannot write the plan to `{out}`: {e}");
-            ExitCode::from(2)
+    }
+
+    fn say(&self) {
+        match self {
+            Built::CannotCheck => {}
+            Built::Refused { removed } => {
+                eprintln!("error: not writing a plan: the app has errors");
+                if let Some(file) = removed {
+                    eprintln!("note: removed the stale plan {file}");
+                }
+            }
+            Built::Written { file, .. } => say(&format!("wrote {file}\n")),
+            Built::WriteFailed { out, error } => {
+                eprintln!("error: cannot write the plan to `{out}`: {error}");
+            }
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            Built::CannotCheck => json!({ "outcome": "cannot_check", "plan": null }),
+            Built::Refused { removed } => {
+                json!({ "outcome": "refused", "plan": null, "removed_stale_plan": removed })
+            }
+            Built::Written { file, build_id } => {
+                json!({ "outcome": "written", "plan": file, "build_id": build_id })
+            }
+            Built::WriteFailed { error, .. } => {
+                json!({ "outcome": "write_failed", "plan": null, "error": error })
+            }
         }
     }
 }
 
 /// A plan left from an earlier build no longer matches the app: removed,
 /// so it cannot be deployed by mistake (a link there is removed, not
-/// followed).
-fn remove_stale_plan(out: &str) {
+/// followed). Returns the file removed.
+fn remove_stale_plan(out: &str) -> Option<String> {
     let file = std::path::Path::new(out).join("plan.json");
-    if std::fs::symlink_metadata(&file).is_ok() && std::fs::remove_file(&file).is_ok() {
-        eprintln!("note: removed the stale plan {}", file.display());
-    }
+    let removed = std::fs::symlink_metadata(&file).is_ok() && std::fs::remove_file(&file).is_ok();
+    removed.then(|| file.display().to_string())
 }
 
 fn write_plan(out: &str, plan: Option<&jadpo_checker::plan::Built>) -> std::io::Result<String> {

@@ -211,30 +211,61 @@ fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
 /// 2 could not check or write).
 pub fn run(args: &PublishArgs) -> u8 {
     let checked = check_package(&FsLoader, &args.path, args.registry.as_deref());
-    let color = args.color.color.enabled();
-    say(&render::human::render_all_from(
-        &checked.files,
-        &checked.diagnostics,
-        color,
-        &args.path,
-    ));
+    let json = args.format == crate::cli::DiffFormat::Json;
+    if !json {
+        say(&render::human::render_all_from(
+            &checked.files,
+            &checked.diagnostics,
+            args.color.color.enabled(),
+            &args.path,
+        ));
+    }
+    let outcome = publish(&checked, args);
+    if json {
+        let (shown, omitted) = render::shown(&checked.diagnostics);
+        let summary = Summary::new(0, 0, &checked.diagnostics).with_omitted(omitted);
+        let value = outcome.to_json(&checked);
+        say(&render::json::render_with(
+            &checked.files,
+            &shown,
+            summary,
+            "publish",
+            value,
+        ));
+    } else {
+        outcome.say(&checked);
+    }
+    outcome.status()
+}
+
+/// What `jadpo publish` did after the check.
+enum Outcome {
+    CannotCheck,
+    /// Errors in the package (or in what it requires).
+    HasErrors,
+    /// The name or version cannot name a registry folder.
+    BadName,
+    AlreadyPublished(std::path::PathBuf),
+    /// `--dry-run`: the files and checksum a publish would store.
+    WouldPublish {
+        target: Option<std::path::PathBuf>,
+        files: Vec<String>,
+        checksum: String,
+    },
+    Stored {
+        target: std::path::PathBuf,
+        files: Vec<String>,
+        checksum: String,
+    },
+    WriteFailed(std::path::PathBuf, String),
+}
+
+fn publish(checked: &PackageCheck, args: &PublishArgs) -> Outcome {
     let Some(surface) = &checked.surface else {
-        say("could not check this package\n");
-        return 2;
+        return Outcome::CannotCheck;
     };
-    let summary = Summary::new(0, 0, &checked.diagnostics);
-    say(&format!(
-        "checked package {} {}: {}\n",
-        checked.name,
-        checked.version,
-        summary.counts()
-    ));
     if checked.errors() > 0 {
-        eprintln!(
-            "error: not publishing `{}` {}: the package has errors",
-            checked.name, checked.version
-        );
-        return 1;
+        return Outcome::HasErrors;
     }
     // The name and version become folder names: never a path.
     let plain = |s: &str| {
@@ -244,63 +275,145 @@ pub fn run(args: &PublishArgs) -> u8 {
             && !s.starts_with('.')
     };
     if !plain(&checked.name) || !plain(&checked.version) {
-        eprintln!(
-            "error: not publishing: `{}` {} cannot name a registry folder",
-            checked.name, checked.version
-        );
-        return 1;
+        return Outcome::BadName;
     }
     let target = args
         .registry
         .as_ref()
         .map(|r| Path::new(r).join(&checked.name).join(&checked.version));
     if let Some(target) = target.as_ref().filter(|t| t.exists()) {
-        return already_published(&checked.name, &checked.version, target);
+        return Outcome::AlreadyPublished(target.clone());
     }
     let mut files = checked.package_files();
     let mut surface_text = serde_json::to_string_pretty(surface).unwrap_or_default();
     surface_text.push('\n');
     files.push(("surface.json".to_string(), surface_text.into_bytes()));
-    let sum = registry::checksum(&files);
+    let checksum = registry::checksum(&files);
+    let names = files.iter().map(|(path, _)| path.clone()).collect();
     let target = match target {
         Some(target) if !args.dry_run => target,
         _ => {
-            let place = target.map_or("a registry".to_string(), |t| t.display().to_string());
-            say(&format!(
-                "would publish {} files to {place} ({sum})\n",
-                files.len()
-            ));
-            for (path, _) in &files {
-                say(&format!("  {path}\n"));
+            return Outcome::WouldPublish {
+                target,
+                files: names,
+                checksum,
             }
-            return 0;
         }
     };
     match write_version(&target, &files) {
-        Ok(()) => {
-            say(&format!(
-                "published {} {} to {} ({sum})\n",
-                checked.name,
-                checked.version,
-                target.display()
-            ));
-            0
-        }
+        Ok(()) => Outcome::Stored {
+            target,
+            files: names,
+            checksum,
+        },
         // Another publish of this version won the rename.
-        Err(_) if target.exists() => already_published(&checked.name, &checked.version, &target),
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", target.display());
-            2
-        }
+        Err(_) if target.exists() => Outcome::AlreadyPublished(target),
+        Err(e) => Outcome::WriteFailed(target, e.to_string()),
     }
 }
 
-fn already_published(name: &str, version: &str, target: &Path) -> u8 {
-    eprintln!(
-        "error: `{name}` {version} is already published at {}; a published version never changes: raise `version:` in package.yaml",
-        target.display()
-    );
-    1
+impl Outcome {
+    fn status(&self) -> u8 {
+        match self {
+            Outcome::WouldPublish { .. } | Outcome::Stored { .. } => 0,
+            Outcome::HasErrors | Outcome::BadName | Outcome::AlreadyPublished(_) => 1,
+            Outcome::CannotCheck | Outcome::WriteFailed(..) => 2,
+        }
+    }
+
+    fn say(&self, checked: &PackageCheck) {
+        let (name, version) = (&checked.name, &checked.version);
+        if matches!(self, Outcome::CannotCheck) {
+            say("could not check this package\n");
+            return;
+        }
+        let summary = Summary::new(0, 0, &checked.diagnostics);
+        say(&format!(
+            "checked package {name} {version}: {}\n",
+            summary.counts()
+        ));
+        match self {
+            Outcome::CannotCheck => {}
+            Outcome::HasErrors => {
+                eprintln!("error: not publishing `{name}` {version}: the package has errors");
+            }
+            Outcome::BadName => eprintln!(
+                "error: not publishing: `{name}` {version} cannot name a registry folder"
+            ),
+            Outcome::AlreadyPublished(target) => eprintln!(
+                "error: `{name}` {version} is already published at {}; a published version never changes: raise `version:` in package.yaml",
+                target.display()
+            ),
+            Outcome::WouldPublish { target, files, checksum } => {
+                let place = target
+                    .as_ref()
+                    .map_or("a registry".to_string(), |t| t.display().to_string());
+                say(&format!("would publish {} files to {place} ({checksum})\n", files.len()));
+                for path in files {
+                    say(&format!("  {path}\n"));
+                }
+            }
+            Outcome::Stored { target, checksum, .. } => say(&format!(
+                "published {name} {version} to {} ({checksum})\n",
+                target.display()
+            )),
+            Outcome::WriteFailed(target, e) => {
+                eprintln!("error: cannot write {}: {e}", target.display());
+            }
+        }
+    }
+
+    fn to_json(&self, checked: &PackageCheck) -> serde_json::Value {
+        use serde_json::json;
+        let mut value = json!({ "package": checked.name, "version": checked.version });
+        let (outcome, extra) = match self {
+            Outcome::CannotCheck => ("cannot_check", json!({})),
+            Outcome::HasErrors => ("refused", json!({ "reason": "the package has errors" })),
+            Outcome::BadName => (
+                "refused",
+                json!({ "reason": "the name or version cannot name a registry folder" }),
+            ),
+            Outcome::AlreadyPublished(t) => (
+                "already_published",
+                json!({ "target": t.display().to_string() }),
+            ),
+            Outcome::WouldPublish {
+                target,
+                files,
+                checksum,
+            } => (
+                "would_publish",
+                json!({
+                    "target": target.as_ref().map(|t| t.display().to_string()),
+                    "files": files,
+                    "checksum": checksum,
+                }),
+            ),
+            Outcome::Stored {
+                target,
+                files,
+                checksum,
+            } => (
+                "published",
+                json!({
+                    "target": target.display().to_string(),
+                    "files": files,
+                    "checksum": checksum,
+                }),
+            ),
+            Outcome::WriteFailed(t, e) => (
+                "write_failed",
+                json!({ "target": t.display().to_string(), "error": e }),
+            ),
+        };
+        if let (serde_json::Value::Object(map), serde_json::Value::Object(more)) =
+            (&mut value, extra)
+        {
+            map.insert("outcome".into(), json!(outcome));
+            map.extend(more);
+        }
+        value
+    }
 }
 
 /// Writes to stdout; a closed pipe is not an error (see `main.rs`).

@@ -458,3 +458,83 @@ fn docs_url_links_each_rule_to_its_page() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
 }
+
+/// `jadpo build --format json` and `jadpo publish --format json`: the check's
+/// document with a `build` or `publish` member, valid against the schema, in
+/// every outcome a test can reach: written (its build id is the plan's),
+/// refused (naming the stale plan it removed), a dry run (files and checksum).
+#[test]
+fn build_and_publish_speak_json() {
+    let validator = schema_validator();
+    let out_dir = scratch("build_json");
+    let out = jadpo(&[
+        "build",
+        "--format",
+        "json",
+        "examples/billing",
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc = document(&out);
+    assert!(
+        schema_errors(&validator, &doc).is_empty(),
+        "{:?}",
+        schema_errors(&validator, &doc)
+    );
+    assert_eq!(doc["build"]["outcome"], "written");
+    let plan: Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("plan.json")).expect("the plan"),
+    )
+    .expect("JSON");
+    assert_eq!(doc["build"]["build_id"], plan["build_id"]);
+
+    let out = jadpo(&[
+        "build",
+        "--format",
+        "json",
+        MISTAKES,
+        "--out",
+        &out_dir.to_string_lossy(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = document(&out);
+    assert!(
+        schema_errors(&validator, &doc).is_empty(),
+        "{:?}",
+        schema_errors(&validator, &doc)
+    );
+    assert_eq!(doc["build"]["outcome"], "refused");
+    assert!(doc["build"]["removed_stale_plan"]
+        .as_str()
+        .is_some_and(|p| p.ends_with("plan.json")));
+    assert!(!out_dir.join("plan.json").exists());
+    assert!(doc["summary"]["errors"].as_u64().is_some_and(|n| n > 0));
+
+    let out = jadpo(&[
+        "publish",
+        "--format",
+        "json",
+        "--dry-run",
+        "packages/github",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = document(&out);
+    assert!(
+        schema_errors(&validator, &doc).is_empty(),
+        "{:?}",
+        schema_errors(&validator, &doc)
+    );
+    let publish = &doc["publish"];
+    assert_eq!(publish["outcome"], "would_publish");
+    assert_eq!(publish["package"], "github");
+    assert!(publish["target"].is_null());
+    let files = publish["files"].as_array().cloned().unwrap_or_default();
+    assert_eq!(files.last(), Some(&Value::from("surface.json")));
+    assert!(publish["checksum"].as_str().is_some_and(|c| !c.is_empty()));
+}

@@ -79,7 +79,33 @@ pub(crate) struct Location<'a> {
 
 /// The whole document, pretty-printed, ending with a newline.
 pub fn render(files: &Files, diagnostics: &[Diagnostic], summary: Summary) -> String {
-    let doc = Document {
+    let doc = document(files, diagnostics, summary);
+    // Serializing these plain structs cannot fail.
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// [`render`] with one more top-level member: what `jadpo build` (`build`)
+/// or `jadpo publish` (`publish`) did.
+pub fn render_with(
+    files: &Files,
+    diagnostics: &[Diagnostic],
+    summary: Summary,
+    key: &str,
+    value: serde_json::Value,
+) -> String {
+    let mut doc = serde_json::to_value(document(files, diagnostics, summary)).unwrap_or_default();
+    if let serde_json::Value::Object(map) = &mut doc {
+        map.insert(key.to_string(), value);
+    }
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn document<'a>(files: &'a Files, diagnostics: &'a [Diagnostic], summary: Summary) -> Document<'a> {
+    Document {
         schema_version: SCHEMA_VERSION,
         summary: Counts {
             files: summary.files,
@@ -89,11 +115,7 @@ pub fn render(files: &Files, diagnostics: &[Diagnostic], summary: Summary) -> St
             omitted: summary.omitted,
         },
         diagnostics: diagnostics.iter().map(|d| diagnostic(files, d)).collect(),
-    };
-    // Serializing these plain structs cannot fail.
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    text.push('\n');
-    text
+    }
 }
 
 pub(crate) fn diagnostic<'a>(files: &'a Files, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
