@@ -41,7 +41,11 @@ pub fn render(files: &Files, d: &Diagnostic, color: bool) -> String {
 /// [`render`] with file paths shown from `base` (see [`render_all_from`]).
 pub fn render_from(files: &Files, d: &Diagnostic, color: bool, base: &str) -> String {
     let mut out = header(d, color);
-    out.push_str(&frame(files, d, color, base));
+    // A manifest that does not exist has no text to frame; the summary
+    // names where it was looked for.
+    if d.code != "manifest.missing" {
+        out.push_str(&frame(files, d, color, base));
+    }
     for line in explanation(d) {
         out.push_str(&line);
         out.push('\n');
