@@ -493,7 +493,10 @@ fn a_missing_manifest_is_named_once_in_every_format() {
         .into_owned();
     // No frame of a file that does not exist: the summary names the folder.
     let human = stdout(&jadpo(&["check", "--color", "never", &rel]));
-    assert!(human.contains(&format!("no jadpo.yaml in {rel}:")), "{human}");
+    assert!(
+        human.contains(&format!("no jadpo.yaml in {rel}:")),
+        "{human}"
+    );
     assert!(!human.contains("─["), "{human}");
     let doc = json(&jadpo(&["check", "--format", "json", &rel]));
     assert_eq!(doc["diagnostics"][0]["location"]["file"], "jadpo.yaml");
