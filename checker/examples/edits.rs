@@ -120,7 +120,7 @@ fn main() {
             );
         }
         if per_check && i == edits {
-            for (k, check) in rules::CHECKS.iter().enumerate() {
+            for (k, check) in rules::checks().into_iter().enumerate() {
                 let start = Instant::now();
                 let mut found = Vec::new();
                 for _ in 0..20 {

@@ -1,6 +1,6 @@
 //! The one table of every diagnostic code the tool can emit: the front
 //! end's codes (`jadpo_compiler::codes`) and the checker's rules
-//! (`rules::REGISTRY`), sorted by code. `jadpo explain`, SARIF rule
+//! (`rules::RULES`), sorted by code. `jadpo explain`, SARIF rule
 //! metadata, editor help and the `spec/diagnostics/` pages all read it.
 
 use std::sync::LazyLock;
@@ -10,7 +10,7 @@ use jadpo_compiler::diag::CodeInfo;
 static ALL: LazyLock<Vec<CodeInfo>> = LazyLock::new(|| {
     let mut all: Vec<CodeInfo> = jadpo_compiler::codes::CODES
         .iter()
-        .chain(crate::rules::REGISTRY)
+        .chain(crate::rules::registry())
         .copied()
         .collect();
     all.sort_by_key(|c| c.code);

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use jadpo_checker::registry::{all, lookup};
-use jadpo_checker::rules::REGISTRY;
+use jadpo_checker::rules::registry;
 use jadpo_compiler::diag::Severity;
 
 fn root() -> PathBuf {
@@ -19,7 +19,7 @@ fn root() -> PathBuf {
 /// Where a code's documentation is written.
 fn source_of(code: &str) -> String {
     let (family, name) = code.split_once('.').unwrap_or((code, ""));
-    if REGISTRY.iter().any(|r| r.code == code) {
+    if registry().any(|r| r.code == code) {
         format!("checker/src/rules/{family}/{name}.rs")
     } else {
         format!("compiler/codes/{family}/{name}.md")
@@ -128,7 +128,7 @@ fn spec_pages() {
 #[test]
 fn every_rule_has_fixtures() {
     let base = root().join("tests/fixtures/rules");
-    for rule in REGISTRY {
+    for rule in registry() {
         let (family, name) = rule.code.split_once('.').unwrap_or((rule.code, ""));
         let dir = base.join(family).join(name);
         let names: Vec<String> = std::fs::read_dir(&dir)
@@ -227,4 +227,31 @@ fn the_scan_finds_the_codes_it_must() {
     ] {
         assert!(found.contains(code), "the scan missed {code}");
     }
+}
+
+/// A rule's findings take their code and severity from the rule's own
+/// metadata (`INFO.report`), so neither is ever written a second time in
+/// a rule file.
+#[test]
+fn rules_report_through_their_metadata() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+    let mut stack = vec![root];
+    let mut offenders = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src/rules").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if text.contains("Diagnostic::error(") || text.contains("Diagnostic::warning(") {
+                offenders.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "build findings with INFO.report: {offenders:?}"
+    );
 }

@@ -40,6 +40,12 @@ impl CodeInfo {
     pub fn family(&self) -> &'static str {
         self.code.split_once('.').map_or(self.code, |(f, _)| f)
     }
+
+    /// A finding of this code, with the code's own severity: a rule never
+    /// writes its code or severity a second time.
+    pub fn report(&self, span: Span, summary: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(self.code, self.severity, span, summary)
+    }
 }
 
 /// A secondary location with its own message.

@@ -9,7 +9,7 @@
 //! repository root (`locate::ci_root`) under the `%SRCROOT%` base.
 
 use super::{file_text, repo_path, span_positions};
-use jadpo_checker::rules::{RuleInfo, REGISTRY};
+use jadpo_checker::rules::{registry, RuleInfo};
 use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::source::Files;
 use jadpo_compiler::span::Span;
@@ -88,10 +88,10 @@ struct Rule {
 /// Every checker rule in registry order, then the other codes that appear,
 /// sorted, each with its registered documentation.
 fn rule_list(diagnostics: &[Diagnostic]) -> Vec<Rule> {
-    let mut rules: Vec<Rule> = REGISTRY.iter().map(registry_rule).collect();
+    let mut rules: Vec<Rule> = registry().map(registry_rule).collect();
     let mut others: BTreeMap<&'static str, Severity> = BTreeMap::new();
     for d in diagnostics {
-        if !REGISTRY.iter().any(|r| r.code == d.code) {
+        if !registry().any(|r| r.code == d.code) {
             others.entry(d.code).or_insert(d.severity);
         }
     }

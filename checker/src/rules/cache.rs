@@ -18,7 +18,7 @@ use jadpo_compiler::ir::{Action, ActionId, EventId, Owner};
 use jadpo_compiler::source::Unit;
 use jadpo_compiler::span::Span;
 
-use super::{Check, Cx, Finding, CHECKS};
+use super::{checks, Check, Cx, Finding};
 use crate::analysis::key::{Key, Writer};
 use crate::Scope;
 
@@ -61,7 +61,7 @@ impl Header {
 /// judged from: its summary key, its header, and what they read outside.
 struct Judged {
     header: Header,
-    /// Findings by index in [`CHECKS`]; checks without findings left out.
+    /// Findings by index in [`checks`]; checks without findings left out.
     by_check: Vec<(usize, Vec<Finding>)>,
     reads: Vec<Read>,
 }
@@ -126,10 +126,11 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
         old.clear();
     }
     type Judgement = (Arc<Judged>, bool);
+    let checks = checks();
     let (judged, mut whole): (Vec<Judgement>, Vec<Vec<Finding>>) = rayon::join(
         || ids.par_iter().map(|&id| judge(cx, &old, id)).collect(),
         || {
-            CHECKS
+            checks
                 .par_iter()
                 .map(|check| {
                     let mut found = Vec::new();
@@ -143,7 +144,7 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
     );
     drop(old);
     let mut findings = Vec::new();
-    for (k, check) in CHECKS.iter().enumerate() {
+    for (k, check) in checks.iter().enumerate() {
         match check {
             Check::Whole(_) => {
                 if let Some(found) = whole.get_mut(k) {
@@ -189,7 +190,7 @@ fn judge(cx: &Cx, old: &[Option<Arc<Judged>>], id: ActionId) -> (Arc<Judged>, bo
 fn judge_now(cx: &Cx, id: ActionId) -> Judged {
     LOG.with(|log| *log.borrow_mut() = Some(Vec::new()));
     let mut by_check = Vec::new();
-    for (k, check) in CHECKS.iter().enumerate() {
+    for (k, check) in checks().into_iter().enumerate() {
         if let Check::PerAction(check) = check {
             let mut found = Vec::new();
             check(cx, id, &mut found);

@@ -2,9 +2,10 @@
 //! and documentation. One file per rule under `rules/<family>/<name>.rs`; the
 //! file's `//!` documentation is the rule's doc (extracted by `build.rs`).
 //!
-//! To add a rule: write its file, add its `INFO` to [`REGISTRY`] and its
-//! `check` (or `check_action`, for a check that judges each action on its
-//! own) to [`CHECKS`].
+//! To add a rule: write its file and add it to [`RULES`]: its `INFO` and
+//! its `check` (or `check_action`, for a check that judges each action on
+//! its own). A finding's code and severity are the rule's
+//! (`INFO.report(span, summary)`).
 
 mod cache;
 pub mod decline;
@@ -47,33 +48,8 @@ macro_rules! rule_info {
 }
 pub(crate) use rule_info;
 
-/// Every rule, in code order within each family.
-pub static REGISTRY: &[RuleInfo] = &[
-    decline::not_a_warning::INFO,
-    decline::unused::INFO,
-    effect::call_after_write::INFO,
-    effect::call_in_loop::INFO,
-    effect::recursion::INFO,
-    follow_up::in_loop::INFO,
-    follow_up::invalid::INFO,
-    follow_up::lock_order::INFO,
-    follow_up::self_collision::INFO,
-    follow_up::store_required::INFO,
-    follow_up::too_large::INFO,
-    follow_up::too_many::INFO,
-    follow_up::unbounded::INFO,
-    route::calls_past_deadline::INFO,
-    step::context::INFO,
-    step::encryption_key_required::INFO,
-    step::large_output::INFO,
-    step::late_failure::INFO,
-    step::store_required::INFO,
-    step::too_many::INFO,
-    step::unkeyed::INFO,
-];
-
 pub fn lookup(code: &str) -> Option<&'static RuleInfo> {
-    REGISTRY.iter().find(|r| r.code == code)
+    registry().find(|r| r.code == code)
 }
 
 /// A rule's check over the whole program: reads the analysis, pushes
@@ -107,29 +83,109 @@ impl Check {
     }
 }
 
-/// The checks run for every program (declines are applied afterwards).
-pub static CHECKS: &[Check] = &[
-    Check::PerAction(effect::call_after_write::check_action),
-    Check::PerAction(effect::call_in_loop::check_action),
-    Check::Whole(effect::recursion::check),
-    Check::PerAction(follow_up::in_loop::check_action),
-    Check::PerAction(follow_up::invalid::check_action),
-    Check::Whole(follow_up::invalid::check_names),
-    Check::Whole(follow_up::lock_order::check),
-    Check::Whole(follow_up::self_collision::check),
-    Check::Whole(follow_up::store_required::check),
-    Check::PerAction(follow_up::too_large::check_action),
-    Check::PerAction(follow_up::too_many::check_action),
-    Check::PerAction(follow_up::unbounded::check_action),
-    Check::Whole(route::calls_past_deadline::check),
-    Check::Whole(step::context::check),
-    Check::Whole(step::encryption_key_required::check),
-    Check::PerAction(step::large_output::check_action),
-    Check::PerAction(step::late_failure::check_action),
-    Check::Whole(step::store_required::check),
-    Check::PerAction(step::too_many::check_action),
-    Check::PerAction(step::unkeyed::check_action),
+/// A rule: its metadata and the checks that report it (none for the
+/// `decline` rules, judged when declines are applied).
+pub struct Rule {
+    pub info: RuleInfo,
+    pub checks: &'static [Check],
+}
+
+const fn rule(info: RuleInfo, checks: &'static [Check]) -> Rule {
+    Rule { info, checks }
+}
+
+/// Every rule, in code order within each family, with its checks.
+pub static RULES: &[Rule] = &[
+    rule(decline::not_a_warning::INFO, &[]),
+    rule(decline::unused::INFO, &[]),
+    rule(
+        effect::call_after_write::INFO,
+        &[Check::PerAction(effect::call_after_write::check_action)],
+    ),
+    rule(
+        effect::call_in_loop::INFO,
+        &[Check::PerAction(effect::call_in_loop::check_action)],
+    ),
+    rule(
+        effect::recursion::INFO,
+        &[Check::Whole(effect::recursion::check)],
+    ),
+    rule(
+        follow_up::in_loop::INFO,
+        &[Check::PerAction(follow_up::in_loop::check_action)],
+    ),
+    rule(
+        follow_up::invalid::INFO,
+        &[
+            Check::PerAction(follow_up::invalid::check_action),
+            Check::Whole(follow_up::invalid::check_names),
+        ],
+    ),
+    rule(
+        follow_up::lock_order::INFO,
+        &[Check::Whole(follow_up::lock_order::check)],
+    ),
+    rule(
+        follow_up::self_collision::INFO,
+        &[Check::Whole(follow_up::self_collision::check)],
+    ),
+    rule(
+        follow_up::store_required::INFO,
+        &[Check::Whole(follow_up::store_required::check)],
+    ),
+    rule(
+        follow_up::too_large::INFO,
+        &[Check::PerAction(follow_up::too_large::check_action)],
+    ),
+    rule(
+        follow_up::too_many::INFO,
+        &[Check::PerAction(follow_up::too_many::check_action)],
+    ),
+    rule(
+        follow_up::unbounded::INFO,
+        &[Check::PerAction(follow_up::unbounded::check_action)],
+    ),
+    rule(
+        route::calls_past_deadline::INFO,
+        &[Check::Whole(route::calls_past_deadline::check)],
+    ),
+    rule(step::context::INFO, &[Check::Whole(step::context::check)]),
+    rule(
+        step::encryption_key_required::INFO,
+        &[Check::Whole(step::encryption_key_required::check)],
+    ),
+    rule(
+        step::large_output::INFO,
+        &[Check::PerAction(step::large_output::check_action)],
+    ),
+    rule(
+        step::late_failure::INFO,
+        &[Check::PerAction(step::late_failure::check_action)],
+    ),
+    rule(
+        step::store_required::INFO,
+        &[Check::Whole(step::store_required::check)],
+    ),
+    rule(
+        step::too_many::INFO,
+        &[Check::PerAction(step::too_many::check_action)],
+    ),
+    rule(
+        step::unkeyed::INFO,
+        &[Check::PerAction(step::unkeyed::check_action)],
+    ),
 ];
+
+/// Every rule's metadata, in [`RULES`] order.
+pub fn registry() -> impl Iterator<Item = &'static RuleInfo> {
+    RULES.iter().map(|r| &r.info)
+}
+
+/// Every check, in [`RULES`] order (declines are applied afterwards); a
+/// check's index here keys the per-action cache.
+pub fn checks() -> Vec<&'static Check> {
+    RULES.iter().flat_map(|r| r.checks).collect()
+}
 
 /// A diagnostic and the action it belongs to (declines apply per action).
 #[derive(Clone, Debug)]
@@ -208,9 +264,9 @@ pub fn run(cx: &Cx) -> Vec<Diagnostic> {
 
 fn run_here(cx: &Cx) -> Vec<Diagnostic> {
     use rayon::prelude::*;
-    // Each check on its own thread, joined in CHECKS order: the same
+    // Each check on its own thread, joined in rule order: the same
     // findings in the same order as one after the other.
-    let per_check: Vec<Vec<Finding>> = CHECKS
+    let per_check: Vec<Vec<Finding>> = checks()
         .par_iter()
         .map(|check| {
             let mut found = Vec::new();

@@ -43,8 +43,7 @@ rule_info!(
 );
 
 pub fn diagnostic(_cx: &Cx, decline: &Decline, rule: &RuleInfo) -> Diagnostic {
-    Diagnostic::error(
-        INFO.code,
+    INFO.report(
         decline.span,
         format!("`{}` is an error and cannot be declined", decline.code),
     )

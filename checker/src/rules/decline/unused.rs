@@ -38,7 +38,7 @@ use jadpo_compiler::diag::{nearest, Diagnostic, Severity};
 use jadpo_compiler::ir::{ActionId, Decline};
 
 use crate::rules::text;
-use crate::rules::{rule_info, Cx, REGISTRY};
+use crate::rules::{registry, rule_info, Cx};
 use jadpo_compiler::diag::Edit;
 
 rule_info!("decline", "unused", Warning, "a decline matches no finding");
@@ -46,9 +46,7 @@ rule_info!("decline", "unused", Warning, "a decline matches no finding");
 pub fn diagnostic(cx: &Cx, id: ActionId, decline: &Decline, known: bool) -> Diagnostic {
     let action = text::action(cx.program, id);
     if known {
-        return Diagnostic::warning(
-            INFO.code,
-            decline.span,
+        return INFO.report(decline.span,
             format!("`{action}` has no `{}` warning to decline", decline.code),
         )
         .with_label("this decline matches nothing")
@@ -61,17 +59,16 @@ pub fn diagnostic(cx: &Cx, id: ActionId, decline: &Decline, known: bool) -> Diag
             }],
         );
     }
-    let warnings = REGISTRY
-        .iter()
+    let warnings = registry()
         .filter(|r| r.severity == Severity::Warning)
         .map(|r| r.code);
-    let mut d = Diagnostic::warning(
-        INFO.code,
-        decline.span,
-        format!("`{}` is not a code any rule reports", decline.code),
-    )
-    .with_label("this decline matches nothing")
-    .with_reason("a decline names the code of a warning reported for this action");
+    let mut d = INFO
+        .report(
+            decline.span,
+            format!("`{}` is not a code any rule reports", decline.code),
+        )
+        .with_label("this decline matches nothing")
+        .with_reason("a decline names the code of a warning reported for this action");
     match nearest(&decline.code, warnings) {
         Some(near) => d = d.with_fix(format!("did you mean `{near}`?")),
         None => d = d.with_fix("remove the decline"),

@@ -62,7 +62,6 @@
 //!
 //! `step.late_failure`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::values::What;
@@ -102,20 +101,20 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
         What::Callee(_) => "the call that writes",
         _ => "the write",
     };
-    let d = Diagnostic::error(
-        INFO.code,
-        call.span,
-        format!(
-            "{call_text} is called after {write_text} in `{}`",
-            text::action(cx.program, id)
-        ),
-    )
-    .with_label("an outside call after a write")
-    .with_related(write.span, format!("{write_text} comes first here"))
-    .with_reason(
-        "writes and emits are committed together after the last outside call, with no \
+    let d = INFO
+        .report(
+            call.span,
+            format!(
+                "{call_text} is called after {write_text} in `{}`",
+                text::action(cx.program, id)
+            ),
+        )
+        .with_label("an outside call after a write")
+        .with_related(write.span, format!("{write_text} comes first here"))
+        .with_reason(
+            "writes and emits are committed together after the last outside call, with no \
          transaction open during calls",
-    )
-    .with_fix(format!("move {move_what} after the last outside call"));
+        )
+        .with_fix(format!("move {move_what} after the last outside call"));
     out.push(Finding::of(id, d));
 }

@@ -96,13 +96,13 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
     let name = text::action(cx.program, id);
     for l in &misc.own_loops {
         let call = describe(cx, l.call.what);
-        let mut d = Diagnostic::error(
-            INFO.code,
-            l.call.span,
-            format!("{call} is inside `for` in `{name}`, an action that makes changing calls"),
-        )
-        .with_label("an outside call repeated by the loop")
-        .with_related(l.loop_span, "the loop");
+        let mut d = INFO
+            .report(
+                l.call.span,
+                format!("{call} is inside `for` in `{name}`, an action that makes changing calls"),
+            )
+            .with_label("an outside call repeated by the loop")
+            .with_related(l.loop_span, "the loop");
         if let Some(first) = summary.late.first_change {
             d = d.with_related(first, "a changing call of this action");
         }
@@ -114,9 +114,7 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
             continue; // the called action reports its own loop
         }
         let callee = text::action(cx.program, c.callee);
-        let mut d = Diagnostic::error(
-            INFO.code,
-            c.call,
+        let mut d = INFO.report(c.call,
             format!(
                 "`{callee}` makes outside calls inside `for`, and `{name}` calls it in an action that makes changing calls"
             ),

@@ -51,7 +51,6 @@
 
 use std::collections::BTreeMap;
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 use jadpo_compiler::span::Span;
 
@@ -97,7 +96,8 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
                 names.join(", ")
             )
         };
-        let mut d = Diagnostic::error(INFO.code, first_span, summary)
+        let mut d = INFO
+            .report(first_span, summary)
             .with_label(format!("calls `{}`", text::action(cx.program, first_to)));
         for &(span, from, to) in edges.iter().skip(1) {
             d = d.with_related(

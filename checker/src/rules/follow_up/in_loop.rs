@@ -119,16 +119,16 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
 
 fn unbounded_loop(cx: &Cx, l: &UnboundedLoop) -> Option<Diagnostic> {
     let (first, rest) = l.sites.split_first()?;
-    let mut d = Diagnostic::error(
-        INFO.code,
-        head(cx, first.0),
-        format!(
-            "{} stages follow-ups for every item of a `for` without `max`",
-            stager(cx.program, first.1)
-        ),
-    )
-    .with_label("staged once per item, with no bound")
-    .with_related(head(cx, l.loop_span), "this `for` has no `max`");
+    let mut d = INFO
+        .report(
+            head(cx, first.0),
+            format!(
+                "{} stages follow-ups for every item of a `for` without `max`",
+                stager(cx.program, first.1)
+            ),
+        )
+        .with_label("staged once per item, with no bound")
+        .with_related(head(cx, l.loop_span), "this `for` has no `max`");
     for (span, s) in rest {
         d = d.with_related(
             head(cx, *span),
@@ -162,9 +162,7 @@ fn max_too_high(cx: &Cx, id: ActionId, fu: &ActionFollowUps) -> Option<Diagnosti
     };
     let action = cx.program.action(id);
     let primary = runs.get(first)?;
-    let mut d = Diagnostic::error(
-        INFO.code,
-        primary.span,
+    let mut d = INFO.report(primary.span,
         format!(
             "`{}` can stage {} follow-ups on one path when its loops run to their `max`; at most {MAX_COUNT} are allowed",
             action.qualified, fu.all.count.n

@@ -151,7 +151,7 @@ pub fn check_names(cx: &Cx, out: &mut Vec<Finding>) {
 
 /// `reason` says what the runtime accepts; every finding adds the outcome.
 fn problem(span: Span, summary: String, label: &str, reason: &str, fix: &str) -> Diagnostic {
-    Diagnostic::error(INFO.code, span, summary)
+    INFO.report(span, summary)
         .with_label(label.to_string())
         .with_reason(format!(
             "{reason}, and it checks this when the follow-up is staged: the action would fail on every run that reaches this `emit`"

@@ -160,9 +160,7 @@ fn diagnostic(
     let (an, bn) = (text::action(cx.program, a.0), text::action(cx.program, b.0));
     let (a1, a2) = a.1;
     let (b1, b2) = b.1;
-    Diagnostic::warning(
-        INFO.code,
-        head(cx, a1.span),
+    INFO.report(head(cx, a1.span),
         format!("`{an}` stages {xs} before {ys}, and `{bn}` stages them in the opposite order"),
     )
     .with_label(format!("`{an}` takes {xs} first{}", via(cx, &a1)))

@@ -136,9 +136,7 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
 
 fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entry]) -> Diagnostic {
     let name = event(cx.program, ev);
-    let mut d = Diagnostic::warning(
-        INFO.code,
-        head(cx, reach.place),
+    let mut d = INFO.report(head(cx, reach.place),
         format!(
             "`{}` stages `{name}`, the event that triggers it, with the same unique options as its trigger",
             text::action(cx.program, a)

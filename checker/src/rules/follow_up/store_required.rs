@@ -59,7 +59,6 @@ use super::{head, stager};
 use crate::follow_up::staging_sites;
 use crate::rules::step::store_required::record_holders;
 use crate::rules::{rule_info, Cx, Finding};
-use jadpo_compiler::diag::Diagnostic;
 
 rule_info!(
     "follow_up",
@@ -82,9 +81,7 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         let action = cx.program.action(id);
-        let mut d = Diagnostic::error(
-            INFO.code,
-            action.name_span,
+        let mut d = INFO.report(action.name_span,
             format!(
                 "`{}` stages follow-ups but writes no store, and the application has no `events: {{ store: }}` for its outbox",
                 action.qualified

@@ -76,7 +76,6 @@
 //!
 //! `follow_up.unbounded`, `follow_up.too_many`, `follow_up.in_loop`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use super::{bytes, callee_over, in_loop, runs};
@@ -106,9 +105,7 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
         return;
     }
     let action = cx.program.action(id);
-    let mut d = Diagnostic::error(
-        INFO.code,
-        action.name_span,
+    let mut d = INFO.report(action.name_span,
         format!(
             "the follow-ups `{}` stages on one path can take {} bytes; at most {} (64 KiB) are allowed",
             action.qualified,

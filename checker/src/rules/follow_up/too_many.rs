@@ -82,7 +82,6 @@
 //!
 //! `follow_up.in_loop`, `follow_up.too_large`, `step.too_many`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use super::{callee_over, runs};
@@ -109,15 +108,15 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
         return;
     }
     let action = cx.program.action(id);
-    let mut d = Diagnostic::error(
-        INFO.code,
-        action.name_span,
-        format!(
-            "`{}` stages {} follow-ups on one path; at most {MAX_COUNT} are allowed",
-            action.qualified, once.n
-        ),
-    )
-    .with_label(format!("{} emits on one path", once.n));
+    let mut d = INFO
+        .report(
+            action.name_span,
+            format!(
+                "`{}` stages {} follow-ups on one path; at most {MAX_COUNT} are allowed",
+                action.qualified, once.n
+            ),
+        )
+        .with_label(format!("{} emits on one path", once.n));
     for run in runs(cx, &once.w) {
         d = d.with_related(run.span, format!("{}: {}", run.numbers(), run.what));
     }

@@ -108,15 +108,15 @@ fn diagnostic(cx: &Cx, emit: &Emit, unbounded: &[Name]) -> Diagnostic {
     } else {
         ("fields", "whose types have")
     };
-    let mut d = Diagnostic::warning(
-        INFO.code,
-        primary,
-        format!(
-            "`emit {}` stages {fields} {list}, {whose} no maximum size",
-            event(cx.program, emit.event)
-        ),
-    )
-    .with_label("no maximum size declared");
+    let mut d = INFO
+        .report(
+            primary,
+            format!(
+                "`emit {}` stages {fields} {list}, {whose} no maximum size",
+                event(cx.program, emit.event)
+            ),
+        )
+        .with_label("no maximum size declared");
     for f in written.iter().skip(1) {
         d = d.with_related(f.span, format!("`{}` has no maximum size either", f.name));
     }

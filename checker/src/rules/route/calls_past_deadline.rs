@@ -54,7 +54,6 @@
 //!
 //! `step.context`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::{Entry, EntryKind};
 
 use crate::analysis::rope::flatten;
@@ -94,17 +93,17 @@ fn judge(cx: &Cx, entry: &Entry) -> Option<Finding> {
         return None;
     }
     let primary = deadline_span.unwrap_or(entry.run_span);
-    let mut d = Diagnostic::error(
-        INFO.code,
-        primary,
-        format!(
-            "the outside calls of {} can take {}, past its deadline of {}",
-            entry.label,
-            text::duration(cost.ms),
-            text::duration(*deadline)
-        ),
-    )
-    .with_label(format!("deadline {}", text::duration(*deadline)));
+    let mut d = INFO
+        .report(
+            primary,
+            format!(
+                "the outside calls of {} can take {}, past its deadline of {}",
+                entry.label,
+                text::duration(cost.ms),
+                text::duration(*deadline)
+            ),
+        )
+        .with_label(format!("deadline {}", text::duration(*deadline)));
     let mut terms = Vec::new();
     for leaf in flatten(&cost.w) {
         let Some(op) = cx.program.operations.get(leaf.op.0 as usize) else {

@@ -60,7 +60,6 @@
 //!
 //! `step.too_many`, `step.store_required`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::{Entry, EntryKind};
 
 use crate::analysis::rope::flatten;
@@ -107,8 +106,7 @@ fn judge(cx: &Cx, entry: &Entry) -> Option<Finding> {
     }
     let holder = chain.last().cloned().unwrap_or_default();
     let chain_text = chain.join(", which calls ");
-    let mut d = Diagnostic::error(
-        "step.context",
+    let mut d = INFO.report(
         primary,
         format!(
             "{} runs {chain_text}, a multi-step action with {} changing calls, without an \

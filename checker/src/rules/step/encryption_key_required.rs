@@ -70,8 +70,6 @@
 //!
 //! `step.store_required`.
 
-use jadpo_compiler::diag::Diagnostic;
-
 use crate::rules::{rule_info, Cx, Finding};
 
 rule_info!(
@@ -93,12 +91,12 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let d = match &cx.program.app.encryption_key {
         Some(key) if key.secret => return,
         Some(key) => {
-            let mut d = Diagnostic::error(
-                INFO.code,
-                key.span,
-                "the steps encryption key does not come from a secret config entry",
-            )
-            .with_label("this config entry is not `secret: true`");
+            let mut d = INFO
+                .report(
+                    key.span,
+                    "the steps encryption key does not come from a secret config entry",
+                )
+                .with_label("this config entry is not `secret: true`");
             if let Some(config) = key.config_span {
                 d = d.with_related(config, "declared here without `secret: true`");
             }
@@ -106,9 +104,7 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         }
         None => {
             let primary = cx.program.app.span.unwrap_or(action.name_span);
-            Diagnostic::error(
-                INFO.code,
-                primary,
+            INFO.report(primary,
                 "the app has multi-step actions but no `steps: { encryption_key: }` for their recorded answers",
             )
             .with_label("no `steps: { encryption_key: }` here")

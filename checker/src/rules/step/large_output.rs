@@ -52,7 +52,6 @@
 //!
 //! `step.too_many`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::values::What;
@@ -83,15 +82,15 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
         ),
         other => text::what(cx.program, other),
     };
-    let mut d = Diagnostic::error(
-        INFO.code,
-        call.span,
-        format!(
-            "{name} is a step of `{}`, but its answer may exceed 1 MB",
-            text::action(cx.program, id)
-        ),
-    )
-    .with_label("its answer would be recorded as a step");
+    let mut d = INFO
+        .report(
+            call.span,
+            format!(
+                "{name} is a step of `{}`, but its answer may exceed 1 MB",
+                text::action(cx.program, id)
+            ),
+        )
+        .with_label("its answer would be recorded as a step");
     match before {
         Some(change) => {
             d = d.with_related(

@@ -91,7 +91,6 @@
 //!
 //! `decline.unused`, `step.unkeyed`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 use jadpo_compiler::span::Span;
 
@@ -117,16 +116,16 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
     }
     let action = cx.program.action(id);
     let n = late.points.len();
-    let mut d = Diagnostic::warning(
-        INFO.code,
-        action.name_span,
-        format!(
-            "`{}` can end for good after a changing call has answered ({n} point{})",
-            action.qualified,
-            if n == 1 { "" } else { "s" }
-        ),
-    )
-    .with_label("changes made before these points stay made");
+    let mut d = INFO
+        .report(
+            action.name_span,
+            format!(
+                "`{}` can end for good after a changing call has answered ({n} point{})",
+                action.qualified,
+                if n == 1 { "" } else { "s" }
+            ),
+        )
+        .with_label("changes made before these points stay made");
     if let Some(first) = late.first_change {
         d = d.with_related(
             first,

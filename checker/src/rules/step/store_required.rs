@@ -74,7 +74,6 @@
 //!
 //! `step.encryption_key_required`, `follow_up.store_required`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::rope::flatten;
@@ -117,9 +116,7 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         let action = cx.program.action(id);
-        let mut d = Diagnostic::error(
-            INFO.code,
-            action.name_span,
+        let mut d = INFO.report(action.name_span,
             format!(
                 "multi-step action `{}` writes no store, and the application has no `events: {{ store: }}` to keep its record",
                 action.qualified

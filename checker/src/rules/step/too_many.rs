@@ -62,7 +62,6 @@
 //!
 //! `step.unkeyed`, `step.context`, `effect.call_in_loop`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::rope::flatten;
@@ -100,15 +99,15 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
         return;
     }
     let action = cx.program.action(id);
-    let mut d = Diagnostic::error(
-        INFO.code,
-        action.name_span,
-        format!(
-            "`{}` makes {} changing calls on one path; at most {LIMIT} are allowed",
-            action.qualified, count.n
-        ),
-    )
-    .with_label(format!("{} changing calls on its longest path", count.n));
+    let mut d = INFO
+        .report(
+            action.name_span,
+            format!(
+                "`{}` makes {} changing calls on one path; at most {LIMIT} are allowed",
+                action.qualified, count.n
+            ),
+        )
+        .with_label(format!("{} changing calls on its longest path", count.n));
     for (step, changing, leaf) in text::steps(cx.program, &leaves) {
         if changing == 0 {
             continue;

@@ -70,7 +70,6 @@
 //!
 //! `step.too_many`, `step.context`.
 
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use crate::analysis::rope::{flatten, Rope};
@@ -112,18 +111,18 @@ pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
         .map(|(_, a)| format!(" in `{}`", text::action(cx.program, *a)))
         .unwrap_or_default();
     let action = cx.program.action(id);
-    let mut d = Diagnostic::error(
-        INFO.code,
-        primary,
-        format!(
-            "`{op}`{inside} is not idempotent, but `{}` makes another changing call on \
+    let mut d = INFO
+        .report(
+            primary,
+            format!(
+                "`{op}`{inside} is not idempotent, but `{}` makes another changing call on \
              the same path",
-            action.qualified
-        ),
-    )
-    .with_label(format!(
-        "`{op}`{inside} takes no key and is not safe to repeat"
-    ));
+                action.qualified
+            ),
+        )
+        .with_label(format!(
+            "`{op}`{inside} takes no key and is not safe to repeat"
+        ));
     for other in witness.others.iter() {
         for leaf in flatten(&Some(other.clone())) {
             let (span, inside) = text::leaf_place(cx, &leaf);
