@@ -299,11 +299,9 @@ fn one_action_planned_alone_matches_the_whole_plan() {
         };
         let whole = plan::build(&cx).to_json();
         let listed = whole["actions"].as_array().cloned().unwrap_or_default();
-        let lines = plan::Lines::new(&cx);
         let mut planned = 0;
         for (i, action) in program.actions.iter().enumerate() {
-            let alone =
-                plan::action(&cx, &lines, ActionId(i as u32)).map(|a| plan::model::to_json(&a));
+            let alone = plan::action(&cx, ActionId(i as u32)).map(|a| plan::model::to_json(&a));
             let found = listed
                 .iter()
                 .find(|a| a["name"] == action.qualified.as_str());

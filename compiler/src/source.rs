@@ -20,6 +20,77 @@ pub struct SourceFile {
     pub path: String,
     pub text: String,
     pub unit: Unit,
+    /// Built on the first position asked for (most files never need one).
+    lines: std::sync::OnceLock<LineIndex>,
+}
+
+impl SourceFile {
+    /// The file's line index.
+    pub fn lines(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(&self.text))
+    }
+
+    /// The 1-based position of a byte offset (see [`LineIndex::position`]).
+    pub fn position(&self, offset: usize) -> Position {
+        self.lines().position(&self.text, offset)
+    }
+}
+
+/// A 1-based line and column; the column counts characters, not bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Where each line of a text starts: the one conversion from byte offsets
+/// to lines and columns (the renderers, the plan's sites and, by UTF-16
+/// columns, the language server all use it). A position costs a binary
+/// search and a count within its line.
+#[derive(Clone, Debug, Default)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The 0-based line holding byte `offset`.
+    pub fn line(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The byte offset where 0-based `line` starts (the text's end past the
+    /// last line).
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line).copied()
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The 1-based position of byte `offset` in `text` (the text this index
+    /// was built from), clamped into it and moved back to a character
+    /// boundary.
+    pub fn position(&self, text: &str, offset: usize) -> Position {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.line(offset);
+        let start = self.line_start(line).unwrap_or(0).min(offset);
+        Position {
+            line: line + 1,
+            column: text.get(start..offset).map_or(0, |t| t.chars().count()) + 1,
+        }
+    }
 }
 
 /// All files of one check. Files are added in a deterministic order (sorted by
@@ -40,6 +111,7 @@ impl Files {
             path: path.into(),
             text: text.into(),
             unit,
+            lines: std::sync::OnceLock::new(),
         });
         id
     }
@@ -63,9 +135,34 @@ impl Files {
             .map(|(i, f)| (FileId(i as u32), f))
     }
 
+    /// The 1-based position of a span's start; `None` for a bad id.
+    pub fn position(&self, span: Span) -> Option<Position> {
+        let file = self.files.get(span.file.0 as usize)?;
+        Some(file.position(span.start as usize))
+    }
+
     /// The source text under a span.
     pub fn slice(&self, span: Span) -> &str {
         let text = &self.get(span.file).text;
         text.get(span.range()).unwrap_or("")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_characters_after_the_last_newline() {
+        let text = "ab\nçd\n";
+        let index = LineIndex::new(text);
+        let at = |o| index.position(text, o);
+        assert_eq!(at(0), Position { line: 1, column: 1 });
+        assert_eq!(at(5), Position { line: 2, column: 2 });
+        // Inside the two-byte `ç`: moved back to its start.
+        assert_eq!(at(4), Position { line: 2, column: 1 });
+        assert_eq!(at(99), Position { line: 3, column: 1 });
+        assert_eq!(index.line(3), 1);
+        assert_eq!(index.line_count(), 3);
     }
 }

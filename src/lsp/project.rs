@@ -15,7 +15,7 @@ use jadpo_compiler::load::{self, LoadedProject};
 use jadpo_compiler::source::Files;
 use jadpo_compiler::span::FileId;
 use jadpo_compiler::{parser, resolve};
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -37,8 +37,6 @@ pub struct Snapshot {
     analysed: Option<Analysed>,
     /// Actions' entries of the plan, by name, planned on first use.
     plans: RefCell<HashMap<String, Option<Rc<plan::ActionPlan>>>>,
-    /// Line starts of every file, for the plan's sites.
-    lines: OnceCell<plan::Lines>,
     /// Parsed sources, by file.
     pub asts: Vec<SourceFileAst>,
     /// Files by absolute path (embedded ones are not on disk).
@@ -59,12 +57,11 @@ impl Snapshot {
             scope: &Scope::App,
             analysed: self.analysed.as_ref()?,
         };
-        let lines = self.lines.get_or_init(|| plan::Lines::new(&cx));
         let planned = program
             .actions
             .iter()
             .position(|a| a.qualified == name)
-            .and_then(|i| plan::action(&cx, lines, ActionId(i as u32)))
+            .and_then(|i| plan::action(&cx, ActionId(i as u32)))
             .map(Rc::new);
         self.plans
             .borrow_mut()
@@ -125,7 +122,6 @@ impl Project {
                 program: None,
                 analysed: None,
                 plans: RefCell::default(),
-                lines: OnceCell::new(),
                 asts: Vec::new(),
             },
         };
@@ -150,13 +146,12 @@ impl Project {
             program,
             analysed,
             plans,
-            lines,
             asts,
             by_path,
         } = old;
         drop((analysed, plans));
         rayon::spawn(move || {
-            drop((files, diagnostics, program, lines, asts, by_path));
+            drop((files, diagnostics, program, asts, by_path));
         });
     }
 
@@ -213,7 +208,6 @@ impl Project {
             program: Some(program),
             analysed: Some(analysed),
             plans: RefCell::default(),
-            lines: OnceCell::new(),
             asts,
         }
     }

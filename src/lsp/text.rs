@@ -3,23 +3,25 @@
 
 use lsp_types::{Position, Range};
 
-/// Byte offsets of line starts in one text, for converting positions.
+/// One text with its line index (`jadpo_compiler::source::LineIndex`, the
+/// one byte-to-line conversion), for converting LSP positions.
 pub struct LineIndex<'a> {
     text: &'a str,
-    starts: Vec<usize>,
+    lines: jadpo_compiler::source::LineIndex,
 }
 
 impl<'a> LineIndex<'a> {
     pub fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
+        LineIndex {
+            text,
+            lines: jadpo_compiler::source::LineIndex::new(text),
+        }
     }
 
     /// The byte offset of an LSP position; positions past the end of a line
     /// or of the text are clamped to it, as the protocol asks.
     pub fn offset(&self, pos: Position) -> usize {
-        let Some(&start) = self.starts.get(pos.line as usize) else {
+        let Some(start) = self.lines.line_start(pos.line as usize) else {
             return self.text.len();
         };
         let end = self.line_end(pos.line as usize);
@@ -41,11 +43,8 @@ impl<'a> LineIndex<'a> {
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let line = self
-            .starts
-            .partition_point(|&s| s <= offset)
-            .saturating_sub(1);
-        let start = self.starts.get(line).copied().unwrap_or(0);
+        let line = self.lines.line(offset);
+        let start = self.lines.line_start(line).unwrap_or(0);
         let character = self
             .text
             .get(start..offset)
@@ -62,11 +61,11 @@ impl<'a> LineIndex<'a> {
 
     /// End of line `line`, before its `\n` (and a `\r` before that).
     fn line_end(&self, line: usize) -> usize {
-        let end = match self.starts.get(line + 1) {
+        let end = match self.lines.line_start(line + 1) {
             Some(next) => next - 1,
             None => self.text.len(),
         };
-        let start = self.starts.get(line).copied().unwrap_or(0);
+        let start = self.lines.line_start(line).unwrap_or(0);
         if end > start && self.text.as_bytes().get(end - 1) == Some(&b'\r') {
             end - 1
         } else {
@@ -76,7 +75,7 @@ impl<'a> LineIndex<'a> {
 
     /// The byte offset where line `line` starts (the text's end past it).
     pub fn line_start(&self, line: usize) -> usize {
-        self.starts.get(line).copied().unwrap_or(self.text.len())
+        self.lines.line_start(line).unwrap_or(self.text.len())
     }
 }
 

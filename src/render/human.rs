@@ -156,7 +156,7 @@ impl Excerpts {
             return frame.to_string();
         };
         let range = display_range(files, span);
-        let real = super::position(&files.get(span.file).text, range.start);
+        let real = files.get(span.file).position(range.start);
         let shown = super::position(&e.text, e.map(range.start));
         let wrong = format!("{path}:{}:{}", shown.line, shown.column);
         let right = format!("{path}:{}:{}", real.line, real.column);

@@ -2,7 +2,7 @@
 //! versioned by `schema_version` and documented in `docs/json-output.md`;
 //! fields appear in the order of the structs below.
 
-use super::{clamp, file_path, position, Summary};
+use super::{clamp, file_path, Summary};
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::source::Files;
 use jadpo_compiler::span::Span;
@@ -155,13 +155,7 @@ pub(crate) fn diagnostic<'a>(files: &'a Files, d: &'a Diagnostic) -> JsonDiagnos
 
 pub(crate) fn location(files: &Files, span: Span) -> Location<'_> {
     let range = clamp(files, span);
-    let text = if (span.file.0 as usize) < files.len() {
-        files.get(span.file).text.as_str()
-    } else {
-        ""
-    };
-    let start = position(text, range.start);
-    let end = position(text, range.end);
+    let (start, end) = super::span_positions(files, span);
     Location {
         file: file_path(files, span),
         start_byte: range.start,

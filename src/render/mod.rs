@@ -109,12 +109,7 @@ pub fn plural(n: usize, word: &str) -> String {
     }
 }
 
-/// A 1-based line and column; the column counts characters, not bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Position {
-    pub line: usize,
-    pub column: usize,
-}
+pub use jadpo_compiler::source::Position;
 
 /// A span clamped into its file, on character boundaries, with `start <= end`.
 /// Renderers never trust a span: a bad one must not crash the output.
@@ -137,22 +132,21 @@ pub(crate) fn floor_boundary(text: &str, offset: usize) -> usize {
     at
 }
 
-/// The 1-based position of a byte offset in `text` (clamped into the text).
+/// The 1-based position of a byte offset in a text that is not one of the
+/// check's files (clamped into the text); a file's own position comes from
+/// its line index (`SourceFile::position`).
 pub fn position(text: &str, offset: usize) -> Position {
-    let offset = floor_boundary(text, offset);
-    let before = &text[..offset];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    Position {
-        line: before.matches('\n').count() + 1,
-        column: before[line_start..].chars().count() + 1,
-    }
+    jadpo_compiler::source::LineIndex::new(text).position(text, offset)
 }
 
 /// The 1-based start and exclusive end positions of a span (clamped).
 pub fn span_positions(files: &Files, span: Span) -> (Position, Position) {
     let range = clamp(files, span);
-    let text = file_text(files, span);
-    (position(text, range.start), position(text, range.end))
+    if (span.file.0 as usize) >= files.len() {
+        return (position("", 0), position("", 0));
+    }
+    let file = files.get(span.file);
+    (file.position(range.start), file.position(range.end))
 }
 
 /// The text of a span's file, or `""` for a bad id.
@@ -224,16 +218,6 @@ mod tests {
             s.closing_line(),
             "checked 1 file, 3 packages: 0 errors, 1 warning"
         );
-    }
-
-    #[test]
-    fn position_counts_characters_after_the_last_newline() {
-        let text = "ab\nçd\n";
-        assert_eq!(position(text, 0), Position { line: 1, column: 1 });
-        assert_eq!(position(text, 5), Position { line: 2, column: 2 });
-        // Inside the two-byte `ç`: moved back to its start.
-        assert_eq!(position(text, 4), Position { line: 2, column: 1 });
-        assert_eq!(position(text, 99), Position { line: 3, column: 1 });
     }
 
     #[test]

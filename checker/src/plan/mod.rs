@@ -24,56 +24,12 @@ use shape::StepGraph;
 
 pub const FORMAT: u32 = 1;
 
-/// `file:line:col`, 1-based, columns in characters, for a few sites; use
-/// [`Lines`] for many.
+/// `file:line:col`, 1-based, columns in characters: from the file's line
+/// index (the checker reads positions, never text).
 pub fn site(cx: &Cx, span: Span) -> String {
-    if span.file.0 as usize >= cx.files.len() {
-        return String::from("?");
-    }
-    let file = cx.files.get(span.file);
-    let before = file.text.get(..span.start as usize).unwrap_or("");
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    format!("{}:{line}:{col}", file.path)
-}
-
-/// Line starts of every file, so a site costs a binary search.
-pub struct Lines {
-    starts: Vec<Vec<usize>>,
-}
-
-impl Lines {
-    pub fn new(cx: &Cx) -> Lines {
-        let starts = cx
-            .files
-            .iter()
-            .map(|(_, f)| {
-                let mut v = vec![0];
-                v.extend(f.text.match_indices('\n').map(|(i, _)| i + 1));
-                v
-            })
-            .collect();
-        Lines { starts }
-    }
-
-    /// `file:line:col`, 1-based, columns in characters.
-    pub fn site(&self, cx: &Cx, span: Span) -> String {
-        let (Some(starts), true) = (
-            self.starts.get(span.file.0 as usize),
-            (span.file.0 as usize) < cx.files.len(),
-        ) else {
-            return String::from("?");
-        };
-        let file = cx.files.get(span.file);
-        let offset = span.start as usize;
-        let line = starts.partition_point(|&s| s <= offset).max(1);
-        let line_start = starts.get(line - 1).copied().unwrap_or(0);
-        let col = file
-            .text
-            .get(line_start..offset)
-            .map_or(0, |t| t.chars().count())
-            + 1;
-        format!("{}:{line}:{col}", file.path)
+    match cx.files.position(span) {
+        Some(at) => format!("{}:{}:{}", cx.files.get(span.file).path, at.line, at.column),
+        None => String::from("?"),
     }
 }
 
@@ -104,9 +60,8 @@ fn build_id<T: serde::Serialize>(value: &T) -> String {
 
 /// One app action's entry of the plan, exactly as [`build`] writes it,
 /// without planning the other actions (the language server's hover); `None`
-/// for an action outside the app. `lines` is [`Lines::new`], kept by the
-/// caller between calls.
-pub fn action(cx: &Cx, lines: &Lines, id: ActionId) -> Option<ActionPlan> {
+/// for an action outside the app.
+pub fn action(cx: &Cx, id: ActionId) -> Option<ActionPlan> {
     if !cx.is_app() || !cx.in_scope(id) {
         return None;
     }
@@ -118,7 +73,7 @@ pub fn action(cx: &Cx, lines: &Lines, id: ActionId) -> Option<ActionPlan> {
         .filter(|(_, e)| e.action == Some(id))
         .map(|(i, _)| i)
         .collect();
-    Some(action_plan(cx, lines, id, &entry_ids))
+    Some(action_plan(cx, id, &entry_ids))
 }
 
 /// The plan of the actions in scope, whatever the scope: for an app its
@@ -132,13 +87,12 @@ pub fn test_plan(cx: &Cx) -> Plan {
 }
 
 fn app_plan(cx: &Cx) -> Plan {
-    let lines = Lines::new(cx);
     let by_action = entries_by_action(cx);
     let mut actions: Vec<ActionPlan> = cx
         .actions()
         .map(|id| {
             let entries = by_action.get(id.0 as usize).map_or(&[][..], Vec::as_slice);
-            action_plan(cx, &lines, id, entries)
+            action_plan(cx, id, entries)
         })
         .collect();
     actions.sort_by(|a, b| a.name.cmp(&b.name));
@@ -210,7 +164,7 @@ pub fn surface(cx: &Cx, id: ActionId) -> SurfaceAction {
     }
 }
 
-fn action_plan(cx: &Cx, lines: &Lines, id: ActionId, entry_ids: &[usize]) -> ActionPlan {
+fn action_plan(cx: &Cx, id: ActionId, entry_ids: &[usize]) -> ActionPlan {
     let action = cx.program.action(id);
     let summary = cx.summary(id);
     let changing = summary.map_or(0, |s| s.changing_calls());
@@ -230,12 +184,12 @@ fn action_plan(cx: &Cx, lines: &Lines, id: ActionId, entry_ids: &[usize]) -> Act
         .collect();
     ActionPlan {
         name: action.qualified.clone(),
-        site: lines.site(cx, action.name_span),
-        entries: entries(cx, lines, entry_ids),
+        site: site(cx, action.name_span),
+        entries: entries(cx, entry_ids),
         called_by: callers,
         changing_calls: changing,
         multi_step: changing >= 2,
-        steps: steps_of(cx, lines, &graph),
+        steps: steps_of(cx, &graph),
         step_shape: shape_of(cx, &graph),
         step_shape_digest: shape::digest(cx.program, &graph),
         deadline_budget_ms: summary.map_or(0, |s| s.deadline_budget_ms()),
@@ -258,13 +212,13 @@ fn entries_by_action(cx: &Cx) -> Vec<Vec<usize>> {
     by_action
 }
 
-fn entries(cx: &Cx, lines: &Lines, entry_ids: &[usize]) -> Vec<EntryPlan> {
+fn entries(cx: &Cx, entry_ids: &[usize]) -> Vec<EntryPlan> {
     entry_ids
         .iter()
         .filter_map(|i| cx.program.entries.get(*i))
         .map(|e| {
             let label = e.label.clone();
-            let site = lines.site(cx, e.span);
+            let site = site(cx, e.span);
             match &e.kind {
                 EntryKind::Route {
                     method,
@@ -304,7 +258,7 @@ fn record_store(cx: &Cx, id: ActionId) -> Option<RecordStore> {
     })
 }
 
-fn steps_of(cx: &Cx, lines: &Lines, graph: &StepGraph) -> Vec<StepPlan> {
+fn steps_of(cx: &Cx, graph: &StepGraph) -> Vec<StepPlan> {
     let mut out = Vec::with_capacity(graph.steps.len());
     for (i, step) in graph.steps.iter().enumerate() {
         let op = cx.program.op(step.node.op);
@@ -318,12 +272,12 @@ fn steps_of(cx: &Cx, lines: &Lines, graph: &StepGraph) -> Vec<StepPlan> {
             .iter()
             .map(|(span, a)| Via {
                 action: cx.program.action(*a).qualified.clone(),
-                site: lines.site(cx, *span),
+                site: site(cx, *span),
             })
             .collect();
         out.push(StepPlan {
             id: i,
-            site: lines.site(cx, step.node.span),
+            site: site(cx, step.node.span),
             via,
             operation: op.qualified.clone(),
             changing: op.changes,
