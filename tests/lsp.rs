@@ -1151,7 +1151,32 @@ fn answers_follow_what_the_client_supports() {
         "{diags:?}"
     );
 
+    // After an edit, the last word on the file is its findings (an empty
+    // list under either spelling would wipe them in the editor).
+    let edited = text.replacen("action find_price", "action  find_price", 1);
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": theirs, "version": 2 }, "contentChanges": [{ "text": edited }] }),
+    );
     let doc = json!({ "uri": theirs });
+    client.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": doc }),
+    );
+    let last = client
+        .pending
+        .iter()
+        .rev()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .find(|m| {
+            m["params"]["uri"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("missing_fails.jadpo"))
+        })
+        .expect("diagnostics after the edit");
+    assert_eq!(last["params"]["uri"], json!(theirs));
+    assert!(!list(&last["params"]["diagnostics"]).is_empty(), "{last}");
+    let text = edited;
     let hover = client.request(
         "textDocument/hover",
         json!({ "textDocument": doc, "position": position_of(&text, "find_price") }),

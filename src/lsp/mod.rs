@@ -429,12 +429,15 @@ impl Server {
         (first, edited)
     }
 
+    /// Publishes a file's diagnostics. `doc` is the server's spelling of the
+    /// file's URI, the key of everything kept here; the notification goes
+    /// out under the client's own spelling when it opened the file.
     fn publish(&mut self, doc: Uri, mut list: Vec<lsp_types::Diagnostic>) {
         let path = uri::to_path(&doc).map(|p| clean(&p.to_string_lossy()));
-        let doc = path
+        let wire = path
             .as_ref()
             .and_then(|p| self.client_uris.get(p).cloned())
-            .unwrap_or(doc);
+            .unwrap_or_else(|| doc.clone());
         let edited = path.is_some_and(|p| self.touched.contains(&p));
         if !self.support.related_information {
             for d in &mut list {
@@ -444,7 +447,7 @@ impl Server {
         if !edited && self.published.get(&doc) == Some(&list) {
             return;
         }
-        let params = PublishDiagnosticsParams::new(doc.clone(), list.clone(), None);
+        let params = PublishDiagnosticsParams::new(wire, list.clone(), None);
         self.send(Message::Notification(Notification::new(
             PublishDiagnostics::METHOD.to_string(),
             params,
