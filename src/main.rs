@@ -588,11 +588,11 @@ fn build_plan(outcome: &Outcome, out: &str) -> Built {
     match write_plan(out, outcome.plan.as_ref()) {
         Ok(file) => Built::Written {
             file,
-            build_id: outcome
-                .plan
-                .as_ref()
-                .map(|p| p.to_json()["build_id"].as_str().unwrap_or("").to_string())
-                .unwrap_or_default(),
+            build_id: match outcome.plan.as_ref() {
+                Some(jadpo_checker::plan::Built::App(p)) => p.build_id.clone(),
+                Some(jadpo_checker::plan::Built::Package(s)) => s.build_id.clone(),
+                None => String::new(),
+            },
         },
         Err(e) => Built::WriteFailed {
             out: out.to_string(),
