@@ -45,7 +45,11 @@ pub fn document(package: &str, app: &str, markdown: bool) -> Result<String, Stri
             crate::render::plural(errors, "error")
         ));
     }
-    Ok(if markdown { text } else { plain(&text) })
+    Ok(if markdown {
+        text
+    } else {
+        crate::render::plain_text(&text)
+    })
 }
 
 fn find(package: &str, app: &str) -> Result<Source, String> {
@@ -247,7 +251,7 @@ fn written(program: &Program, ty: &Ty) -> String {
                 parts.push(format!("pattern: {}", jadpo_compiler::printer::quote(p)));
             }
             if b.email {
-                parts.push("email: true".to_string());
+                parts.push("format: email".to_string());
             }
             format!("{} {{ {} }}", written(program, inner), parts.join(" "))
         }
@@ -306,33 +310,6 @@ fn action_entry(
         out.push_str(&format!("\n- deadline budget: {}", duration(budget)));
         if let Some(digest) = e["step_shape_digest"].as_str() {
             out.push_str(&format!("\n- step shape digest: `{digest}`"));
-        }
-    }
-    out
-}
-
-/// Markdown as plain text for a terminal: headings underlined, no code or
-/// emphasis marks, quotes as plain lines.
-fn plain(markdown: &str) -> String {
-    let mut out = String::with_capacity(markdown.len());
-    for line in markdown.lines() {
-        let clean = line.replace('`', "").replace("**", "");
-        let (text, under) = if let Some(h) = clean.strip_prefix("### ") {
-            (h.to_string(), None)
-        } else if let Some(h) = clean.strip_prefix("## ") {
-            (h.to_string(), Some('-'))
-        } else if let Some(h) = clean.strip_prefix("# ") {
-            (h.to_string(), Some('='))
-        } else if let Some(q) = clean.strip_prefix("> ") {
-            (q.to_string(), None)
-        } else {
-            (clean, None)
-        };
-        out.push_str(&text);
-        out.push('\n');
-        if let Some(c) = under {
-            out.push_str(&c.to_string().repeat(text.chars().count()));
-            out.push('\n');
         }
     }
     out

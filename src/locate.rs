@@ -74,15 +74,16 @@ fn upward(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Where CI tools (SARIF, GitHub annotations) should find the files of
-/// the project in `dir`: the folder's path from the repository root, so
-/// GitHub resolves it however jadpo was invoked (an absolute path,
-/// `working-directory:`, `../app`). The repository root is
-/// `$GITHUB_WORKSPACE` when the folder is inside it, else the nearest
-/// folder above holding `.git`. Outside any repository: `dir` as given
-/// when it is relative, else its absolute path.
-pub fn ci_root(dir: &str) -> CiRoot {
+/// the project in `dir`: the prefix put in front of its project-relative
+/// paths. Inside a repository it is the folder's path from the repository
+/// root (`""` at the root itself), so GitHub resolves it however jadpo was
+/// invoked (an absolute path, `working-directory:`, `../app`); the
+/// repository root is `$GITHUB_WORKSPACE` when the folder is inside it,
+/// else the nearest folder above holding `.git`. Outside any repository:
+/// `dir` as given when it is relative, else its absolute path.
+pub fn ci_root(dir: &str) -> String {
     let Ok(real) = std::fs::canonicalize(if dir.is_empty() { "." } else { dir }) else {
-        return CiRoot::Given(dir.to_string());
+        return dir.to_string();
     };
     let workspace = std::env::var_os("GITHUB_WORKSPACE")
         .and_then(|w| std::fs::canonicalize(w).ok())
@@ -95,32 +96,10 @@ pub fn ci_root(dir: &str) -> CiRoot {
     match repo {
         Some(repo) => {
             let inside = real.strip_prefix(&repo).unwrap_or(Path::new(""));
-            CiRoot::Repository {
-                app: inside.to_string_lossy().replace('\\', "/"),
-            }
+            inside.to_string_lossy().replace('\\', "/")
         }
-        None if Path::new(dir).is_absolute() => CiRoot::Given(shown(&real)),
-        None => CiRoot::Given(dir.to_string()),
-    }
-}
-
-/// The folder CI paths start from (see [`ci_root`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CiRoot {
-    /// Inside a repository: the app's folder from its root (`""` at the
-    /// root itself).
-    Repository { app: String },
-    /// No repository: the folder as given, or its absolute path.
-    Given(String),
-}
-
-impl CiRoot {
-    /// The prefix put in front of a project-relative path.
-    pub fn prefix(&self) -> &str {
-        match self {
-            CiRoot::Repository { app } => app,
-            CiRoot::Given(dir) => dir,
-        }
+        None if Path::new(dir).is_absolute() => shown(&real),
+        None => dir.to_string(),
     }
 }
 

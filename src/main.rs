@@ -502,13 +502,13 @@ impl<'a> Report<'a> {
             Format::Sarif => say(&render::sarif::render_with_notes(
                 files,
                 &shown,
-                ci().prefix(),
+                &ci(),
                 self.checked,
                 &notes,
                 self.docs_url,
             )),
             Format::Github => {
-                say(&render::github::render(files, &shown, ci().prefix()));
+                say(&render::github::render(files, &shown, &ci()));
                 for note in &notes {
                     say(&format!(
                         "::notice::{}\n",

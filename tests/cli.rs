@@ -635,7 +635,7 @@ fn doc_shows_what_a_package_offers() {
     for want in [
         "stripe.customers.create\n",
         "- keyed: yes (Idempotency-Key, provider window 24h)",
-        "Text { max_length: 512 email: true }",
+        "Text { max_length: 512 format: email }",
         "stripe.subscribe_customer(request: stripe.SubscribeCustomer) -> stripe.Subscription",
         "- can fail after a change: stripe.CardDeclined",
     ] {

@@ -477,11 +477,7 @@ fn build_and_publish_speak_json() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     let doc = document(&out);
-    assert!(
-        schema_errors(&validator, &doc).is_empty(),
-        "{:?}",
-        schema_errors(&validator, &doc)
-    );
+    assert_eq!(schema_errors(&validator, &doc), Vec::<String>::new());
     assert_eq!(doc["build"]["outcome"], "written");
     let plan: Value = serde_json::from_str(
         &std::fs::read_to_string(out_dir.join("plan.json")).expect("the plan"),
@@ -499,11 +495,7 @@ fn build_and_publish_speak_json() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     let doc = document(&out);
-    assert!(
-        schema_errors(&validator, &doc).is_empty(),
-        "{:?}",
-        schema_errors(&validator, &doc)
-    );
+    assert_eq!(schema_errors(&validator, &doc), Vec::<String>::new());
     assert_eq!(doc["build"]["outcome"], "refused");
     assert!(doc["build"]["removed_stale_plan"]
         .as_str()
@@ -525,11 +517,7 @@ fn build_and_publish_speak_json() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc = document(&out);
-    assert!(
-        schema_errors(&validator, &doc).is_empty(),
-        "{:?}",
-        schema_errors(&validator, &doc)
-    );
+    assert_eq!(schema_errors(&validator, &doc), Vec::<String>::new());
     let publish = &doc["publish"];
     assert_eq!(publish["outcome"], "would_publish");
     assert_eq!(publish["package"], "github");

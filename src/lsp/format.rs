@@ -30,7 +30,6 @@ pub fn range_formatting(text: &str, range: Range) -> Result<Vec<TextEdit>, Strin
     let ends_early = range.end.character == 0 && range.end.line > range.start.line;
     let last = range.end.line as usize - usize::from(ends_early);
     let diff = similar::TextDiff::from_lines(text, &formatted);
-    let old_lines: Vec<&str> = text.split_inclusive('\n').collect();
     let new_lines: Vec<&str> = formatted.split_inclusive('\n').collect();
     // (old lines, new lines) of each change touching the selection.
     let hunks: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> = diff
@@ -40,38 +39,33 @@ pub fn range_formatting(text: &str, range: Range) -> Result<Vec<TextEdit>, Strin
         .map(|op| (op.old_range(), op.new_range()))
         .filter(|(old, _)| old.start <= last && first < old.end.max(old.start + 1))
         .collect();
-    let starts = line_starts(&old_lines);
+    let index = LineIndex::new(text);
+    // Each change as (old byte range, new text).
+    let edits: Vec<(std::ops::Range<usize>, String)> = hunks
+        .into_iter()
+        .map(|(old, new)| {
+            let bytes = index.line_start(old.start)..index.line_start(old.end);
+            (bytes, new_lines[new].concat())
+        })
+        .collect();
     let mut partial = String::with_capacity(text.len());
     let mut at = 0;
-    for (old, new) in &hunks {
-        partial.push_str(&old_lines[at..old.start].concat());
-        partial.push_str(&new_lines[new.clone()].concat());
-        at = old.end;
+    for (bytes, new_text) in &edits {
+        partial.push_str(&text[at..bytes.start]);
+        partial.push_str(new_text);
+        at = bytes.end;
     }
-    partial.push_str(&old_lines[at..].concat());
+    partial.push_str(&text[at..]);
     if !same_program(text, &partial) {
         return formatting(text);
     }
-    let index = LineIndex::new(text);
-    Ok(hunks
+    Ok(edits
         .into_iter()
-        .map(|(old, new)| TextEdit {
-            range: index.range(starts[old.start], starts[old.end]),
-            new_text: new_lines[new].concat(),
+        .map(|(bytes, new_text)| TextEdit {
+            range: index.range(bytes.start, bytes.end),
+            new_text,
         })
         .collect())
-}
-
-/// The byte offset where each line starts, and the text's end.
-fn line_starts(lines: &[&str]) -> Vec<usize> {
-    let mut starts = Vec::with_capacity(lines.len() + 1);
-    let mut at = 0;
-    starts.push(0);
-    for line in lines {
-        at += line.len();
-        starts.push(at);
-    }
-    starts
 }
 
 /// The `jadpo fmt` layout of `text`, or why it has none.

@@ -159,14 +159,3 @@ fn reaching_entries(snap: &Snapshot, name: &str) -> Vec<String> {
 fn plan_action(snap: &Snapshot, name: &str) -> Option<Rc<ActionPlan>> {
     snap.plan_action(name)
 }
-
-/// A hover's Markdown as plain text, for a client that shows only that:
-/// no emphasis or code marks, list items kept as lines.
-pub fn plain(markdown: &str) -> String {
-    markdown
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("```"))
-        .map(|l| l.replace("**", "").replace('`', ""))
-        .collect::<Vec<_>>()
-        .join("\n")
-}

@@ -469,15 +469,17 @@ impl Server {
             CodeActionRequest::METHOD => self.code_actions(req.params),
             ExecuteCommand::METHOD => self.execute_command(req.params),
             Completion::METHOD => self.completion(req.params),
-            Formatting::METHOD | RangeFormatting::METHOD => match self.formatting(&req) {
-                Err(Refusal::Failed(message)) => {
-                    let code = lsp_server::ErrorCode::RequestFailed as i32;
-                    self.send(Message::Response(Response::new_err(id, code, message)));
-                    return;
+            Formatting::METHOD | RangeFormatting::METHOD => {
+                match self.formatting(req.method == RangeFormatting::METHOD, req.params) {
+                    Err(Refusal::Failed(message)) => {
+                        let code = lsp_server::ErrorCode::RequestFailed as i32;
+                        self.send(Message::Response(Response::new_err(id, code, message)));
+                        return;
+                    }
+                    Err(Refusal::Invalid(message)) => Err(message),
+                    Ok(value) => Ok(value),
                 }
-                Err(Refusal::Invalid(message)) => Err(message),
-                Ok(value) => Ok(value),
-            },
+            }
             _ => {
                 let message = format!("jadpo lsp does not handle `{}`", req.method);
                 self.send(Message::Response(Response::new_err(
@@ -537,7 +539,7 @@ impl Server {
             } else {
                 MarkupContent {
                     kind: MarkupKind::PlainText,
-                    value: hover::plain(&value),
+                    value: crate::render::plain_text(&value),
                 }
             }),
             range: None,
@@ -643,10 +645,13 @@ impl Server {
         String::from_utf8(bytes).map_err(|_| "the file is not UTF-8 text".to_string())
     }
 
-    /// The whole document's formatting, or a range's.
-    fn formatting(&mut self, req: &Request) -> Result<serde_json::Value, Refusal> {
-        let params = req.params.clone();
-        let (doc, range) = if req.method == RangeFormatting::METHOD {
+    /// The whole document's formatting, or (`range`) a range's.
+    fn formatting(
+        &mut self,
+        range: bool,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, Refusal> {
+        let (doc, range) = if range {
             let p: lsp_types::DocumentRangeFormattingParams =
                 parse(params).map_err(Refusal::Invalid)?;
             (p.text_document.uri, Some(p.range))

@@ -206,7 +206,7 @@ mod tests {
 
     #[test]
     fn a_var_is_not_in_scope_in_its_own_value() {
-        let text = "function f(n: Int) -> Int {\n    var x = |\n}\n";
+        let text = "function f(n: Int) -> Int {\n    var x = n + |1\n    return x\n}\n";
         assert_eq!(names(text), ["n"]);
     }
 }

@@ -132,6 +132,44 @@ pub(crate) fn floor_boundary(text: &str, offset: usize) -> usize {
     at
 }
 
+/// Markdown as plain text, for readers that show no Markdown (a terminal,
+/// a plain-text hover, SARIF's `help.text`): `#` and `##` headings
+/// underlined, `###` headings as lines, code blocks indented four spaces,
+/// quotes as lines, and no code or emphasis marks.
+pub fn plain_text(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            out.push_str("    ");
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let clean = line.replace('`', "").replace("**", "");
+        let (text, under) = if let Some(h) = clean.strip_prefix("### ") {
+            (h, None)
+        } else if let Some(h) = clean.strip_prefix("## ") {
+            (h, Some('-'))
+        } else if let Some(h) = clean.strip_prefix("# ") {
+            (h, Some('='))
+        } else {
+            (clean.strip_prefix("> ").unwrap_or(&clean), None)
+        };
+        out.push_str(text);
+        out.push('\n');
+        if let Some(c) = under {
+            out.extend(std::iter::repeat_n(c, text.chars().count()));
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The 1-based position of a byte offset in a text that is not one of the
 /// check's files (clamped into the text); a file's own position comes from
 /// its line index (`SourceFile::position`).
@@ -217,6 +255,16 @@ mod tests {
         assert_eq!(
             s.closing_line(),
             "checked 1 file, 3 packages: 0 errors, 1 warning"
+        );
+    }
+
+    #[test]
+    fn plain_text_underlines_headings_and_indents_code() {
+        let doc =
+            "# a.b: x\n\n## Why\n\nUse `attempt` **now**.\n\n```jadpo\nvar x = 1\n```\n> quoted\n";
+        assert_eq!(
+            plain_text(doc),
+            "a.b: x\n======\n\nWhy\n---\n\nUse attempt now.\n\n    var x = 1\nquoted\n"
         );
     }
 

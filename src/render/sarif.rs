@@ -169,7 +169,7 @@ fn rule_json(rule: &Rule, docs_url: Option<&str>) -> Value {
         "name": rule_name(rule.code),
         "shortDescription": { "text": rule.short },
         "fullDescription": { "text": rule.full },
-        "help": { "text": plain(&rule.help), "markdown": rule.help },
+        "help": { "text": super::plain_text(&rule.help).trim_end(), "markdown": rule.help },
         "defaultConfiguration": { "level": level(rule.severity) },
         "properties": {
             // Every rule is exact (the language's rules, judged by their
@@ -202,26 +202,6 @@ fn rule_name(code: &str) -> String {
             })
         })
         .collect()
-}
-
-/// A rule's Markdown documentation as plain text: headings as lines of
-/// their own, code blocks indented, no backticks or emphasis marks.
-fn plain(markdown: &str) -> String {
-    let mut out = Vec::new();
-    let mut in_code = false;
-    for line in markdown.lines() {
-        if line.trim_start().starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            out.push(format!("    {line}"));
-        } else {
-            let line = line.trim_start_matches('#').trim_start();
-            out.push(line.replace('`', "").replace("**", ""));
-        }
-    }
-    out.join("\n").trim().to_string()
 }
 
 fn result(
@@ -449,14 +429,9 @@ mod tests {
     }
 
     #[test]
-    fn rule_names_are_pascal_case_and_help_is_plain() {
+    fn rule_names_are_pascal_case() {
         assert_eq!(rule_name("step.too_many"), "StepTooMany");
         assert_eq!(rule_name("decline.not_a_warning"), "DeclineNotAWarning");
-        let doc = "# a.b: x\n\n## Why\n\nUse `attempt` **now**.\n\n```jadpo\nvar x = 1\n```\n";
-        assert_eq!(
-            plain(doc),
-            "a.b: x\n\nWhy\n\nUse attempt now.\n\n    var x = 1"
-        );
     }
 
     #[test]

@@ -18,6 +18,17 @@ enum Level {
     Postfix,
 }
 
+/// The least binding level a prefix operator's operand may have: its own
+/// `level` when the operand repeats the operator (`not not x`, `- -x`,
+/// `attempt attempt f()`), else `otherwise`.
+fn chained(inner: &Expr, own: Level, otherwise: Level) -> Level {
+    if level(inner) == own {
+        own
+    } else {
+        otherwise
+    }
+}
+
 fn level(e: &Expr) -> Level {
     match &e.kind {
         ExprKind::Attempt(_) => Level::Attempt,
@@ -274,12 +285,7 @@ impl Printer<'_> {
             ExprKind::List(items) => self.delimited('[', ']', items, e.span.end),
             ExprKind::Unary(UnOp::Not, inner) => {
                 self.out.push_str("not ");
-                let min = if level(inner) == Level::Not {
-                    Level::Not
-                } else {
-                    Level::Compare
-                };
-                self.operand(inner, min);
+                self.operand(inner, chained(inner, Level::Not, Level::Compare));
             }
             ExprKind::Unary(UnOp::Neg, inner) => {
                 self.out.push('-');
@@ -287,22 +293,12 @@ impl Printer<'_> {
                 if matches!(inner.kind, ExprKind::Unary(UnOp::Neg, _)) {
                     self.out.push(' ');
                 }
-                let min = if level(inner) == Level::Neg {
-                    Level::Neg
-                } else {
-                    Level::Postfix
-                };
-                self.operand(inner, min);
+                self.operand(inner, chained(inner, Level::Neg, Level::Postfix));
             }
             ExprKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs),
             ExprKind::Attempt(inner) => {
                 self.out.push_str("attempt ");
-                let min = if level(inner) == Level::Attempt {
-                    Level::Attempt
-                } else {
-                    Level::Or
-                };
-                self.operand(inner, min);
+                self.operand(inner, chained(inner, Level::Attempt, Level::Or));
             }
             ExprKind::Match { scrutinee, arms } => self.match_expr(scrutinee, arms, e.span.end),
             ExprKind::Create {
