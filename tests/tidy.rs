@@ -137,12 +137,10 @@ fn the_installed_product_is_jadpo_alone() {
     assert_eq!(manifest.matches("[[bin]]").count(), 1, "one [[bin]]: jadpo");
 }
 
-/// The checker reads the IR and positions, not source text. The one place
-/// left that reads text is listed here (`follow_up::head` and
-/// `value_span`, whose spans belong in the IR); a new one fails this test.
+/// The checker reads the IR and positions, not source text: every span a
+/// rule reports is put in the IR by the resolver.
 #[test]
 fn the_checker_reads_no_source_text() {
-    const STILL_READS: &[&str] = &["checker/src/rules/follow_up/mod.rs"];
     let mut files = Vec::new();
     rust_files(&repo().join("checker/src"), &mut files);
     let readers: Vec<String> = files
@@ -155,12 +153,8 @@ fn the_checker_reads_no_source_text() {
         })
         .map(|f| relative(f))
         .collect();
-    let unexpected: Vec<&String> = readers
-        .iter()
-        .filter(|r| !STILL_READS.contains(&r.as_str()))
-        .collect();
     assert!(
-        unexpected.is_empty(),
-        "checker files reading source text: {unexpected:?}"
+        readers.is_empty(),
+        "checker files reading source text: {readers:?}"
     );
 }

@@ -36,12 +36,15 @@ fn opt(b: &mut B, key: &str, value: OptionValue) -> EmitOption {
         key_span: span,
         value,
         span,
+        value_span: span,
     }
 }
 
 fn emit(b: &mut B, ev: EventId, options: Vec<EmitOption>) -> Node {
+    let span = b.span();
     Node::Emit(Emit {
-        span: b.span(),
+        span,
+        head: span,
         event: ev,
         fields: vec![],
         options,
@@ -439,12 +442,15 @@ fn a_nul_in_a_literal_payload_field_is_invalid() {
     b.configured();
     let ev = small(&mut b);
     let span = b.span();
+    let at = b.span();
     let node = Node::Emit(Emit {
-        span: b.span(),
+        span: at,
+        head: at,
         event: ev,
         fields: vec![EmitField {
             name: Name::new("code"),
             span,
+            value_span: span,
             literal: Some("x\0".into()),
         }],
         options: vec![],

@@ -131,8 +131,8 @@ fn edit_each_file(app: &App) {
                 original.replacen("attempt ", "attempt x_", 1),
             ),
             ("a call made twice", twice(&original)),
-            // Same length, so the same spans: only the source text the
-            // rules read (a statement's head, an option's value) changes.
+            // Same length, so the same statement spans: only the heads
+            // and value spans the resolver puts in the IR change.
             ("a `for` head broken", original.replacen(" in ", "\nin ", 1)),
             ("a colon moved", original.replacen(": ", " :", 1)),
             ("an action renamed", renamed(&original)),

@@ -130,8 +130,9 @@ pub trait Leaves {
     fn emit(&mut self, _emit: &Emit) -> Self::T {
         Self::T::unit()
     }
-    /// A loop: by default its body runs once or not at all.
-    fn looped(&mut self, _span: Span, _max: Option<u32>, body: Flow<Self::T>) -> Flow<Self::T> {
+    /// A loop (`head` names it): by default its body runs once or not at
+    /// all.
+    fn looped(&mut self, _head: Span, _max: Option<u32>, body: Flow<Self::T>) -> Flow<Self::T> {
         Flow::unit().alt(&body)
     }
 }
@@ -167,9 +168,11 @@ fn walk_node<L: Leaves>(l: &mut L, node: &Node) -> Flow<L::T> {
             else_block,
             ..
         } => walk_block(l, then_block).alt(&walk_block(l, else_block)),
-        Node::Loop { span, max, body } => {
+        Node::Loop {
+            head, max, body, ..
+        } => {
             let inner = walk_block(l, body);
-            l.looped(*span, *max, inner)
+            l.looped(*head, *max, inner)
         }
     }
 }

@@ -183,9 +183,15 @@ fn node(w: &mut Writer, node: &Node) {
             block(w, then_block);
             block(w, else_block);
         }
-        Node::Loop { span, max, body } => {
+        Node::Loop {
+            span,
+            head,
+            max,
+            body,
+        } => {
             w.u8(6);
             w.span(*span);
+            w.span(*head);
             w.opt_u32(*max);
             block(w, body);
         }
@@ -266,11 +272,13 @@ fn reject(w: &mut Writer, r: &Reject) {
 
 fn emit(w: &mut Writer, e: &Emit) {
     w.span(e.span);
+    w.span(e.head);
     w.u32(e.event.0);
     w.u64(e.fields.len() as u64);
     for f in &e.fields {
         w.str(f.name.as_str());
         w.span(f.span);
+        w.span(f.value_span);
         match &f.literal {
             Some(text) => {
                 w.u8(1);
@@ -284,6 +292,7 @@ fn emit(w: &mut Writer, e: &Emit) {
         w.str(o.key.as_str());
         w.span(o.key_span);
         w.span(o.span);
+        w.span(o.value_span);
         option_value(w, &o.value);
     }
 }

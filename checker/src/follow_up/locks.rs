@@ -31,7 +31,7 @@ impl Res {
 }
 
 /// Where an action stages a resource: `span` is in the action's own body
-/// (the emit, or the call leading to it); `emit` is the emit itself.
+/// (the emit's head, or the call leading to it); `emit` is the emit's head.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
     pub span: Span,
@@ -144,8 +144,8 @@ impl Leaves for LockLeaves<'_> {
             return out;
         }
         let place = Place {
-            span: emit.span,
-            emit: emit.span,
+            span: emit.head,
+            emit: emit.head,
             via: None,
         };
         let mut taken = vec![Res::Kind(emit.event)];

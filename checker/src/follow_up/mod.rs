@@ -37,6 +37,7 @@ pub enum Stager {
 /// A loop without `max` whose body stages follow-ups.
 #[derive(Clone, Debug)]
 pub struct UnboundedLoop {
+    /// The loop's head.
     pub loop_span: Span,
     /// The emits, or calls of actions that emit, in its body.
     pub sites: Vec<(Span, Stager)>,
@@ -45,8 +46,9 @@ pub struct UnboundedLoop {
 /// The first unique follow-up of an event an action reaches.
 #[derive(Clone, Debug)]
 pub struct Reach {
-    /// In the action's own body: the emit, or the call leading to it.
+    /// In the action's own body: the emit's head, or the call leading to it.
     pub place: Span,
+    /// The emit's head.
     pub emit: Span,
     pub via: Option<ActionId>,
     pub unique: UniqueKey,
@@ -172,13 +174,15 @@ impl ReachWalker<'_> {
                     self.block(then_block, in_unbounded);
                     self.block(else_block, in_unbounded);
                 }
-                Node::Loop { span, max, body } => self.looped(*span, *max, body, in_unbounded),
+                Node::Loop {
+                    head, max, body, ..
+                } => self.looped(*head, *max, body, in_unbounded),
                 Node::Reject(_) | Node::Return(_) => {}
             }
         }
     }
 
-    fn looped(&mut self, span: Span, max: Option<u32>, body: &Block, in_unbounded: bool) {
+    fn looped(&mut self, head: Span, max: Option<u32>, body: &Block, in_unbounded: bool) {
         if max.is_some() || in_unbounded {
             self.block(body, in_unbounded);
             return;
@@ -194,7 +198,7 @@ impl ReachWalker<'_> {
         let stages = !sites.is_empty();
         if stages {
             self.loops.push(UnboundedLoop {
-                loop_span: span,
+                loop_span: head,
                 sites,
             });
         }
@@ -207,8 +211,8 @@ impl ReachWalker<'_> {
             self.unique_reach
                 .entry((emit.event, unique.clone()))
                 .or_insert(Reach {
-                    place: emit.span,
-                    emit: emit.span,
+                    place: emit.head,
+                    emit: emit.head,
                     via: None,
                     unique,
                 });
@@ -241,7 +245,7 @@ pub fn staging_sites(
     out: &mut Vec<(Span, Stager)>,
 ) {
     for_each_node(block, &mut |node| match node {
-        Node::Emit(emit) => out.push((emit.span, Stager::Emit(emit.event))),
+        Node::Emit(emit) => out.push((emit.head, Stager::Emit(emit.event))),
         Node::Effect(effect) => match effect.target {
             Target::Action(callee) if stages(callee) => {
                 out.push((effect.span, Stager::Call(callee)))

@@ -129,7 +129,7 @@ impl Leaves for PathLeaves<'_> {
     fn emit(&mut self, emit: &Emit) -> FuPath {
         let bytes = size::emit_size(self.program, emit).total();
         let w: W = Some(Arc::new(Rope::Emit {
-            span: emit.span,
+            span: emit.head,
             event: emit.event,
             bytes,
         }));

@@ -2,19 +2,17 @@
 //! server). The per-action checks of an action are judged again only when
 //! something they read may have changed: the action's summary key (its body,
 //! its callees' keys, the facts of operations and events), its own header,
-//! the names of everything a message can mention, the checked scope and the
-//! files' units. The little source text they read (the head of a statement,
-//! the value of an option) and the event declarations' spans are logged
-//! while an action is judged and compared again before its findings are
-//! reused. Whole-program checks run every time. The findings come out in
-//! exactly the order of [`super::run`].
+//! the names of everything a message can mention, the checked scope, the
+//! files' units, and the declared fields' spans of the events it stages
+//! (a finding points at them). Every span they report is in the IR, so
+//! nothing else is read. Whole-program checks run every time. The findings
+//! come out in exactly the order of [`super::run`].
 
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::intern::Name;
-use jadpo_compiler::ir::{Action, ActionId, EventId, Owner};
+use jadpo_compiler::ir::{Action, ActionId, Owner};
 use jadpo_compiler::source::Unit;
 use jadpo_compiler::span::Span;
 
@@ -43,70 +41,44 @@ struct Header {
     qualified: String,
     name_span: Span,
     span: Span,
+    /// The declared fields' spans of each event its own emits stage.
+    event_fields: Vec<Vec<Span>>,
 }
 
 impl Header {
     /// Whether this is the header of `action` with summary key `summary`.
-    fn is(&self, summary: Key, action: &Action) -> bool {
+    fn is(&self, cx: &Cx, summary: Key, action: &Action) -> bool {
         self.summary == Some(summary)
             && self.owner == action.owner
             && self.name == action.name
             && self.qualified == action.qualified
             && self.name_span == action.name_span
             && self.span == action.span
+            && self.event_fields == event_fields(cx, action)
     }
 }
 
+/// The declared fields' spans of each event `action`'s own emits stage,
+/// in emit order.
+fn event_fields(cx: &Cx, action: &Action) -> Vec<Vec<Span>> {
+    crate::follow_up::emits_in(&action.body)
+        .iter()
+        .map(|emit| {
+            cx.program
+                .events
+                .get(emit.event.0 as usize)
+                .map(|e| e.fields.iter().map(|f| f.span).collect())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 /// One action's findings from the per-action checks, and what they were
-/// judged from: its summary key, its header, and what they read outside.
+/// judged from: its summary key and its header.
 struct Judged {
     header: Header,
     /// Findings by index in [`checks`]; checks without findings left out.
     by_check: Vec<(usize, Vec<Finding>)>,
-    reads: Vec<Read>,
-}
-
-/// Something a check read that the action's key does not cover.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Read {
-    /// `follow_up::head` of a span, and what it gave.
-    Head(Span, Span),
-    /// `follow_up::value_span` of a span, and what it gave.
-    Value(Span, Span),
-    /// The spans of an event's declared fields.
-    Fields(EventId, Vec<Span>),
-}
-
-thread_local! {
-    /// The reads of the action being judged on this thread, when logging.
-    static LOG: RefCell<Option<Vec<Read>>> = const { RefCell::new(None) };
-}
-
-/// Logs a read while an action is judged for the cache; free otherwise.
-pub(crate) fn note(read: impl FnOnce() -> Read) {
-    LOG.with(|log| {
-        if let Some(list) = log.borrow_mut().as_mut() {
-            list.push(read());
-        }
-    });
-}
-
-/// The spans of an event's declared fields (empty for an unknown event).
-pub(crate) fn field_spans(cx: &Cx, event: EventId) -> Vec<Span> {
-    cx.program
-        .events
-        .get(event.0 as usize)
-        .map(|e| e.fields.iter().map(|f| f.span).collect())
-        .unwrap_or_default()
-}
-
-/// Whether a logged read gives the same answer now.
-fn still_holds(cx: &Cx, read: &Read) -> bool {
-    match read {
-        Read::Head(span, out) => super::follow_up::head(cx, *span) == *out,
-        Read::Value(span, out) => super::follow_up::value_span(cx, *span) == *out,
-        Read::Fields(event, spans) => field_spans(cx, *event) == *spans,
-    }
 }
 
 /// [`super::run`], reusing from `cache` the findings of actions whose
@@ -173,22 +145,20 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
 }
 
 /// One action's per-action findings: the last run's when its summary key
-/// and header are the same and what it read still reads the same, else
-/// judged now.
+/// and header are the same, else judged now.
 fn judge(cx: &Cx, old: &[Option<Arc<Judged>>], id: ActionId) -> (Arc<Judged>, bool) {
     let summary = cx.analysed.key(id);
     let action = cx.program.actions.get(id.0 as usize);
     if let (Some(k), Some(a), Some(Some(last))) = (summary, action, old.get(id.0 as usize)) {
-        if last.header.is(k, a) && last.reads.iter().all(|r| still_holds(cx, r)) {
+        if last.header.is(cx, k, a) {
             return (last.clone(), true);
         }
     }
     (Arc::new(judge_now(cx, id)), false)
 }
 
-/// Runs every per-action check on one action, logging its reads.
+/// Runs every per-action check on one action.
 fn judge_now(cx: &Cx, id: ActionId) -> Judged {
-    LOG.with(|log| *log.borrow_mut() = Some(Vec::new()));
     let mut by_check = Vec::new();
     for (k, check) in checks().into_iter().enumerate() {
         if let Check::PerAction(check) = check {
@@ -199,11 +169,9 @@ fn judge_now(cx: &Cx, id: ActionId) -> Judged {
             }
         }
     }
-    let reads = LOG.with(|log| log.borrow_mut().take()).unwrap_or_default();
     Judged {
         header: header(cx, id),
         by_check,
-        reads,
     }
 }
 
@@ -218,6 +186,7 @@ fn header(cx: &Cx, id: ActionId) -> Header {
         qualified: action.map(|a| a.qualified.clone()).unwrap_or_default(),
         name_span: action.map_or(Span::default(), |a| a.name_span),
         span: action.map_or(Span::default(), |a| a.span),
+        event_fields: action.map(|a| event_fields(cx, a)).unwrap_or_default(),
     }
 }
 

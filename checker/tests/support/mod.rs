@@ -398,8 +398,10 @@ impl B {
     }
 
     pub fn emit(&mut self) -> Node {
+        let span = self.span();
         Node::Emit(Emit {
-            span: self.span(),
+            span,
+            head: span,
             event: EventId(0),
             fields: vec![],
             options: vec![],
@@ -426,8 +428,10 @@ impl B {
     }
 
     pub fn for_loop(&mut self, max: Option<u32>, body: Vec<Node>) -> Node {
+        let span = self.span();
         Node::Loop {
-            span: self.span(),
+            span,
+            head: span,
             max,
             body: Block { nodes: body },
         }

@@ -346,6 +346,9 @@ pub enum Node {
     /// `for ... [max N]`
     Loop {
         span: Span,
+        /// `for code in codes max 10`: the header without the body, the
+        /// smallest span naming the loop.
+        head: Span,
         max: Option<u32>,
         body: Block,
     },
@@ -439,6 +442,9 @@ pub struct Reject {
 #[derive(Clone, Debug)]
 pub struct Emit {
     pub span: Span,
+    /// `emit Remind`: the keyword and the event, the smallest span naming
+    /// the emit.
+    pub head: Span,
     pub event: EventId,
     /// Payload fields as written, with literal text where it is a literal.
     pub fields: Vec<EmitField>,
@@ -449,7 +455,10 @@ pub struct Emit {
 #[derive(Clone, Debug)]
 pub struct EmitField {
     pub name: Name,
+    /// `name: value`
     pub span: Span,
+    /// The value alone.
+    pub value_span: Span,
     /// The value when it is a string literal (checked for NUL).
     pub literal: Option<String>,
 }
@@ -459,7 +468,10 @@ pub struct EmitOption {
     pub key: Name,
     pub key_span: Span,
     pub value: OptionValue,
+    /// `key: value`
     pub span: Span,
+    /// The value alone.
+    pub value_span: Span,
 }
 
 /// An option's value: a literal the checker can judge, or `Computed`, which is
@@ -472,6 +484,7 @@ pub enum OptionValue {
     /// `clock.now + 1h` and other values known only at run time.
     Computed,
     List(Vec<(OptionValue, Span)>),
+    /// Entries with the span of each entry's value.
     Record(Vec<(Name, OptionValue, Span)>),
 }
 
@@ -481,6 +494,8 @@ pub struct Entry {
     /// `route POST /subscriptions`, `subscriber start_subscription`,
     /// `schedule nightly_reconcile`.
     pub label: String,
+    /// What names it: `POST /subscriptions/{id}`, or a subscriber's or a
+    /// schedule's name.
     pub span: Span,
     /// The `run:` call or `action:` block.
     pub run_span: Span,

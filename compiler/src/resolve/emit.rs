@@ -11,6 +11,7 @@ use super::tables::{Prim, Ty};
 use super::Resolver;
 use crate::intern::Name;
 use crate::ir::code;
+use crate::span::Span;
 
 pub const OPTIONS: [&str; 7] = [
     "queue",
@@ -52,6 +53,7 @@ impl<'a> Resolver<'_, 'a> {
             .map(|f| ir::EmitField {
                 name: f.name.name,
                 span: f.span,
+                value_span: f.value.span,
                 literal: match &f.value.kind {
                     ExprKind::Str(s) => Some(s.clone()),
                     _ => None,
@@ -60,6 +62,7 @@ impl<'a> Resolver<'_, 'a> {
             .collect();
         out.nodes.push(ir::Node::Emit(ir::Emit {
             span: e.span,
+            head: Span::new(e.span.file, e.span.start, e.event.span.end),
             event,
             fields,
             options,
@@ -100,6 +103,7 @@ impl<'a> Resolver<'_, 'a> {
                 key_span: s.key.span,
                 value: option_value(&s.value),
                 span: s.span,
+                value_span: s.value.span(),
             });
         }
         (lowered, code)
@@ -196,7 +200,7 @@ fn option_value(v: &SettingValue) -> OptionValue {
         SettingValue::Record(items, _) => OptionValue::Record(
             items
                 .iter()
-                .map(|s| (s.key.name, option_value(&s.value), s.span))
+                .map(|s| (s.key.name, option_value(&s.value), s.value.span()))
                 .collect(),
         ),
         SettingValue::Block(_) => OptionValue::Computed,

@@ -329,11 +329,10 @@ pub(super) fn block_spans(b: &Block, out: &mut Vec<Span>) {
                 }
             }
             Node::Emit(e) => {
-                out.push(e.span);
-                out.extend(e.fields.iter().map(|f| f.span));
+                out.extend([e.span, e.head]);
+                out.extend(e.fields.iter().flat_map(|f| [f.span, f.value_span]));
                 for o in &e.options {
-                    out.push(o.key_span);
-                    out.push(o.span);
+                    out.extend([o.key_span, o.span, o.value_span]);
                     option_spans(&o.value, out);
                 }
             }
@@ -348,8 +347,10 @@ pub(super) fn block_spans(b: &Block, out: &mut Vec<Span>) {
                 block_spans(then_block, out);
                 block_spans(else_block, out);
             }
-            Node::Loop { span, body, .. } => {
-                out.push(*span);
+            Node::Loop {
+                span, head, body, ..
+            } => {
+                out.extend([*span, *head]);
                 block_spans(body, out);
             }
         }

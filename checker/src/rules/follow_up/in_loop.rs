@@ -83,7 +83,7 @@ use std::collections::BTreeSet;
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
-use super::{callee_over, head, runs, stager, Run};
+use super::{callee_over, runs, stager, Run};
 use crate::follow_up::rope::items;
 use crate::follow_up::{ActionFollowUps, UnboundedLoop, MAX_COUNT};
 use crate::rules::{rule_info, Cx, Finding};
@@ -121,17 +121,17 @@ fn unbounded_loop(cx: &Cx, l: &UnboundedLoop) -> Option<Diagnostic> {
     let (first, rest) = l.sites.split_first()?;
     let mut d = INFO
         .report(
-            head(cx, first.0),
+            first.0,
             format!(
                 "{} stages follow-ups for every item of a `for` without `max`",
                 stager(cx.program, first.1)
             ),
         )
         .with_label("staged once per item, with no bound")
-        .with_related(head(cx, l.loop_span), "this `for` has no `max`");
+        .with_related(l.loop_span, "this `for` has no `max`");
     for (span, s) in rest {
         d = d.with_related(
-            head(cx, *span),
+            *span,
             format!("{} stages per item too", stager(cx.program, *s)),
         );
     }
@@ -173,7 +173,7 @@ fn max_too_high(cx: &Cx, id: ActionId, fu: &ActionFollowUps) -> Option<Diagnosti
     for item in items(w) {
         for (span, n) in item.loops {
             if shown.insert(span) {
-                d = d.with_related(head(cx, span), format!("runs at most {n} times"));
+                d = d.with_related(span, format!("runs at most {n} times"));
             }
         }
     }

@@ -83,7 +83,6 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::{ActionId, Emit, EmitOption, EventId, OptionValue};
 use jadpo_compiler::span::Span;
 
-use super::value_span;
 use crate::follow_up::emits_in;
 use crate::follow_up::options::KNOWN_STATES;
 use crate::rules::{rule_info, Cx, Finding};
@@ -163,7 +162,7 @@ fn emit_problems(cx: &Cx, emit: &Emit, out: &mut Vec<Diagnostic>) {
     for field in &emit.fields {
         if field.literal.as_deref().is_some_and(|s| s.contains('\0')) {
             out.push(nul(
-                value_span(cx, field.span),
+                field.value_span,
                 &format!("payload field `{}`", field.name),
             ));
         }
@@ -174,7 +173,7 @@ fn emit_problems(cx: &Cx, emit: &Emit, out: &mut Vec<Diagnostic>) {
 }
 
 fn option_problems(cx: &Cx, o: &EmitOption, out: &mut Vec<Diagnostic>) {
-    let at = value_span(cx, o.span);
+    let at = o.value_span;
     match (o.key.as_str(), &o.value) {
         ("priority", OptionValue::Int(n)) => range(out, at, "priority", *n, 1, 4),
         ("max_attempts", OptionValue::Int(n)) => range(out, at, "max_attempts", *n, 1, 1000),
@@ -261,7 +260,7 @@ fn metadata(cx: &Cx, out: &mut Vec<Diagnostic>, at: Span, v: &OptionValue) {
         }
         OptionValue::Record(items) => {
             for (_, item, span) in items {
-                metadata(cx, out, value_span(cx, *span), item);
+                metadata(cx, out, *span, item);
             }
         }
         _ => {}

@@ -96,7 +96,7 @@ use std::collections::BTreeMap;
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
-use super::{event, head};
+use super::event;
 use crate::follow_up::locks::{Place, Res};
 use crate::rules::{rule_info, text, Cx, Finding};
 
@@ -160,13 +160,13 @@ fn diagnostic(
     let (an, bn) = (text::action(cx.program, a.0), text::action(cx.program, b.0));
     let (a1, a2) = a.1;
     let (b1, b2) = b.1;
-    INFO.report(head(cx, a1.span),
+    INFO.report(a1.span,
         format!("`{an}` stages {xs} before {ys}, and `{bn}` stages them in the opposite order"),
     )
     .with_label(format!("`{an}` takes {xs} first{}", via(cx, &a1)))
-    .with_related(head(cx, a2.span), format!("then {ys}{}", via(cx, &a2)))
-    .with_related(head(cx, b1.span), format!("`{bn}` takes {ys} first{}", via(cx, &b1)))
-    .with_related(head(cx, b2.span), format!("then {xs}{}", via(cx, &b2)))
+    .with_related(a2.span, format!("then {ys}{}", via(cx, &a2)))
+    .with_related(b1.span, format!("`{bn}` takes {ys} first{}", via(cx, &b1)))
+    .with_related(b2.span, format!("then {xs}{}", via(cx, &b2)))
     .with_reason(
         "each unique follow-up takes its event kind's unique claim and its queue's lane lock when \
          the commit inserts it; two commits taking them in opposite orders can deadlock",

@@ -77,7 +77,7 @@ pub fn runs(cx: &Cx, w: &W) -> Vec<Run> {
             What::Call(a) => format!("the call of `{}`", text::action(cx.program, a)),
         };
         out.push(Run {
-            span: head(cx, item.span),
+            span: item.span,
             what,
             first: k + 1,
             last: k.saturating_add(n),
@@ -95,53 +95,6 @@ pub fn runs(cx: &Cx, w: &W) -> Vec<Run> {
 /// action's finding covers the path.
 pub fn callee_over(w: &W, over: impl Fn(ActionId) -> bool) -> bool {
     items(w).iter().filter_map(Item::callee).any(over)
-}
-
-/// The value part of a `name: value` span: after the first `:`, without
-/// leading blanks. The whole span when it holds no `:`.
-pub fn value_span(cx: &Cx, span: Span) -> Span {
-    let out = value_of(cx, span);
-    super::cache::note(|| super::cache::Read::Value(span, out));
-    out
-}
-
-fn value_of(cx: &Cx, span: Span) -> Span {
-    if span.file.0 as usize >= cx.files.len() {
-        return span;
-    }
-    let text = cx.files.slice(span);
-    let Some(colon) = text.find(':') else {
-        return span;
-    };
-    let rest = text.get(colon + 1..).unwrap_or("");
-    let blanks = rest.len() - rest.trim_start().len();
-    let start = span.start + (colon + 1 + blanks) as u32;
-    if start >= span.end {
-        return span;
-    }
-    Span::new(span.file, start, span.end)
-}
-
-/// The head of a statement's span: up to its first `{` or line end, without
-/// trailing blanks (`emit Remind`, `for code in codes max 10`), so a
-/// finding points at the smallest part that names it.
-pub fn head(cx: &Cx, span: Span) -> Span {
-    let out = head_of(cx, span);
-    super::cache::note(|| super::cache::Read::Head(span, out));
-    out
-}
-
-fn head_of(cx: &Cx, span: Span) -> Span {
-    if span.file.0 as usize >= cx.files.len() {
-        return span;
-    }
-    let text = cx.files.slice(span);
-    let cut = text.find(['{', '\n']).unwrap_or(text.len());
-    let len = text.get(..cut).unwrap_or("").trim_end().len();
-    if len == 0 {
-        return span;
-    }
-    Span::new(span.file, span.start, span.start + len as u32)
 }
 
 /// `65536` as `65,536`.

@@ -93,7 +93,7 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::{ActionId, Entry, EntryKind, EventId};
 use jadpo_compiler::span::Span;
 
-use super::{event, head};
+use super::event;
 use crate::follow_up::options::{self, UniqueKey};
 use crate::follow_up::{emits_in, Reach};
 use crate::rules::{rule_info, text, Cx, Finding};
@@ -136,7 +136,7 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
 
 fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entry]) -> Diagnostic {
     let name = event(cx.program, ev);
-    let mut d = INFO.report(head(cx, reach.place),
+    let mut d = INFO.report(reach.place,
         format!(
             "`{}` stages `{name}`, the event that triggers it, with the same unique options as its trigger",
             text::action(cx.program, a)
@@ -146,20 +146,20 @@ fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entr
     if let Some(callee) = reach.via {
         if cx.reportable(reach.emit) {
             d = d.with_related(
-                head(cx, reach.emit),
+                reach.emit,
                 format!("staged here, in `{}`", text::action(cx.program, callee)),
             );
         }
     }
     for entry in entries {
         d = d.with_related(
-            head(cx, entry.span),
+            entry.span,
             format!("`{}` runs it for each `{name}`", entry.label),
         );
     }
     for span in same_options_elsewhere(cx, ev, &reach.unique, reach.emit) {
         d = d.with_related(
-            head(cx, span),
+            span,
             format!("`{name}` is also staged here with the same unique options"),
         );
     }
@@ -178,11 +178,11 @@ fn same_options_elsewhere(cx: &Cx, ev: EventId, unique: &UniqueKey, except: Span
     let mut spans = Vec::new();
     for action in &cx.program.actions {
         for emit in emits_in(&action.body) {
-            if emit.event != ev || emit.span == except || !cx.reportable(emit.span) {
+            if emit.event != ev || emit.head == except || !cx.reportable(emit.head) {
                 continue;
             }
             if options::unique(emit).is_some_and(|u| u.known_same(unique)) {
-                spans.push(emit.span);
+                spans.push(emit.head);
             }
         }
     }

@@ -55,7 +55,7 @@
 //!
 //! `step.store_required`.
 
-use super::{head, stager};
+use super::stager;
 use crate::follow_up::staging_sites;
 use crate::rules::step::store_required::record_holders;
 use crate::rules::{rule_info, Cx, Finding};
@@ -97,7 +97,7 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         );
         for (span, s) in places.into_iter().take(SHOWN) {
             d = d.with_related(
-                head(cx, span),
+                span,
                 format!("{} stages follow-ups here", stager(cx.program, s)),
             );
         }

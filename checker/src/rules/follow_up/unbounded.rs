@@ -68,7 +68,7 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::{ActionId, Emit};
 
-use super::{event, head};
+use super::event;
 use crate::follow_up::{emits_in, size};
 use crate::rules::{rule_info, Cx, Finding};
 
@@ -100,9 +100,7 @@ fn diagnostic(cx: &Cx, emit: &Emit, unbounded: &[Name]) -> Diagnostic {
         .iter()
         .filter(|f| unbounded.contains(&f.name))
         .collect();
-    let primary = written
-        .first()
-        .map_or_else(|| head(cx, emit.span), |f| f.span);
+    let primary = written.first().map_or_else(|| emit.head, |f| f.span);
     let (fields, whose) = if unbounded.len() == 1 {
         ("field", "whose type has")
     } else {
@@ -120,13 +118,6 @@ fn diagnostic(cx: &Cx, emit: &Emit, unbounded: &[Name]) -> Diagnostic {
     for f in written.iter().skip(1) {
         d = d.with_related(f.span, format!("`{}` has no maximum size either", f.name));
     }
-    // The declarations' spans are not in the action's key.
-    crate::rules::cache::note(|| {
-        crate::rules::cache::Read::Fields(
-            emit.event,
-            crate::rules::cache::field_spans(cx, emit.event),
-        )
-    });
     if let Some(ev) = cx.program.events.get(emit.event.0 as usize) {
         for f in ev.fields.iter().filter(|f| unbounded.contains(&f.name)) {
             d = d.with_related(
