@@ -179,7 +179,7 @@ fn option_problems(cx: &Cx, o: &EmitOption, out: &mut Vec<Diagnostic>) {
         ("max_attempts", OptionValue::Int(n)) => range(out, at, "max_attempts", *n, 1, 1000),
         ("queue", OptionValue::Str(s)) => queue(out, at, s),
         ("tags", OptionValue::List(items)) => tags(out, items),
-        ("metadata", v) => metadata(cx, out, at, v),
+        ("metadata", v) => metadata(out, at, v),
         ("unique", OptionValue::Record(items)) => {
             for (name, value, _) in items {
                 if let ("states", OptionValue::List(states)) = (name.as_str(), value) {
@@ -250,17 +250,17 @@ fn tags(out: &mut Vec<Diagnostic>, items: &[(OptionValue, Span)]) {
     }
 }
 
-fn metadata(cx: &Cx, out: &mut Vec<Diagnostic>, at: Span, v: &OptionValue) {
+fn metadata(out: &mut Vec<Diagnostic>, at: Span, v: &OptionValue) {
     match v {
         OptionValue::Str(s) if s.contains('\0') => out.push(nul(at, "metadata value")),
         OptionValue::List(items) => {
             for (item, span) in items {
-                metadata(cx, out, *span, item);
+                metadata(out, *span, item);
             }
         }
         OptionValue::Record(items) => {
             for (_, item, span) in items {
-                metadata(cx, out, *span, item);
+                metadata(out, *span, item);
             }
         }
         _ => {}
