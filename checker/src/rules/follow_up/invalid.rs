@@ -101,7 +101,7 @@ const MAX_TAGS: usize = 20;
 pub fn check_action(cx: &Cx, id: ActionId, out: &mut Vec<Finding>) {
     for emit in emits_in(&cx.program.action(id).body) {
         let mut found = Vec::new();
-        emit_problems(cx, emit, &mut found);
+        emit_problems(emit, &mut found);
         out.extend(found.into_iter().map(|d| Finding::of(id, d)));
     }
 }
@@ -158,7 +158,7 @@ fn problem(span: Span, summary: String, label: &str, reason: &str, fix: &str) ->
         .with_fix(fix.to_string())
 }
 
-fn emit_problems(cx: &Cx, emit: &Emit, out: &mut Vec<Diagnostic>) {
+fn emit_problems(emit: &Emit, out: &mut Vec<Diagnostic>) {
     for field in &emit.fields {
         if field.literal.as_deref().is_some_and(|s| s.contains('\0')) {
             out.push(nul(
@@ -168,11 +168,11 @@ fn emit_problems(cx: &Cx, emit: &Emit, out: &mut Vec<Diagnostic>) {
         }
     }
     for o in &emit.options {
-        option_problems(cx, o, out);
+        option_problems(o, out);
     }
 }
 
-fn option_problems(cx: &Cx, o: &EmitOption, out: &mut Vec<Diagnostic>) {
+fn option_problems(o: &EmitOption, out: &mut Vec<Diagnostic>) {
     let at = o.value_span;
     match (o.key.as_str(), &o.value) {
         ("priority", OptionValue::Int(n)) => range(out, at, "priority", *n, 1, 4),
