@@ -158,3 +158,75 @@ fn the_checker_reads_no_source_text() {
         "checker files reading source text: {readers:?}"
     );
 }
+
+/// The checker's modules depend on each other in one direction: the
+/// analysis on nothing of the checker's own, the rules and the plan on the
+/// analysis, the registry on the rules. An import back (a `crate::rules`
+/// in `analysis/`) makes a cycle and fails this test.
+#[test]
+fn the_checker_modules_have_no_cycles() {
+    let src = repo().join("checker/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut edges = std::collections::BTreeSet::new();
+    for file in &files {
+        let from = module_of(&src, file);
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let rest = line.get(at + "crate::".len()..).unwrap_or("");
+                let to: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                let is_module = !to.is_empty()
+                    && (src.join(&to).is_dir() || src.join(format!("{to}.rs")).is_file());
+                if is_module && to != from {
+                    edges.insert((from.clone(), to));
+                }
+            }
+        }
+    }
+    assert!(
+        edges.contains(&("rules".to_string(), "analysis".to_string())),
+        "the scan found no imports: {edges:?}"
+    );
+    for (from, to) in &edges {
+        assert!(
+            !reaches(&edges, to, from, &mut Vec::new()),
+            "checker modules import each other: `{from}` uses `{to}` and `{to}` reaches `{from}` ({edges:?})"
+        );
+    }
+}
+
+/// The top-level module of a file under `src` (`rules` for `rules/cache.rs`).
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap_or(file);
+    let first = rel
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    first
+        .unwrap_or_default()
+        .trim_end_matches(".rs")
+        .to_string()
+}
+
+fn reaches(
+    edges: &std::collections::BTreeSet<(String, String)>,
+    from: &str,
+    to: &str,
+    seen: &mut Vec<String>,
+) -> bool {
+    if from == to {
+        return true;
+    }
+    if seen.iter().any(|s| s == from) {
+        return false;
+    }
+    seen.push(from.to_string());
+    edges
+        .iter()
+        .filter(|(a, _)| a == from)
+        .any(|(_, b)| reaches(edges, b, to, seen))
+}

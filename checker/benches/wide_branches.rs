@@ -39,7 +39,7 @@ fn time(label: &str, b: &support::B) {
     let analysed = jadpo_checker::analysis::analyse(&b.p);
     println!("{label}: summaries in {:?}", start.elapsed());
     let scope = jadpo_checker::Scope::App;
-    let cx = jadpo_checker::rules::Cx {
+    let cx = jadpo_checker::Cx {
         program: &b.p,
         files: &b.files,
         scope: &scope,

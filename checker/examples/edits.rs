@@ -90,7 +90,7 @@ fn main() {
         let start = Instant::now();
         let analysed = analysis::analyse_cached(program, &mut cache);
         let analyse = start.elapsed();
-        let cx = rules::Cx {
+        let cx = jadpo_checker::Cx {
             program,
             files,
             scope: &Scope::App,

@@ -3,11 +3,13 @@
 //! and step-shape digests. Sees only the IR, never tokens or the AST.
 
 pub mod analysis;
-pub mod follow_up;
+mod cx;
 pub mod plan;
 mod pool;
 pub mod registry;
 pub mod rules;
+
+pub use cx::Cx;
 
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::Program;
@@ -63,11 +65,11 @@ fn with_analysis<R: Send>(
     program: &Program,
     files: &Files,
     scope: &Scope,
-    then: impl FnOnce(&rules::Cx) -> R + Send,
+    then: impl FnOnce(&Cx) -> R + Send,
 ) -> R {
     pool::install(|| {
         let analysed = analysis::analyse(program);
-        let cx = rules::Cx {
+        let cx = Cx {
             program,
             files,
             scope,

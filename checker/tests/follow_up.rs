@@ -726,7 +726,7 @@ fn the_envelope_constant_matches_its_json() {
     // Each of the five values above is one byte.
     assert_eq!(
         text.len() as u64 - 5,
-        jadpo_checker::follow_up::size::ENVELOPE_BYTES
+        jadpo_checker::analysis::follow_up::size::ENVELOPE_BYTES
     );
 }
 
@@ -746,7 +746,7 @@ fn doubling_call_chains_are_judged_without_listing_paths() {
     // The rules and the analysis alone: the plan's step shape is not
     // judged here.
     let analysed = jadpo_checker::analysis::analyse(&b.p);
-    let cx = jadpo_checker::rules::Cx {
+    let cx = jadpo_checker::Cx {
         program: &b.p,
         files: &b.files,
         scope: &jadpo_checker::Scope::App,

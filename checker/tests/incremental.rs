@@ -44,7 +44,7 @@ fn describe(program: &Program, files: &Files, analysed: &Analysed) -> String {
         ));
     }
     out.push_str(&format!("{:?}\n{:?}\n", analysed.cycles, analysed.callers));
-    let cx = rules::Cx {
+    let cx = jadpo_checker::Cx {
         program,
         files,
         scope: &Scope::App,
@@ -93,7 +93,7 @@ fn run_rules(
     analysed: &Analysed,
     cache: Option<&mut RulesCache>,
 ) -> Vec<jadpo_compiler::diag::Diagnostic> {
-    let cx = rules::Cx {
+    let cx = jadpo_checker::Cx {
         program,
         files,
         scope: &Scope::App,

@@ -280,7 +280,7 @@ fn plan_fields_match_the_schema() {
 /// action outside the app.
 #[test]
 fn one_action_planned_alone_matches_the_whole_plan() {
-    use jadpo_checker::{analysis, plan, rules, Scope};
+    use jadpo_checker::{analysis, plan, Scope};
     use jadpo_compiler::ir::ActionId;
     let roots = [
         "../examples/billing",
@@ -291,7 +291,7 @@ fn one_action_planned_alone_matches_the_whole_plan() {
         let compiled = jadpo_compiler::compile(&jadpo_compiler::load::FsLoader, root);
         let program = compiled.program.expect("the app loads");
         let analysed = analysis::analyse(&program);
-        let cx = rules::Cx {
+        let cx = jadpo_checker::Cx {
             program: &program,
             files: &compiled.files,
             scope: &Scope::App,

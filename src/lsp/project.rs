@@ -51,7 +51,7 @@ impl Snapshot {
             return found.clone();
         }
         let program = self.program.as_ref()?;
-        let cx = rules::Cx {
+        let cx = jadpo_checker::Cx {
             program,
             files: &self.files,
             scope: &Scope::App,
@@ -184,7 +184,7 @@ impl Project {
                 self.summaries.reused, self.summaries.computed
             )
         });
-        let cx = rules::Cx {
+        let cx = jadpo_checker::Cx {
             program: &program,
             files: &loaded.files,
             scope: &Scope::App,

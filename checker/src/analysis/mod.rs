@@ -5,6 +5,7 @@
 //! making no calls (the cycle itself is `effect.recursion`).
 
 pub mod flow;
+pub mod follow_up;
 pub mod key;
 pub mod late;
 pub mod misc;
@@ -16,7 +17,7 @@ use jadpo_compiler::span::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::sync::Arc;
 
-use crate::follow_up::ActionFollowUps;
+use crate::analysis::follow_up::ActionFollowUps;
 use key::Key;
 
 use flow::{walk_block, OkFail};
@@ -80,7 +81,7 @@ pub struct Analysed {
     /// cache while the call graph stands).
     pub callers: Arc<Vec<Vec<ActionId>>>,
     /// Follow-up facts per action (`follow_up.*` rules and the plan).
-    pub follow_ups: crate::follow_up::FollowUps,
+    pub follow_ups: crate::analysis::follow_up::FollowUps,
     /// Each action's content key, when the analysis kept a cache (the
     /// rules' cache builds on them); empty otherwise.
     keys: Vec<Option<Key>>,
@@ -319,7 +320,7 @@ impl Slots<'_> {
         let body = &self.program.action(id).body;
         Arc::new(Cached {
             summary: Arc::new(summarise(self.program, &self.summaries, id)),
-            follow_ups: Arc::new(crate::follow_up::summarise(
+            follow_ups: Arc::new(crate::analysis::follow_up::summarise(
                 self.program,
                 &self.follow_ups,
                 body,
@@ -429,7 +430,7 @@ fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
     }
     cycles.sort_by(|a, b| a.members.cmp(&b.members));
     Analysed {
-        follow_ups: crate::follow_up::FollowUps::from_list(slots.follow_ups),
+        follow_ups: crate::analysis::follow_up::FollowUps::from_list(slots.follow_ups),
         summaries: slots.summaries,
         cycles,
         callers,

@@ -8,6 +8,7 @@
 //! The plan is typed data (`model.rs`); its JSON has sorted keys, so the
 //! same program always gives the same bytes.
 
+mod follow_ups;
 pub mod model;
 pub mod shape;
 
@@ -15,7 +16,7 @@ use jadpo_compiler::ir::{ActionId, EntryKind, Owner};
 use jadpo_compiler::span::Span;
 use serde_json::Value;
 
-use crate::rules::Cx;
+use crate::Cx;
 pub use model::{
     ActionPlan, Built, CrashPoint, EntryPlan, FollowUpPlan, OptionPlan, Plan, Point, Positions,
     RecordStore, Shape, ShapeNode, StepPlan, Surface, SurfaceAction, Via,
@@ -195,7 +196,7 @@ fn action_plan(cx: &Cx, id: ActionId, entry_ids: &[usize]) -> ActionPlan {
         deadline_budget_ms: summary.map_or(0, |s| s.deadline_budget_ms()),
         record_store: record_store(cx, id),
         crash_points,
-        follow_ups: crate::follow_up::plan::plan_follow_ups(cx, id),
+        follow_ups: follow_ups::plan_follow_ups(cx, id),
         action: Some(id),
     }
 }

@@ -61,7 +61,7 @@ impl Header {
 /// The declared fields' spans of each event `action`'s own emits stage,
 /// in emit order.
 fn event_fields(cx: &Cx, action: &Action) -> Vec<Vec<Span>> {
-    crate::follow_up::emits_in(&action.body)
+    crate::analysis::follow_up::emits_in(&action.body)
         .iter()
         .map(|emit| {
             cx.program

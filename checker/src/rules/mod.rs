@@ -18,12 +18,9 @@ pub mod text;
 pub use cache::{run_cached, Cache};
 
 use jadpo_compiler::diag::Diagnostic;
-use jadpo_compiler::ir::{ActionId, Owner, Program};
-use jadpo_compiler::source::{Files, Unit};
-use jadpo_compiler::span::Span;
+use jadpo_compiler::ir::ActionId;
 
-use crate::analysis::{Analysed, Summary};
-use crate::Scope;
+use crate::Cx;
 
 /// A rule's metadata. `doc` is the rule file's own `//!` documentation.
 pub type RuleInfo = jadpo_compiler::diag::CodeInfo;
@@ -200,59 +197,6 @@ impl Finding {
             action: Some(action),
             diag,
         }
-    }
-}
-
-/// What every rule sees.
-pub struct Cx<'a> {
-    pub program: &'a Program,
-    pub files: &'a Files,
-    pub scope: &'a Scope,
-    pub analysed: &'a Analysed,
-}
-
-impl<'a> Cx<'a> {
-    /// Whether an action belongs to the unit being checked.
-    pub fn in_scope(&self, id: ActionId) -> bool {
-        let Some(action) = self.program.actions.get(id.0 as usize) else {
-            return false;
-        };
-        match (self.scope, action.owner) {
-            (Scope::App, Owner::App) => true,
-            (Scope::Package(name), Owner::Package(p)) => self
-                .program
-                .packages
-                .get(p.0 as usize)
-                .is_some_and(|pkg| pkg.name.as_str() == name),
-            _ => false,
-        }
-    }
-
-    /// The actions of the unit being checked, in id order.
-    pub fn actions(&self) -> impl Iterator<Item = ActionId> + '_ {
-        (0..self.program.actions.len() as u32)
-            .map(ActionId)
-            .filter(|id| self.in_scope(*id))
-    }
-
-    pub fn is_app(&self) -> bool {
-        *self.scope == Scope::App
-    }
-
-    /// Whether findings may be reported at this span.
-    pub fn reportable(&self, span: Span) -> bool {
-        if span.file.0 as usize >= self.files.len() {
-            return false;
-        }
-        match (&self.files.get(span.file).unit, self.scope) {
-            (Unit::App, Scope::App) => true,
-            (Unit::Package(p), Scope::Package(name)) => p == name,
-            _ => false,
-        }
-    }
-
-    pub fn summary(&self, id: ActionId) -> Option<&'a Summary> {
-        self.analysed.summaries.get(id)
     }
 }
 

@@ -84,8 +84,8 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use super::{callee_over, runs, stager, Run};
-use crate::follow_up::rope::items;
-use crate::follow_up::{ActionFollowUps, UnboundedLoop, MAX_COUNT};
+use crate::analysis::follow_up::rope::items;
+use crate::analysis::follow_up::{ActionFollowUps, UnboundedLoop, MAX_COUNT};
 use crate::rules::{rule_info, Cx, Finding};
 
 rule_info!(

@@ -83,8 +83,8 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::{ActionId, Emit, EmitOption, EventId, OptionValue};
 use jadpo_compiler::span::Span;
 
-use crate::follow_up::emits_in;
-use crate::follow_up::options::KNOWN_STATES;
+use crate::analysis::follow_up::emits_in;
+use crate::analysis::follow_up::options::KNOWN_STATES;
 use crate::rules::{rule_info, Cx, Finding};
 
 rule_info!(

@@ -97,7 +97,7 @@ use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::ActionId;
 
 use super::event;
-use crate::follow_up::locks::{Place, Res};
+use crate::analysis::follow_up::locks::{Place, Res};
 use crate::rules::{rule_info, text, Cx, Finding};
 
 rule_info!(

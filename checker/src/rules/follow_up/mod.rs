@@ -14,8 +14,8 @@ use jadpo_compiler::ir::{ActionId, EventId, Program};
 use jadpo_compiler::span::Span;
 
 use super::{text, Cx};
-use crate::follow_up::rope::{items, Item, What, W};
-use crate::follow_up::Stager;
+use crate::analysis::follow_up::rope::{items, Item, What, W};
+use crate::analysis::follow_up::Stager;
 
 pub fn event(p: &Program, id: EventId) -> String {
     p.events

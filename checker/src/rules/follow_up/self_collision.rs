@@ -94,8 +94,8 @@ use jadpo_compiler::ir::{ActionId, Entry, EntryKind, EventId};
 use jadpo_compiler::span::Span;
 
 use super::event;
-use crate::follow_up::options::{self, UniqueKey};
-use crate::follow_up::{emits_in, Reach};
+use crate::analysis::follow_up::options::{self, UniqueKey};
+use crate::analysis::follow_up::{emits_in, Reach};
 use crate::rules::{rule_info, text, Cx, Finding};
 
 rule_info!(

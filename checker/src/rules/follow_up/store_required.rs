@@ -56,7 +56,7 @@
 //! `step.store_required`.
 
 use super::stager;
-use crate::follow_up::staging_sites;
+use crate::analysis::follow_up::staging_sites;
 use crate::rules::step::store_required::record_holders;
 use crate::rules::{rule_info, Cx, Finding};
 

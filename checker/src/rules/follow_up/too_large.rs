@@ -79,7 +79,7 @@
 use jadpo_compiler::ir::ActionId;
 
 use super::{bytes, callee_over, in_loop, runs};
-use crate::follow_up::MAX_BYTES;
+use crate::analysis::follow_up::MAX_BYTES;
 use crate::rules::{rule_info, Cx, Finding};
 
 rule_info!(

@@ -85,7 +85,7 @@
 use jadpo_compiler::ir::ActionId;
 
 use super::{callee_over, runs};
-use crate::follow_up::MAX_COUNT;
+use crate::analysis::follow_up::MAX_COUNT;
 use crate::rules::{rule_info, Cx, Finding};
 
 rule_info!(

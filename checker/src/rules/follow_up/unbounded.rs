@@ -69,7 +69,7 @@ use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::{ActionId, Emit};
 
 use super::event;
-use crate::follow_up::{emits_in, size};
+use crate::analysis::follow_up::{emits_in, size};
 use crate::rules::{rule_info, Cx, Finding};
 
 rule_info!(

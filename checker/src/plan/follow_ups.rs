@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use jadpo_compiler::ir::{ActionId, Node, Target};
 
-use super::{for_each_node, options, own_emits, size};
-use crate::plan::{site, FollowUpPlan, OptionPlan};
-use crate::rules::Cx;
+use super::{site, FollowUpPlan, OptionPlan};
+use crate::analysis::follow_up::{for_each_node, options, own_emits, size};
+use crate::Cx;
 
 /// The `follow_ups` entry of action `id`, in evaluation order.
 pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Vec<FollowUpPlan> {

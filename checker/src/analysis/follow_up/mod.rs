@@ -6,7 +6,6 @@
 pub mod locks;
 pub mod options;
 pub mod path;
-pub mod plan;
 pub mod rope;
 pub mod size;
 
