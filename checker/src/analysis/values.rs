@@ -8,7 +8,7 @@ use jadpo_compiler::ir::{ActionId, EntityId, EventId, OpId, Program, WriteKind};
 use jadpo_compiler::span::Span;
 
 use super::flow::{Flow, Leaves, OkFail, PathVal};
-use super::rope::{self, Rope, W};
+use super::rope::{self, OpRope, Rope, W};
 use super::Summaries;
 
 /// Something at a place in one action's body.
@@ -155,7 +155,11 @@ impl Leaves for CostLeaves<'_> {
         let n = max.unwrap_or(1).max(1);
         let repeated = body.map(|c| Cost {
             ms: c.ms.saturating_mul(u64::from(n)),
-            w: rope::times(n, span, &c.w),
+            w: if n == 1 {
+                c.w.clone()
+            } else {
+                rope::times(n, span, &c.w)
+            },
         });
         Flow::unit().alt(&repeated)
     }
@@ -167,7 +171,7 @@ impl Leaves for CostLeaves<'_> {
 /// unkeyed one, and up to two others.
 #[derive(Clone, Debug, Default)]
 pub struct UWitness {
-    pub unkeyed: Option<Arc<Rope>>,
+    pub unkeyed: Option<Arc<OpRope>>,
     pub others: Others,
 }
 
@@ -176,12 +180,12 @@ pub struct UWitness {
 /// only come from a callee's bad path (see `UnkeyedLeaves::callee`).
 #[derive(Clone, Debug, Default)]
 pub struct Others {
-    head: [Option<Arc<Rope>>; 2],
-    rest: Vec<Arc<Rope>>,
+    head: [Option<Arc<OpRope>>; 2],
+    rest: Vec<Arc<OpRope>>,
 }
 
 impl Others {
-    pub fn one(rope: Arc<Rope>) -> Others {
+    pub fn one(rope: Arc<OpRope>) -> Others {
         Others {
             head: [Some(rope), None],
             rest: Vec::new(),
@@ -196,18 +200,18 @@ impl Others {
         self.len() == 0
     }
 
-    pub fn push(&mut self, rope: Arc<Rope>) {
+    pub fn push(&mut self, rope: Arc<OpRope>) {
         match self.head.iter_mut().find(|slot| slot.is_none()) {
             Some(slot) => *slot = Some(rope),
             None => self.rest.push(rope),
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Rope>> {
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<OpRope>> {
         self.head.iter().flatten().chain(self.rest.iter())
     }
 
-    fn map(&self, f: impl Fn(&Arc<Rope>) -> Arc<Rope>) -> Others {
+    fn map(&self, f: impl Fn(&Arc<OpRope>) -> Arc<OpRope>) -> Others {
         Others {
             head: [self.head[0].as_ref().map(&f), self.head[1].as_ref().map(&f)],
             rest: self.rest.iter().map(&f).collect(),
@@ -236,7 +240,7 @@ impl UWitness {
     }
 
     fn wrap(&self, span: Span, action: ActionId) -> UWitness {
-        let wrap = |r: &Arc<Rope>| {
+        let wrap = |r: &Arc<OpRope>| {
             Arc::new(Rope::Call {
                 span,
                 action,
@@ -319,7 +323,7 @@ impl Leaves for UnkeyedLeaves<'_> {
         if !o.changes {
             return UStates::unit();
         }
-        let leaf = Arc::new(Rope::Op { span, op });
+        let leaf = Arc::new(Rope::Leaf(rope::Op { span, op }));
         if o.idempotent {
             UStates::one(
                 2,

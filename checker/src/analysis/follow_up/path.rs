@@ -8,7 +8,7 @@ use std::sync::Arc;
 use jadpo_compiler::ir::{ActionId, Emit, OpId, Program};
 use jadpo_compiler::span::Span;
 
-use super::rope::{self, Rope, W};
+use super::rope::{self, W};
 use super::{size, ActionFollowUps};
 use crate::analysis::flow::{Flow, Leaves, OkFail, PathVal};
 
@@ -128,11 +128,11 @@ impl Leaves for PathLeaves<'_> {
 
     fn emit(&mut self, emit: &Emit) -> FuPath {
         let bytes = size::emit_size(self.program, emit).total();
-        let w: W = Some(Arc::new(Rope::Emit {
+        let w: W = rope::leaf(rope::Emit {
             span: emit.head,
             event: emit.event,
             bytes,
-        }));
+        });
         let one = Best { n: 1, w: w.clone() };
         let sized = Best { n: bytes, w };
         FuPath {

@@ -8,59 +8,21 @@ use std::sync::Arc;
 use jadpo_compiler::ir::{ActionId, EventId};
 use jadpo_compiler::span::Span;
 
+pub use crate::analysis::rope::{call, cat, leaf, times};
+
+/// An `emit` at `span`, with its worst-case size: the leaf of the
+/// follow-up summaries' paths.
 #[derive(Debug)]
-pub enum Rope {
-    /// An `emit` at `span`, with its worst-case size.
-    Emit {
-        span: Span,
-        event: EventId,
-        bytes: u64,
-    },
-    /// A call of `action` at `span`; `inner` is the path chosen inside it.
-    Call {
-        span: Span,
-        action: ActionId,
-        inner: Arc<Rope>,
-    },
-    Cat(Arc<Rope>, Arc<Rope>),
-    /// A loop body counted `n` times (`for ... max n`).
-    Times {
-        n: u32,
-        span: Span,
-        inner: Arc<Rope>,
-    },
+pub struct Emit {
+    pub span: Span,
+    pub event: EventId,
+    pub bytes: u64,
 }
 
-/// A possibly empty witness.
-pub type W = Option<Arc<Rope>>;
+pub type Rope = crate::analysis::rope::Rope<Emit>;
 
-pub fn cat(a: &W, b: &W) -> W {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(Arc::new(Rope::Cat(x.clone(), y.clone()))),
-        (Some(x), None) => Some(x.clone()),
-        (None, y) => y.clone(),
-    }
-}
-
-pub fn call(span: Span, action: ActionId, inner: &W) -> W {
-    inner.as_ref().map(|inner| {
-        Arc::new(Rope::Call {
-            span,
-            action,
-            inner: inner.clone(),
-        })
-    })
-}
-
-pub fn times(n: u32, span: Span, inner: &W) -> W {
-    inner.as_ref().map(|inner| {
-        Arc::new(Rope::Times {
-            n,
-            span,
-            inner: inner.clone(),
-        })
-    })
-}
+/// A witness of the follow-up summaries.
+pub type W = crate::analysis::rope::Witness<Emit>;
 
 /// What stands at one place of a witness path in the action judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,7 +93,7 @@ pub fn items(w: &W) -> Vec<Item> {
             .iter()
             .fold(1u64, |t, (_, n)| t.saturating_mul(u64::from(*n)));
         match &*rope {
-            Rope::Emit { span, event, bytes } => out.push(Item {
+            Rope::Leaf(Emit { span, event, bytes }) => out.push(Item {
                 span: *span,
                 what: What::Emit(*event),
                 loops: loops.as_ref().clone(),
@@ -179,7 +141,7 @@ fn totals(root: &Arc<Rope>, memo: &mut HashMap<*const Rope, Totals>) -> Totals {
             continue;
         }
         let children: Vec<&Arc<Rope>> = match &*rope {
-            Rope::Emit { .. } => Vec::new(),
+            Rope::Leaf(_) => Vec::new(),
             Rope::Call { inner, .. } | Rope::Times { inner, .. } => vec![inner],
             Rope::Cat(a, b) => vec![a, b],
         };
@@ -194,7 +156,7 @@ fn totals(root: &Arc<Rope>, memo: &mut HashMap<*const Rope, Totals>) -> Totals {
             memo.get(&Arc::as_ptr(r)).copied().unwrap_or((0, 0, false))
         };
         let value = match &*rope {
-            Rope::Emit { bytes, .. } => (1, *bytes, false),
+            Rope::Leaf(Emit { bytes, .. }) => (1, *bytes, false),
             Rope::Call { inner, .. } => get(inner, memo),
             Rope::Cat(a, b) => {
                 let (x, y) = (get(a, memo), get(b, memo));
