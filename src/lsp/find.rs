@@ -15,28 +15,11 @@ pub fn effects(program: &Program) -> Vec<(ActionId, &Effect)> {
 }
 
 fn walk<'a>(block: &'a Block, visit: &mut dyn FnMut(&'a Effect)) {
-    for node in &block.nodes {
-        match node {
-            Node::Effect(effect) => {
-                visit(effect);
-                if let jadpo_compiler::ir::Handling::Match(arms) = &effect.handling {
-                    for arm in arms {
-                        walk(&arm.body, visit);
-                    }
-                }
-            }
-            Node::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                walk(then_block, visit);
-                walk(else_block, visit);
-            }
-            Node::Loop { body, .. } => walk(body, visit),
-            Node::Emit(_) | Node::Reject(_) | Node::Return(_) => {}
+    block.for_each_node(&mut |node| {
+        if let Node::Effect(effect) = node {
+            visit(effect);
         }
-    }
+    });
 }
 
 /// Whether `offset` in `file` lies in the span (its end included, so a

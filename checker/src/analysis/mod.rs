@@ -12,7 +12,7 @@ pub mod misc;
 pub mod rope;
 pub mod values;
 
-use jadpo_compiler::ir::{ActionId, Block, Handling, Node, Program, Target};
+use jadpo_compiler::ir::{ActionId, Block, Node, Program, Target};
 use jadpo_compiler::span::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::sync::Arc;
@@ -113,30 +113,13 @@ impl Analysed {
 
 /// The action calls in a body, in evaluation order.
 pub fn calls_in(block: &Block, out: &mut Vec<(Span, ActionId)>) {
-    for node in &block.nodes {
-        match node {
-            Node::Effect(e) => {
-                if let Target::Action(a) = e.target {
-                    out.push((e.span, a));
-                }
-                if let Handling::Match(arms) = &e.handling {
-                    for arm in arms {
-                        calls_in(&arm.body, out);
-                    }
-                }
+    block.for_each_node(&mut |node| {
+        if let Node::Effect(e) = node {
+            if let Target::Action(a) = e.target {
+                out.push((e.span, a));
             }
-            Node::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                calls_in(then_block, out);
-                calls_in(else_block, out);
-            }
-            Node::Loop { body, .. } => calls_in(body, out),
-            Node::Emit(_) | Node::Reject(_) | Node::Return(_) => {}
         }
-    }
+    });
 }
 
 /// Analyses every action from scratch.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use jadpo_compiler::ir::{ActionId, Node, Target};
 
 use super::{site, FollowUpPlan, OptionPlan};
-use crate::analysis::follow_up::{for_each_node, options, own_emits, size};
+use crate::analysis::follow_up::{options, own_emits, size};
 use crate::Cx;
 
 /// The `follow_ups` entry of action `id`, in evaluation order.
@@ -43,7 +43,7 @@ pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Vec<FollowUpPlan> {
             (emit.span.start, entry)
         })
         .collect();
-    for_each_node(&action.body, &mut |node| {
+    action.body.for_each_node(&mut |node| {
         let Node::Effect(effect) = node else { return };
         let Target::Action(callee) = effect.target else {
             return;

@@ -327,6 +327,21 @@ pub struct Block {
     pub nodes: Vec<Node>,
 }
 
+impl Block {
+    /// Calls `f` on every node of the block, nested ones included, in
+    /// evaluation order (a node before the blocks inside it). The one
+    /// walk over a body; a walk that needs more (the loops around a node,
+    /// paths) recurses through [`Node::blocks`].
+    pub fn for_each_node<'b>(&'b self, f: &mut dyn FnMut(&'b Node)) {
+        for node in &self.nodes {
+            f(node);
+            for inner in node.blocks() {
+                inner.for_each_node(f);
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Node {
     /// An outside call, an action call or a write, with how its failures are
@@ -352,6 +367,30 @@ pub enum Node {
         max: Option<u32>,
         body: Block,
     },
+}
+
+impl Node {
+    /// The blocks directly inside this node, in evaluation order: a
+    /// `match`'s arms, an `if`'s branches, a loop's body.
+    pub fn blocks(&self) -> impl Iterator<Item = &Block> {
+        let arms: &[Arm] = match self {
+            Node::Effect(Effect {
+                handling: Handling::Match(arms),
+                ..
+            }) => arms,
+            _ => &[],
+        };
+        let (first, second) = match self {
+            Node::If {
+                then_block,
+                else_block,
+                ..
+            } => (Some(then_block), Some(else_block)),
+            Node::Loop { body, .. } => (Some(body), None),
+            _ => (None, None),
+        };
+        arms.iter().map(|a| &a.body).chain(first).chain(second)
+    }
 }
 
 #[derive(Clone, Debug)]

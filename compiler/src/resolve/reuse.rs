@@ -315,51 +315,39 @@ fn diag_spans(d: &Diagnostic, f: &mut impl FnMut(Span)) {
 
 /// Every span a lowered body holds.
 pub(super) fn block_spans(b: &Block, out: &mut Vec<Span>) {
-    for node in &b.nodes {
-        match node {
-            Node::Effect(e) => {
-                out.push(e.span);
-                if let ir::Target::Write(w) = &e.target {
-                    out.extend(w.failures.iter().map(|(_, s)| *s));
-                }
-                match &e.handling {
-                    ir::Handling::Attempt(s) => out.push(*s),
-                    ir::Handling::Match(arms) => arms.iter().for_each(|a| arm_spans(a, out)),
-                    ir::Handling::Unhandled => {}
-                }
+    b.for_each_node(&mut |node| node_spans(node, out));
+}
+
+/// The spans of one node, without those of the blocks inside it.
+fn node_spans(node: &Node, out: &mut Vec<Span>) {
+    match node {
+        Node::Effect(e) => {
+            out.push(e.span);
+            if let ir::Target::Write(w) = &e.target {
+                out.extend(w.failures.iter().map(|(_, s)| *s));
             }
-            Node::Emit(e) => {
-                out.extend([e.span, e.head]);
-                out.extend(e.fields.iter().flat_map(|f| [f.span, f.value_span]));
-                for o in &e.options {
-                    out.extend([o.key_span, o.span, o.value_span]);
-                    option_spans(&o.value, out);
-                }
-            }
-            Node::Reject(r) => out.push(r.span),
-            Node::Return(s) => out.push(*s),
-            Node::If {
-                span,
-                then_block,
-                else_block,
-            } => {
-                out.push(*span);
-                block_spans(then_block, out);
-                block_spans(else_block, out);
-            }
-            Node::Loop {
-                span, head, body, ..
-            } => {
-                out.extend([*span, *head]);
-                block_spans(body, out);
+            match &e.handling {
+                ir::Handling::Attempt(s) => out.push(*s),
+                ir::Handling::Match(arms) => arms.iter().for_each(|a| arm_spans(a, out)),
+                ir::Handling::Unhandled => {}
             }
         }
+        Node::Emit(e) => {
+            out.extend([e.span, e.head]);
+            out.extend(e.fields.iter().flat_map(|f| [f.span, f.value_span]));
+            for o in &e.options {
+                out.extend([o.key_span, o.span, o.value_span]);
+                option_spans(&o.value, out);
+            }
+        }
+        Node::Reject(r) => out.push(r.span),
+        Node::Return(s) | Node::If { span: s, .. } => out.push(*s),
+        Node::Loop { span, head, .. } => out.extend([*span, *head]),
     }
 }
 
 fn arm_spans(a: &ir::Arm, out: &mut Vec<Span>) {
     out.push(a.span);
-    block_spans(&a.body, out);
     match &a.end {
         ir::ArmEnd::Value => {}
         ir::ArmEnd::Reject(r) => out.push(r.span),

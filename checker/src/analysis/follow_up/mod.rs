@@ -12,7 +12,7 @@ pub mod size;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use jadpo_compiler::ir::{ActionId, Block, Emit, EventId, Handling, Node, Program, Target};
+use jadpo_compiler::ir::{ActionId, Block, Emit, EventId, Node, Program, Target};
 use jadpo_compiler::span::Span;
 
 use crate::analysis::flow::{walk_block, OkFail};
@@ -155,28 +155,20 @@ impl ReachWalker<'_> {
         for node in &block.nodes {
             match node {
                 Node::Emit(emit) => self.emit(emit),
+                Node::Loop {
+                    head, max, body, ..
+                } => self.looped(*head, *max, body, in_unbounded),
                 Node::Effect(effect) => {
                     if let Target::Action(callee) = effect.target {
                         self.callee(effect.span, callee);
                     }
-                    if let Handling::Match(arms) = &effect.handling {
-                        for arm in arms {
-                            self.block(&arm.body, in_unbounded);
-                        }
-                    }
                 }
-                Node::If {
-                    then_block,
-                    else_block,
-                    ..
-                } => {
-                    self.block(then_block, in_unbounded);
-                    self.block(else_block, in_unbounded);
+                _ => {}
+            }
+            if !matches!(node, Node::Loop { .. }) {
+                for inner in node.blocks() {
+                    self.block(inner, in_unbounded);
                 }
-                Node::Loop {
-                    head, max, body, ..
-                } => self.looped(*head, *max, body, in_unbounded),
-                Node::Reject(_) | Node::Return(_) => {}
             }
         }
     }
@@ -243,7 +235,7 @@ pub fn staging_sites(
     block: &Block,
     out: &mut Vec<(Span, Stager)>,
 ) {
-    for_each_node(block, &mut |node| match node {
+    block.for_each_node(&mut |node| match node {
         Node::Emit(emit) => out.push((emit.head, Stager::Emit(emit.event))),
         Node::Effect(effect) => match effect.target {
             Target::Action(callee) if stages(callee) => {
@@ -255,38 +247,11 @@ pub fn staging_sites(
     });
 }
 
-/// Calls `f` on every node of a block, nested ones included, in
-/// evaluation order.
-pub fn for_each_node<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Node)) {
-    for node in &block.nodes {
-        f(node);
-        match node {
-            Node::Effect(effect) => {
-                if let Handling::Match(arms) = &effect.handling {
-                    for arm in arms {
-                        for_each_node(&arm.body, f);
-                    }
-                }
-            }
-            Node::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                for_each_node(then_block, f);
-                for_each_node(else_block, f);
-            }
-            Node::Loop { body, .. } => for_each_node(body, f),
-            Node::Emit(_) | Node::Reject(_) | Node::Return(_) => {}
-        }
-    }
-}
-
 /// An action's own emits in evaluation order (as [`own_emits`], without
 /// the loops around each: most rules need only the emits).
 pub fn emits_in(block: &Block) -> Vec<&Emit> {
     let mut out = Vec::new();
-    for_each_node(block, &mut |node| {
+    block.for_each_node(&mut |node| {
         if let Node::Emit(emit) = node {
             out.push(emit);
         }
@@ -310,27 +275,16 @@ fn collect_emits<'b>(
     for node in &block.nodes {
         match node {
             Node::Emit(emit) => out.push((emit, loops.clone())),
-            Node::Effect(effect) => {
-                if let Handling::Match(arms) = &effect.handling {
-                    for arm in arms {
-                        collect_emits(&arm.body, loops, out);
-                    }
-                }
-            }
-            Node::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                collect_emits(then_block, loops, out);
-                collect_emits(else_block, loops, out);
-            }
             Node::Loop { max, body, .. } => {
                 loops.push(*max);
                 collect_emits(body, loops, out);
                 loops.pop();
             }
-            Node::Reject(_) | Node::Return(_) => {}
+            _ => {
+                for inner in node.blocks() {
+                    collect_emits(inner, loops, out);
+                }
+            }
         }
     }
 }
