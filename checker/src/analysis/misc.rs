@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use jadpo_compiler::intern::Name;
-use jadpo_compiler::ir::{ActionId, Block, Effect, Handling, Node, Program, Target};
+use jadpo_compiler::ir::{ActionId, Block, Effect, Node, Program, Target};
 use jadpo_compiler::span::Span;
 
 use super::values::{Site, What};
@@ -76,14 +76,6 @@ impl Walker<'_> {
         for node in &block.nodes {
             match node {
                 Node::Effect(e) => self.effect(e, in_loop),
-                Node::If {
-                    then_block,
-                    else_block,
-                    ..
-                } => {
-                    self.block(then_block, in_loop);
-                    self.block(else_block, in_loop);
-                }
                 Node::Loop { span, body, .. } => {
                     if in_loop {
                         self.block(body, true);
@@ -101,7 +93,12 @@ impl Walker<'_> {
                         });
                     }
                 }
-                Node::Emit(_) | Node::Reject(_) | Node::Return(_) => {}
+                _ => {}
+            }
+            if !matches!(node, Node::Loop { .. }) {
+                for inner in node.blocks() {
+                    self.block(inner, in_loop);
+                }
             }
         }
     }
@@ -148,11 +145,6 @@ impl Walker<'_> {
                         self.misc.first_store = Some(store);
                     }
                 }
-            }
-        }
-        if let Handling::Match(arms) = &e.handling {
-            for arm in arms {
-                self.block(&arm.body, in_loop);
             }
         }
     }
