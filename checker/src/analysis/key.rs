@@ -4,13 +4,13 @@
 //! operations, failures, entities and events the walks read, and the keys
 //! of the callees (Merkle style), so an unchanged key means an unchanged
 //! summary. Ids are hashed as they are: a summary holds ids and spans, so it
-//! is reused only where they still mean the same thing.
+//! is reused only where they still mean the same thing. A body is hashed by
+//! the IR's derived `Hash`, names by their interned id, which stands for one
+//! text for the life of the process (keys never leave it).
 
-use jadpo_compiler::ir::{
-    ActionId, ArmEnd, ArmPattern, Block, Effect, Emit, Handling, Node, OptionValue, Program,
-    Reject, Target, WriteKind,
-};
-use jadpo_compiler::span::Span;
+use std::hash::{Hash, Hasher};
+
+use jadpo_compiler::ir::{ActionId, Block, Effect, Node, Program, Target};
 
 /// A summary's key.
 pub type Key = blake3::Hash;
@@ -72,22 +72,6 @@ impl Writer {
     pub fn key(&mut self, k: &Key) {
         self.bytes.extend_from_slice(k.as_bytes());
     }
-
-    pub fn span(&mut self, s: Span) {
-        self.u32(s.file.0);
-        self.u32(s.start);
-        self.u32(s.end.wrapping_sub(s.start));
-    }
-
-    fn opt_u32(&mut self, v: Option<u32>) {
-        match v {
-            Some(n) => {
-                self.u8(1);
-                self.u32(n);
-            }
-            None => self.u8(0),
-        }
-    }
 }
 
 /// The facts outside action bodies that the walks read: operations,
@@ -147,187 +131,65 @@ fn ids(w: &mut Writer, list: impl ExactSizeIterator<Item = u32>) {
     }
 }
 
-/// Writes a body, every node and field, in order.
+/// Writes a body, every node and field, in order: the IR's derived
+/// `Hash` (a new field is covered without a line here), then lists the
+/// actions it calls.
 pub fn block(w: &mut Writer, b: &Block) {
-    w.u64(b.nodes.len() as u64);
-    for node in &b.nodes {
-        self::node(w, node);
-    }
-}
-
-fn node(w: &mut Writer, node: &Node) {
-    match node {
-        Node::Effect(e) => {
-            w.u8(1);
-            effect(w, e);
-        }
-        Node::Emit(e) => {
-            w.u8(2);
-            emit(w, e);
-        }
-        Node::Reject(r) => {
-            w.u8(3);
-            reject(w, r);
-        }
-        Node::Return(span) => {
-            w.u8(4);
-            w.span(*span);
-        }
-        Node::If {
-            span,
-            then_block,
-            else_block,
-        } => {
-            w.u8(5);
-            w.span(*span);
-            block(w, then_block);
-            block(w, else_block);
-        }
-        Node::Loop {
-            span,
-            head,
-            max,
-            body,
-        } => {
-            w.u8(6);
-            w.span(*span);
-            w.span(*head);
-            w.opt_u32(*max);
-            block(w, body);
-        }
-    }
-}
-
-fn effect(w: &mut Writer, e: &Effect) {
-    w.span(e.span);
-    match &e.target {
-        Target::Op(op) => {
-            w.u8(1);
-            w.u32(op.0);
-        }
-        Target::Action(a) => {
-            w.u8(2);
-            w.u32(a.0);
+    b.hash(w);
+    b.for_each_node(&mut |node| {
+        if let Node::Effect(Effect {
+            target: Target::Action(a),
+            ..
+        }) = node
+        {
             w.calls.push(*a);
         }
-        Target::Check(check) => {
-            w.u8(4);
-            w.u32(check.failure.0);
-            w.u32(check.query.map_or(u32::MAX, |e| e.0));
-        }
-        Target::Write(write) => {
-            w.u8(3);
-            w.u8(match write.kind {
-                WriteKind::Create => 0,
-                WriteKind::Update => 1,
-                WriteKind::Delete => 2,
-            });
-            w.u32(write.entity.0);
-            w.u64(write.failures.len() as u64);
-            for (f, span) in &write.failures {
-                w.u32(f.0);
-                w.span(*span);
-            }
-        }
-    }
-    match &e.handling {
-        Handling::Attempt(span) => {
-            w.u8(1);
-            w.span(*span);
-        }
-        Handling::Match(arms) => {
-            w.u8(2);
-            w.u64(arms.len() as u64);
-            for arm in arms {
-                w.span(arm.span);
-                match arm.pattern {
-                    ArmPattern::Success => w.u8(0),
-                    ArmPattern::Failure(f) => {
-                        w.u8(1);
-                        w.u32(f.0);
-                    }
-                }
-                block(w, &arm.body);
-                match &arm.end {
-                    ArmEnd::Value => w.u8(0),
-                    ArmEnd::Reject(r) => {
-                        w.u8(1);
-                        reject(w, r);
-                    }
-                    ArmEnd::Propagate(span) => {
-                        w.u8(2);
-                        w.span(*span);
-                    }
-                }
-            }
-        }
-        Handling::Unhandled => w.u8(3),
-    }
+    });
 }
 
-fn reject(w: &mut Writer, r: &Reject) {
-    w.span(r.span);
-    w.u32(r.failure.0);
-}
-
-fn emit(w: &mut Writer, e: &Emit) {
-    w.span(e.span);
-    w.span(e.head);
-    w.u32(e.event.0);
-    w.u64(e.fields.len() as u64);
-    for f in &e.fields {
-        w.str(f.name.as_str());
-        w.span(f.span);
-        w.span(f.value_span);
-        match &f.literal {
-            Some(text) => {
-                w.u8(1);
-                w.str(text);
-            }
-            None => w.u8(0),
-        }
+/// The IR's derived `Hash` writes through this: integers in LEB128 like
+/// the rest of the key, byte strings as they are (a `str` ends in 0xFF,
+/// which UTF-8 never holds, and a list starts with its length), so no two
+/// bodies write the same bytes.
+impl Hasher for Writer {
+    fn write(&mut self, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
     }
-    w.u64(e.options.len() as u64);
-    for o in &e.options {
-        w.str(o.key.as_str());
-        w.span(o.key_span);
-        w.span(o.span);
-        w.span(o.value_span);
-        option_value(w, &o.value);
-    }
-}
 
-fn option_value(w: &mut Writer, v: &OptionValue) {
-    match v {
-        OptionValue::Int(n) => {
-            w.u8(1);
-            w.u64(*n as u64);
-        }
-        OptionValue::Str(s) => {
-            w.u8(2);
-            w.str(s);
-        }
-        OptionValue::Bool(b) => {
-            w.u8(3);
-            w.bool(*b);
-        }
-        OptionValue::Computed => w.u8(4),
-        OptionValue::List(items) => {
-            w.u8(5);
-            w.u64(items.len() as u64);
-            for (item, span) in items {
-                option_value(w, item);
-                w.span(*span);
-            }
-        }
-        OptionValue::Record(fields) => {
-            w.u8(6);
-            w.u64(fields.len() as u64);
-            for (name, item, span) in fields {
-                w.str(name.as_str());
-                option_value(w, item);
-                w.span(*span);
-            }
-        }
+    fn write_u8(&mut self, v: u8) {
+        self.u8(v);
+    }
+
+    fn write_u16(&mut self, v: u16) {
+        self.u64(u64::from(v));
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.u64(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.u64(v);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.u64(v as u64);
+    }
+
+    fn write_i64(&mut self, v: i64) {
+        self.u64(v as u64);
+    }
+
+    fn write_isize(&mut self, v: isize) {
+        self.u64(v as u64);
+    }
+
+    /// Never used for keys (they are [`Writer::finish`]'s BLAKE3 hash);
+    /// the first eight bytes of it.
+    fn finish(&self) -> u64 {
+        let hash = blake3::hash(&self.bytes);
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&hash.as_bytes()[..8]);
+        u64::from_le_bytes(first)
     }
 }

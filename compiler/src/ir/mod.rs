@@ -322,7 +322,7 @@ pub struct Decline {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Block {
     pub nodes: Vec<Node>,
 }
@@ -342,7 +342,7 @@ impl Block {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub enum Node {
     /// An outside call, an action call or a write, with how its failures are
     /// handled.
@@ -393,7 +393,7 @@ impl Node {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Effect {
     /// The callee as written (`stripe.customers.create`) or `create Entity`:
     /// the smallest span naming the effect.
@@ -402,7 +402,7 @@ pub struct Effect {
     pub handling: Handling,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub enum Target {
     Op(OpId),
     Action(ActionId),
@@ -415,14 +415,14 @@ pub enum Target {
 /// or a `query required` (fails with its `missing:` failure): for the step
 /// rules, a point that can end the action, like a write naming a failure;
 /// never an outside call, a step or a write.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Check {
     pub failure: FailureId,
     /// The entity read, for `query required`.
     pub query: Option<EntityId>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Write {
     pub kind: WriteKind,
     pub entity: EntityId,
@@ -430,14 +430,14 @@ pub struct Write {
     pub failures: Vec<(FailureId, Span)>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WriteKind {
     Create,
     Update,
     Delete,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub enum Handling {
     /// `attempt e`: every failure passes on.
     Attempt(Span),
@@ -447,7 +447,7 @@ pub enum Handling {
     Unhandled,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Arm {
     pub span: Span,
     pub pattern: ArmPattern,
@@ -456,13 +456,13 @@ pub struct Arm {
     pub end: ArmEnd,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArmPattern {
     Success,
     Failure(FailureId),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub enum ArmEnd {
     /// The arm yields a value: the failure is handled.
     Value,
@@ -472,13 +472,13 @@ pub enum ArmEnd {
     Propagate(Span),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Reject {
     pub span: Span,
     pub failure: FailureId,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Emit {
     pub span: Span,
     /// `emit Remind`: the keyword and the event, the smallest span naming
@@ -491,7 +491,7 @@ pub struct Emit {
     pub options: Vec<EmitOption>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct EmitField {
     pub name: Name,
     /// `name: value`
@@ -502,7 +502,7 @@ pub struct EmitField {
     pub literal: Option<String>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct EmitOption {
     pub key: Name,
     pub key_span: Span,
@@ -515,7 +515,7 @@ pub struct EmitOption {
 
 /// An option's value: a literal the checker can judge, or `Computed`, which is
 /// recorded in the plan as checked at staging time.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum OptionValue {
     Int(i64),
     Str(String),
