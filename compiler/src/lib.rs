@@ -8,6 +8,7 @@
 pub mod ast;
 pub mod codes;
 pub mod diag;
+pub mod duration;
 pub mod intern;
 pub mod ir;
 pub mod lexer;

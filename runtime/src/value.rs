@@ -176,7 +176,7 @@ impl Value {
             Value::Bool(b) => b.to_string(),
             Value::Uuid(u) => uuid_text(*u),
             Value::Instant(i) => instant_text(*i),
-            Value::Duration(ms) => duration_text(*ms),
+            Value::Duration(ms) => jadpo_compiler::duration::text(*ms),
             Value::Enum(v) => v.as_str().to_string(),
             Value::None => "none".to_string(),
             other => other.to_json().to_string(),
@@ -290,24 +290,6 @@ pub fn parse_instant(text: &str) -> Option<Instant> {
     let t =
         time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
     Some(Instant(t.unix_timestamp_nanos()))
-}
-
-/// `24h`, `90s`, `1500ms`: the largest unit that divides the duration.
-pub fn duration_text(ms: i64) -> String {
-    const UNITS: [(i64, &str); 4] = [
-        (86_400_000, "d"),
-        (3_600_000, "h"),
-        (60_000, "m"),
-        (1000, "s"),
-    ];
-    if ms != 0 {
-        for (size, unit) in UNITS {
-            if ms % size == 0 {
-                return format!("{}{unit}", ms / size);
-            }
-        }
-    }
-    format!("{ms}ms")
 }
 
 /// Hex of a fingerprint or key.
@@ -424,8 +406,8 @@ mod tests {
         let at = parse_instant("2026-01-15T12:00:00Z").unwrap_or(Instant(0));
         assert_eq!(instant_text(at), "2026-01-15T12:00:00.000000000Z");
         assert_eq!(Value::Duration(3_600_000).to_json(), Json::from(3_600_000));
-        assert_eq!(duration_text(90_000), "90s");
-        assert_eq!(duration_text(1_500), "1500ms");
+        assert_eq!(Value::Duration(90_000).as_text(), "90s");
+        assert_eq!(Value::Duration(1_500).as_text(), "1500ms");
     }
 
     /// The direct encoder and the `serde_jcs` crate agree on every shape

@@ -74,21 +74,7 @@ pub fn what(p: &Program, w: What) -> String {
     }
 }
 
-/// `500ms`, `5s`, `2m`, `1h`, `90s`.
-pub fn duration(ms: u64) -> String {
-    if ms == 0 {
-        return "0s".to_string();
-    }
-    if ms.is_multiple_of(3_600_000) {
-        format!("{}h", ms / 3_600_000)
-    } else if ms.is_multiple_of(60_000) {
-        format!("{}m", ms / 60_000)
-    } else if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
-    }
-}
+pub use jadpo_compiler::duration::text_u64 as duration;
 
 /// Where a call on a witness path is labelled: the deepest place on its call
 /// chain inside the sources being checked, and " in `x`" when the call itself
