@@ -703,6 +703,15 @@ fn packages_outside_the_app_fold_into_one_finding_with_the_command() {
         outside[0]["help"],
         "`jadpo check ../shared/mailer` (from the app's folder) shows all of them"
     );
+    // Human output shows the package's file from where the user stands,
+    // with `app/..` folded.
+    let human = stdout(&jadpo(&["check", &root.join("app").to_string_lossy()]));
+    let folded = root.join("shared/mailer/package.yaml");
+    assert!(
+        human.contains(&format!("{}:", folded.to_string_lossy())),
+        "{human}"
+    );
+    assert!(!human.contains("app/../"), "{human}");
     let inside = json("inside");
     let codes: Vec<&str> = inside.iter().filter_map(|d| d["code"].as_str()).collect();
     assert_eq!(codes, ["manifest.bad_duration"], "{inside:?}");

@@ -5,6 +5,7 @@ use super::excerpt::Excerpt;
 use super::{clamp, file_path};
 use ariadne::{Color, Config, Fmt, IndexType, Label, Report, ReportKind};
 use jadpo_compiler::diag::{Diagnostic, Severity};
+use jadpo_compiler::load::loaders::normalize_shown;
 use jadpo_compiler::source::Files;
 use jadpo_compiler::span::{FileId, Span};
 use std::collections::BTreeMap;
@@ -210,13 +211,15 @@ fn display_range(files: &Files, span: Span) -> Range<usize> {
 }
 
 /// `path` (relative to the checked folder) as seen from where the user
-/// stands; embedded files (`<bundled>/...`) and absolute paths as they are.
+/// stands, with `a/..` folded (`/work/app/../shared/x`, a package beside
+/// the app, is `/work/shared/x`); embedded files (`<bundled>/...`) and
+/// absolute paths as they are.
 fn shown_path(base: &str, path: &str) -> String {
     let base = base.trim_end_matches('/');
     if base.is_empty() || base == "." || path.starts_with('<') || path.starts_with('/') {
         return path.to_string();
     }
-    format!("{base}/{path}")
+    normalize_shown(&format!("{base}/{path}"))
 }
 
 /// `= reason: ...`, `= fix: ...` and `= help: ...` lines.

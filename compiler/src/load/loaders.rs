@@ -41,6 +41,26 @@ pub fn normalize_relative(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// A path as shown to the author: [`normalize_relative`] of a relative
+/// path, and an absolute `/` path with `.` removed and `a/..` folded
+/// (`/app/../shared` is `/shared`; `..` at the root stays there). Any
+/// other path (a Windows drive) as it is.
+pub fn normalize_shown(path: &str) -> String {
+    if let Some(relative) = normalize_relative(path) {
+        return relative;
+    }
+    let Some(rest) = path.strip_prefix('/') else {
+        return path.to_string();
+    };
+    let Some(mut folded) = normalize_relative(rest.trim_start_matches('/')) else {
+        return path.to_string();
+    };
+    while let Some(inner) = folded.strip_prefix("..") {
+        folded = inner.trim_start_matches('/').to_string();
+    }
+    format!("/{folded}")
+}
+
 /// Whether a normalized relative path leaves the folder it is relative to.
 pub fn escapes(normalized: &str) -> bool {
     normalized == ".." || normalized.starts_with("../")
@@ -276,6 +296,15 @@ mod tests {
         assert_eq!(normalize_relative("../x").as_deref(), Some("../x"));
         assert_eq!(normalize_relative("a/../../x").as_deref(), Some("../x"));
         assert_eq!(normalize_relative("/etc"), None);
+        assert_eq!(
+            normalize_shown("/tmp/x/app/../shared/mailer"),
+            "/tmp/x/shared/mailer"
+        );
+        assert_eq!(normalize_shown("/a/./b/../../../c"), "/c");
+        assert_eq!(normalize_shown("/.."), "/");
+        assert_eq!(normalize_shown("//srv/app"), "/srv/app");
+        assert_eq!(normalize_shown("app/../shared"), "shared");
+        assert_eq!(normalize_shown("C:\\app\\..\\x"), "C:\\app\\..\\x");
         assert!(escapes("../x"));
         assert!(!escapes("..x/y"));
     }

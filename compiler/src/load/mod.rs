@@ -241,13 +241,13 @@ impl<'a> Folder<'a> {
         Folder {
             loader: self.loader,
             path: loaders::join(&self.path, rel),
-            display: loaders::normalize_relative(&display).unwrap_or(display),
+            display: loaders::normalize_shown(&display),
         }
     }
 
     pub fn shown(&self, rel: &str) -> String {
         let joined = loaders::join(&self.display, rel);
-        loaders::normalize_relative(&joined).unwrap_or(joined)
+        loaders::normalize_shown(&joined)
     }
 }
 
