@@ -2,7 +2,7 @@
 //! operation's facts (the language server's hover and `jadpo doc` say the
 //! same thing the same way).
 
-use jadpo_checker::rules::text::duration;
+use jadpo_compiler::duration;
 use jadpo_compiler::ir::{OpId, Program};
 
 pub fn yes_no(b: bool) -> &'static str {
@@ -23,7 +23,11 @@ pub fn operation_facts(program: &Program, id: OpId) -> String {
         .get(op.package.0 as usize)
         .and_then(|p| p.idempotency.as_ref());
     let keyed = match (idem, op.window_ms) {
-        (Some(i), Some(w)) => format!("yes (`{}`, provider window {})", i.header, duration(w)),
+        (Some(i), Some(w)) => format!(
+            "yes (`{}`, provider window {})",
+            i.header,
+            duration::text(w)
+        ),
         _ => "no".to_string(),
     };
     let mut failures: Vec<&str> = op
@@ -38,7 +42,7 @@ pub fn operation_facts(program: &Program, id: OpId) -> String {
         format!("- keyed: {keyed}"),
         format!(
             "- timeout {} x {} attempt{}",
-            duration(op.timeout_ms),
+            duration::text(op.timeout_ms),
             op.attempts,
             if op.attempts == 1 { "" } else { "s" }
         ),

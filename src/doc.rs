@@ -9,7 +9,7 @@
 //! (the current folder by default) requires, or a bundled package.
 
 use crate::describe::{operation_facts, yes_no};
-use jadpo_checker::rules::text::duration;
+use jadpo_compiler::duration;
 use jadpo_compiler::ir::{OpId, Owner, Program, Ty, TypeId, TypeKind};
 use jadpo_compiler::load::{Bundled, FsLoader};
 use serde_json::Value;
@@ -173,7 +173,7 @@ fn section(out: &mut String, title: &str, entries: impl Iterator<Item = String>)
 fn provider(p: &jadpo_compiler::ir::Package) -> String {
     let calls = format!(
         "Calls time out after {} and are tried {} time{} by default.",
-        duration(p.timeout_ms),
+        duration::text(p.timeout_ms),
         p.attempts,
         if p.attempts == 1 { "" } else { "s" }
     );
@@ -182,7 +182,7 @@ fn provider(p: &jadpo_compiler::ir::Package) -> String {
         Some(i) => format!(
             "The provider takes idempotency keys in `{}` and keeps each for {}; a 5xx is replayed for its key: {}; a new key after an answer: {}. {calls}\n\n",
             i.header,
-            duration(i.window_ms),
+            duration::text(i.window_ms),
             yes_no(i.replays_failures),
             match i.new_key_on {
                 jadpo_compiler::manifest::NewKeyOn::None => "never",
@@ -307,7 +307,7 @@ fn action_entry(
             ));
         }
         let budget = e["deadline_budget_ms"].as_u64().unwrap_or(0);
-        out.push_str(&format!("\n- deadline budget: {}", duration(budget)));
+        out.push_str(&format!("\n- deadline budget: {}", duration::text(budget)));
         if let Some(digest) = e["step_shape_digest"].as_str() {
             out.push_str(&format!("\n- step shape digest: `{digest}`"));
         }

@@ -5,7 +5,8 @@
 /// `500ms`, `5s`, `2m`, `1h`, `90s`, `1080h`: the largest of hours,
 /// minutes and seconds that divides the duration, else milliseconds.
 /// Days are left to hours (providers state windows in hours: `24h`).
-pub fn text(ms: i64) -> String {
+/// Signed for the runtime's `Duration` values.
+pub fn text_signed(ms: i64) -> String {
     const UNITS: [(i64, &str); 3] = [(3_600_000, "h"), (60_000, "m"), (1000, "s")];
     if ms == 0 {
         return "0s".to_string();
@@ -18,11 +19,11 @@ pub fn text(ms: i64) -> String {
     format!("{ms}ms")
 }
 
-/// [`text`] of an unsigned count of milliseconds (timeouts, windows,
-/// deadline budgets).
-pub fn text_u64(ms: u64) -> String {
+/// [`text_signed`] of a count of milliseconds (timeouts, windows, deadline
+/// budgets).
+pub fn text(ms: u64) -> String {
     match i64::try_from(ms) {
-        Ok(ms) => text(ms),
+        Ok(ms) => text_signed(ms),
         Err(_) => format!("{ms}ms"),
     }
 }
@@ -33,13 +34,13 @@ mod tests {
 
     #[test]
     fn the_largest_unit_that_divides() {
-        assert_eq!(text(0), "0s");
-        assert_eq!(text(500), "500ms");
-        assert_eq!(text(1_500), "1500ms");
-        assert_eq!(text(90_000), "90s");
-        assert_eq!(text(120_000), "2m");
-        assert_eq!(text(86_400_000), "24h");
-        assert_eq!(text(-60_000), "-1m");
-        assert_eq!(text_u64(u64::MAX), format!("{}ms", u64::MAX));
+        assert_eq!(text_signed(0), "0s");
+        assert_eq!(text_signed(500), "500ms");
+        assert_eq!(text_signed(1_500), "1500ms");
+        assert_eq!(text_signed(90_000), "90s");
+        assert_eq!(text_signed(120_000), "2m");
+        assert_eq!(text_signed(86_400_000), "24h");
+        assert_eq!(text_signed(-60_000), "-1m");
+        assert_eq!(text(u64::MAX), format!("{}ms", u64::MAX));
     }
 }

@@ -176,7 +176,7 @@ impl Value {
             Value::Bool(b) => b.to_string(),
             Value::Uuid(u) => uuid_text(*u),
             Value::Instant(i) => instant_text(*i),
-            Value::Duration(ms) => jadpo_compiler::duration::text(*ms),
+            Value::Duration(ms) => jadpo_compiler::duration::text_signed(*ms),
             Value::Enum(v) => v.as_str().to_string(),
             Value::None => "none".to_string(),
             other => other.to_json().to_string(),

@@ -6,7 +6,7 @@
 use super::find;
 use super::project::Snapshot;
 use jadpo_checker::plan::{ActionPlan, StepPlan};
-use jadpo_checker::rules::text::duration;
+use jadpo_compiler::duration;
 use jadpo_compiler::ir::{ActionId, Effect, OpId, Program, Target};
 use jadpo_compiler::span::FileId;
 use std::rc::Rc;
@@ -115,7 +115,10 @@ fn action_facts(snap: &Snapshot, program: &Program, id: ActionId) -> String {
                 ""
             }
         ),
-        format!("- deadline budget: {}", duration(plan.deadline_budget_ms)),
+        format!(
+            "- deadline budget: {}",
+            duration::text(plan.deadline_budget_ms)
+        ),
         format!("- step shape digest: `{}`", plan.step_shape_digest),
     ];
     let entries = reaching_entries(snap, &action.qualified);

@@ -10,30 +10,21 @@
 
 use std::hash::{Hash, Hasher};
 
-use jadpo_compiler::ir::{ActionId, Block, Effect, Node, Program, Target};
+use jadpo_compiler::ir::{Block, Program};
 
 /// A summary's key.
 pub type Key = blake3::Hash;
 
 /// Bytes fed to the hash: ids, numbers and spans as LEB128 integers,
 /// texts with their length in front, so no two inputs write the same bytes.
-/// Writing a body also lists the actions it calls, in evaluation order (as
-/// `analysis::calls_in` does), so the call graph needs no second walk.
 #[derive(Default)]
 pub struct Writer {
     bytes: Vec<u8>,
-    calls: Vec<ActionId>,
 }
 
 impl Writer {
     pub fn clear(&mut self) {
         self.bytes.clear();
-        self.calls.clear();
-    }
-
-    /// The actions called in the bodies written since the last clear.
-    pub fn calls(&self) -> &[ActionId] {
-        &self.calls
     }
 
     pub fn finish(&self) -> Key {
@@ -132,19 +123,9 @@ fn ids(w: &mut Writer, list: impl ExactSizeIterator<Item = u32>) {
 }
 
 /// Writes a body, every node and field, in order: the IR's derived
-/// `Hash` (a new field is covered without a line here), then lists the
-/// actions it calls.
+/// `Hash`, so a new field is covered without a line here.
 pub fn block(w: &mut Writer, b: &Block) {
     b.hash(w);
-    b.for_each_node(&mut |node| {
-        if let Node::Effect(Effect {
-            target: Target::Action(a),
-            ..
-        }) = node
-        {
-            w.calls.push(*a);
-        }
-    });
 }
 
 /// The IR's derived `Hash` writes through this: integers in LEB128 like

@@ -77,29 +77,33 @@ impl Walker<'_> {
             match node {
                 Node::Effect(e) => self.effect(e, in_loop),
                 Node::Loop { span, body, .. } => {
-                    if in_loop {
-                        self.block(body, true);
-                        continue;
-                    }
-                    // Find the first outside call inside this outermost loop.
-                    let before = self.misc.any_outside.take();
-                    self.block(body, true);
-                    let found = self.misc.any_outside;
-                    self.misc.any_outside = before.or(found);
-                    if let Some(call) = found {
-                        self.misc.own_loops.push(LoopCall {
-                            loop_span: *span,
-                            call,
-                        });
-                    }
+                    self.looped(*span, body, in_loop);
+                    continue;
                 }
                 _ => {}
             }
-            if !matches!(node, Node::Loop { .. }) {
-                for inner in node.blocks() {
-                    self.block(inner, in_loop);
-                }
+            for inner in node.blocks() {
+                self.block(inner, in_loop);
             }
+        }
+    }
+
+    /// A loop's body; an outermost loop records the first outside call
+    /// inside it.
+    fn looped(&mut self, span: Span, body: &Block, in_loop: bool) {
+        if in_loop {
+            self.block(body, true);
+            return;
+        }
+        let before = self.misc.any_outside.take();
+        self.block(body, true);
+        let found = self.misc.any_outside;
+        self.misc.any_outside = before.or(found);
+        if let Some(call) = found {
+            self.misc.own_loops.push(LoopCall {
+                loop_span: span,
+                call,
+            });
         }
     }
 

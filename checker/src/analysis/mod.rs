@@ -452,23 +452,23 @@ struct Keys {
 }
 
 impl Keys {
-    /// The keys' starting point, and each body's calls (found by the same
-    /// walk that hashes the body when keys are kept).
+    /// The keys' starting point, and each body's calls.
     fn new(program: &Program, n: usize, on: bool, last: Memos) -> (Keys, Vec<Vec<ActionId>>) {
         use rayon::prelude::*;
-        let (bodies, calls) = if on {
+        let bodies = if on {
             program
                 .actions
                 .par_iter()
                 .map_init(key::Writer::default, |w, action| {
                     w.clear();
                     key::block(w, &action.body);
-                    (w.finish(), w.calls().to_vec())
+                    w.finish()
                 })
-                .unzip()
+                .collect()
         } else {
-            (Vec::new(), calls_of(program))
+            Vec::new()
         };
+        let calls = calls_of(program);
         let context = if on {
             key::context(program)
         } else {

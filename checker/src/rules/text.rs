@@ -74,8 +74,6 @@ pub fn what(p: &Program, w: What) -> String {
     }
 }
 
-pub use jadpo_compiler::duration::text_u64 as duration;
-
 /// Where a call on a witness path is labelled: the deepest place on its call
 /// chain inside the sources being checked, and " in `x`" when the call itself
 /// sits inside a called action.

@@ -52,13 +52,15 @@ pub fn normalize_shown(path: &str) -> String {
     let Some(rest) = path.strip_prefix('/') else {
         return path.to_string();
     };
-    let Some(mut folded) = normalize_relative(rest.trim_start_matches('/')) else {
+    let Some(folded) = normalize_relative(rest.trim_start_matches('/')) else {
         return path.to_string();
     };
-    while let Some(inner) = folded.strip_prefix("..") {
-        folded = inner.trim_start_matches('/').to_string();
-    }
-    format!("/{folded}")
+    let below_root = folded
+        .split('/')
+        .skip_while(|segment| *segment == "..")
+        .collect::<Vec<_>>()
+        .join("/");
+    format!("/{below_root}")
 }
 
 /// Whether a normalized relative path leaves the folder it is relative to.
@@ -302,6 +304,7 @@ mod tests {
         );
         assert_eq!(normalize_shown("/a/./b/../../../c"), "/c");
         assert_eq!(normalize_shown("/.."), "/");
+        assert_eq!(normalize_shown("/../..foo/x"), "/..foo/x");
         assert_eq!(normalize_shown("//srv/app"), "/srv/app");
         assert_eq!(normalize_shown("app/../shared"), "shared");
         assert_eq!(normalize_shown("C:\\app\\..\\x"), "C:\\app\\..\\x");

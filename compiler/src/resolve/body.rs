@@ -662,7 +662,8 @@ impl<'a> Resolver<'_, 'a> {
                 Ty::Error
             }
         };
-        let max_lit = max;
+        let last = max.map_or(iterable.span, |m| m.span);
+        let head = Span::new(span.file, span.start, last.end);
         let max = max.and_then(|m| self.loop_max(m));
         if cx.local(item.name).is_some() {
             self.report_rebound(cx, item);
@@ -671,10 +672,9 @@ impl<'a> Resolver<'_, 'a> {
         let slot = cx.bind(item.name, elem, false);
         let (body_ir, body_code) = self.scoped_block(cx, body, &[]);
         cx.scopes.pop();
-        let last = max_lit.map_or(iterable.span, |m| m.span);
         out.nodes.push(ir::Node::Loop {
             span,
-            head: Span::new(span.file, span.start, last.end),
+            head,
             max,
             body: body_ir,
         });

@@ -36,8 +36,7 @@ pub enum Stager {
 /// A loop without `max` whose body stages follow-ups.
 #[derive(Clone, Debug)]
 pub struct UnboundedLoop {
-    /// The loop's head.
-    pub loop_span: Span,
+    pub loop_head: Span,
     /// The emits, or calls of actions that emit, in its body.
     pub sites: Vec<(Span, Stager)>,
 }
@@ -154,10 +153,13 @@ impl ReachWalker<'_> {
     fn block(&mut self, block: &Block, in_unbounded: bool) {
         for node in &block.nodes {
             match node {
-                Node::Emit(emit) => self.emit(emit),
                 Node::Loop {
                     head, max, body, ..
-                } => self.looped(*head, *max, body, in_unbounded),
+                } => {
+                    self.looped(*head, *max, body, in_unbounded);
+                    continue;
+                }
+                Node::Emit(emit) => self.emit(emit),
                 Node::Effect(effect) => {
                     if let Target::Action(callee) = effect.target {
                         self.callee(effect.span, callee);
@@ -165,10 +167,8 @@ impl ReachWalker<'_> {
                 }
                 _ => {}
             }
-            if !matches!(node, Node::Loop { .. }) {
-                for inner in node.blocks() {
-                    self.block(inner, in_unbounded);
-                }
+            for inner in node.blocks() {
+                self.block(inner, in_unbounded);
             }
         }
     }
@@ -189,7 +189,7 @@ impl ReachWalker<'_> {
         let stages = !sites.is_empty();
         if stages {
             self.loops.push(UnboundedLoop {
-                loop_span: head,
+                loop_head: head,
                 sites,
             });
         }

@@ -128,7 +128,7 @@ fn unbounded_loop(cx: &Cx, l: &UnboundedLoop) -> Option<Diagnostic> {
             ),
         )
         .with_label("staged once per item, with no bound")
-        .with_related(l.loop_span, "this `for` has no `max`");
+        .with_related(l.loop_head, "this `for` has no `max`");
     for (span, s) in rest {
         d = d.with_related(
             *span,

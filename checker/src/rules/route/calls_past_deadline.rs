@@ -54,6 +54,7 @@
 //!
 //! `step.context`.
 
+use jadpo_compiler::duration;
 use jadpo_compiler::ir::{Entry, EntryKind};
 
 use crate::analysis::rope::flatten;
@@ -99,11 +100,11 @@ fn judge(cx: &Cx, entry: &Entry) -> Option<Finding> {
             format!(
                 "the outside calls of {} can take {}, past its deadline of {}",
                 entry.label,
-                text::duration(cost.ms),
-                text::duration(*deadline)
+                duration::text(cost.ms),
+                duration::text(*deadline)
             ),
         )
-        .with_label(format!("deadline {}", text::duration(*deadline)));
+        .with_label(format!("deadline {}", duration::text(*deadline)));
     let mut terms = Vec::new();
     for leaf in flatten(&cost.w) {
         let Some(op) = cx.program.operations.get(leaf.op.0 as usize) else {
@@ -122,23 +123,23 @@ fn judge(cx: &Cx, entry: &Entry) -> Option<Finding> {
             format!(
                 "`{}`{inside}: {} x {} attempts{times} = {}",
                 op.qualified,
-                text::duration(op.timeout_ms),
+                duration::text(op.timeout_ms),
                 op.attempts,
-                text::duration(total)
+                duration::text(total)
             ),
         );
-        terms.push(text::duration(total));
+        terms.push(duration::text(total));
     }
     d = d
         .with_reason(format!(
             "on its most expensive path the calls sum to {} = {}, more than the deadline of {}",
             terms.join(" + "),
-            text::duration(cost.ms),
-            text::duration(*deadline)
+            duration::text(cost.ms),
+            duration::text(*deadline)
         ))
         .with_fix(format!(
             "raise `deadline:` to at least {}",
-            text::duration(cost.ms)
+            duration::text(cost.ms)
         ))
         .with_fix("lower the calls' `timeout:` or `attempts:` in their package")
         .with_fix("or answer 202 and make the calls in a subscriber of an event the route emits");
