@@ -1,14 +1,16 @@
 //! The check pipeline shared by every command and by the tests: compile,
 //! run the step analyzer, keep what the app's author should see, sort.
 
+use crate::workspace::Workspace;
 use jadpo_checker::{Analysis, Scope};
-use jadpo_compiler::diag::{sort_diagnostics, Diagnostic, Severity};
+use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::ir::Program;
 use jadpo_compiler::load::Loader;
 use jadpo_compiler::resolve::Lowering;
 use jadpo_compiler::source::{Files, Unit};
 use jadpo_compiler::span::{FileId, Span};
 use jadpo_compiler::{Compiled, Stats};
+use std::path::PathBuf;
 
 /// The result of checking one app.
 pub struct Outcome {
@@ -53,30 +55,13 @@ pub fn check_app_lowering(
     want_plan: bool,
     lowering: Lowering,
 ) -> Outcome {
-    let compiled = jadpo_compiler::compile_with(loader, root, lowering);
-    let mut diagnostics = compiled.diagnostics;
-    let mut plan = None;
-    if let Some(program) = compiled.program.as_ref() {
-        if want_plan {
-            let analysis = jadpo_checker::check(program, &compiled.files, Scope::App);
-            diagnostics.extend(analysis.diagnostics);
-            plan = Some(analysis.plan);
-        } else {
-            diagnostics.extend(jadpo_checker::diagnose(
-                program,
-                &compiled.files,
-                Scope::App,
-            ));
-        }
-    }
-    let mut diagnostics = app_view(&compiled.files, compiled.program.as_ref(), diagnostics);
-    sort_diagnostics(&mut diagnostics);
+    let snapshot = Workspace::once(PathBuf::from(root), lowering, want_plan).run(loader);
     Outcome {
-        files: compiled.files,
-        diagnostics,
-        program: compiled.program,
-        plan,
-        stats: compiled.stats,
+        files: snapshot.files,
+        diagnostics: snapshot.diagnostics,
+        program: snapshot.program,
+        plan: snapshot.plan,
+        stats: snapshot.stats,
     }
 }
 

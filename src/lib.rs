@@ -16,4 +16,5 @@ pub mod render;
 pub mod scaffold;
 pub mod testing;
 pub mod watch;
+pub mod workspace;
 pub mod write;

@@ -1,14 +1,14 @@
 //! `jadpo watch [PATH] [--format human|json]`: checks the app, then again
 //! on every change of its sources, manifests and local packages, through
-//! the language server's incremental pipeline (a re-check costs what an
+//! a kept workspace, as the language server does (a re-check costs what an
 //! edit costs in the editor). Changes are debounced: a burst of writes (an
 //! editor saving several files, a `git checkout`) is one re-check. On a
 //! terminal the screen is cleared between runs; `--format json` prints one
 //! JSON line per run. Runs until interrupted.
 
 use crate::cli::{WatchArgs, WatchFormat};
-use crate::lsp::{Checked, Incremental};
 use crate::render::{self, Summary};
+use crate::workspace::{Checked, Incremental};
 use notify::{RecursiveMode, Watcher};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -17,3 +17,4 @@ mod publish;
 mod render;
 mod test_command;
 mod tidy;
+mod workspace;

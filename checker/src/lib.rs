@@ -34,12 +34,66 @@ pub struct Analysis {
 }
 
 /// The diagnostics of [`check`] without building the plan.
+/// The checker's caches, kept by a workspace between runs of one app.
+#[derive(Default)]
+pub struct Caches {
+    pub summaries: analysis::Cache,
+    pub rules: rules::Cache,
+}
+
+/// One run of the checker: the analysis (kept by the editor, which plans
+/// actions from it on demand), the rules' findings, and the plan when it
+/// was asked for.
+pub struct Checked {
+    pub analysed: analysis::Analysed,
+    pub diagnostics: Vec<Diagnostic>,
+    pub plan: Option<plan::Built>,
+}
+
+/// Analyses `program` and runs the rules, reusing what `caches` kept where
+/// its inputs are unchanged (and keeping this run's there), and builds the
+/// plan when `want_plan`. A cached run gives exactly what a fresh one gives.
+pub fn run(
+    program: &Program,
+    files: &Files,
+    scope: &Scope,
+    caches: Option<&mut Caches>,
+    want_plan: bool,
+) -> Checked {
+    pool::install(|| {
+        let (summaries, rules_cache) = match caches {
+            Some(c) => (Some(&mut c.summaries), Some(&mut c.rules)),
+            None => (None, None),
+        };
+        let analysed = analysis::run_with(program, summaries);
+        let cx = Cx {
+            program,
+            files,
+            scope,
+            analysed: &analysed,
+        };
+        let judge = || match rules_cache {
+            Some(cache) => rules::run_cached(&cx, cache),
+            None => rules::run(&cx),
+        };
+        let (diagnostics, plan) = if want_plan {
+            let (d, p) = rayon::join(judge, || plan::build(&cx));
+            (d, Some(p))
+        } else {
+            (judge(), None)
+        };
+        Checked {
+            analysed,
+            diagnostics,
+            plan,
+        }
+    })
+}
+
 pub fn diagnose(program: &Program, files: &Files, scope: Scope) -> Vec<Diagnostic> {
     with_analysis(program, files, &scope, rules::run)
 }
 
-/// Analyses every action once (bottom-up over the call graph), runs the
-/// rules for `scope`, and builds the plan (or the package's surface).
 pub fn check(program: &Program, files: &Files, scope: Scope) -> Analysis {
     with_analysis(program, files, &scope, |cx| {
         let (diagnostics, plan) = rayon::join(|| rules::run(cx), || plan::build(cx));
@@ -47,8 +101,6 @@ pub fn check(program: &Program, files: &Files, scope: Scope) -> Analysis {
     })
 }
 
-/// [`check`] for `jadpo test`: the diagnostics, and the plan of the actions
-/// in scope ([`plan::test_plan`]), a package's included.
 pub fn check_for_tests(
     program: &Program,
     files: &Files,

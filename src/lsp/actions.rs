@@ -5,8 +5,8 @@
 
 use super::convert::{self, file_of};
 use super::navigate::located;
-use super::project::{Project, Snapshot};
 use super::text::{indent_at, line_start_of, LineIndex};
+use crate::workspace::{Snapshot, Workspace};
 use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::ir::{ActionId, EntryKind, Owner, Program};
 use jadpo_compiler::span::{FileId, Span};
@@ -39,7 +39,7 @@ pub fn as_commands(actions: Vec<CodeActionOrCommand>) -> Vec<lsp_types::Command>
 
 /// The code actions for the diagnostics overlapping `start..end` in `file`.
 pub fn code_actions(
-    project: &Project,
+    project: &Workspace,
     snap: &Snapshot,
     file: FileId,
     start: usize,
@@ -93,7 +93,7 @@ pub fn code_actions(
 // so it is a sound key (the lint cannot see that).
 #[allow(clippy::mutable_key_type)]
 fn workspace_edit(
-    project: &Project,
+    project: &Workspace,
     snap: &Snapshot,
     edits: &[(Span, String)],
 ) -> Option<WorkspaceEdit> {

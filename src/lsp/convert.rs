@@ -1,9 +1,9 @@
 //! Our diagnostics as LSP diagnostics: same code, summary and related
 //! locations as `jadpo check`, with positions in UTF-16.
 
-use super::project::{Project, Snapshot};
 use super::text::{LineIndex, Positions};
 use super::uri;
+use crate::workspace::{Snapshot, Workspace};
 use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::span::{FileId, Span};
 use lsp_types::{
@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Where a span is, for the editor; `None` for spans in embedded files or
 /// outside the files of this snapshot.
-pub fn location(project: &Project, snap: &Snapshot, span: Span) -> Option<Location> {
+pub fn location(project: &Workspace, snap: &Snapshot, span: Span) -> Option<Location> {
     let file = file_of(snap, span)?;
     let path = project.disk_path(&file.path)?;
     let uri = uri::from_path(&path)?;
@@ -33,7 +33,7 @@ pub fn file_of(snap: &Snapshot, span: Span) -> Option<&jadpo_compiler::source::S
 /// is the summary, then the primary label, reason and fixes, as the human
 /// renderer prints them.
 pub fn diagnostic(
-    project: &Project,
+    project: &Workspace,
     snap: &Snapshot,
     index: &LineIndex,
     d: &Diagnostic,
@@ -103,7 +103,7 @@ struct Placed {
 /// is placed once (its address made, its offsets converted in one pass)
 /// rather than once per diagnostic or related span.
 pub fn by_file(
-    project: &Project,
+    project: &Workspace,
     snap: &Snapshot,
     keep: impl Fn(FileId) -> bool,
 ) -> Vec<(Uri, Vec<lsp_types::Diagnostic>)> {
@@ -151,7 +151,7 @@ pub fn by_file(
 
 /// The address of a file and the positions of `wanted` offsets in it;
 /// `None` for embedded files and files not in the snapshot.
-fn place(project: &Project, snap: &Snapshot, file: u32, wanted: Vec<usize>) -> Option<Placed> {
+fn place(project: &Workspace, snap: &Snapshot, file: u32, wanted: Vec<usize>) -> Option<Placed> {
     let source = file_of(snap, Span::new(FileId(file), 0, 0))?;
     let uri = uri::from_path(&project.disk_path(&source.path)?)?;
     let positions = Positions::new(&source.text, wanted);

@@ -4,7 +4,7 @@
 //! that reach it. Step facts come from the plan `jadpo build` writes.
 
 use super::find;
-use super::project::Snapshot;
+use crate::workspace::Snapshot;
 use jadpo_checker::plan::{ActionPlan, StepPlan};
 use jadpo_compiler::duration;
 use jadpo_compiler::ir::{ActionId, Effect, OpId, Program, Target};

@@ -14,14 +14,14 @@ mod format;
 mod handshake;
 mod hover;
 mod navigate;
-mod overlay;
-mod project;
 mod scope;
 pub mod text;
 pub mod transport;
 pub mod uri;
 mod yaml_keys;
 
+use crate::workspace::overlay::{clean, Overlay};
+use crate::workspace::{find_root, Workspace};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
@@ -37,8 +37,6 @@ use lsp_types::{
     PublishDiagnosticsParams, ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind,
     TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
 };
-use overlay::{clean, Overlay};
-use project::{find_root, Project};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -133,7 +131,7 @@ fn capabilities() -> ServerCapabilities {
 struct Server {
     connection: Connection,
     overlay: Overlay,
-    projects: Vec<Project>,
+    projects: Vec<Workspace>,
     /// What was last published per file, to send only what changed.
     published: HashMap<Uri, Vec<lsp_types::Diagnostic>>,
     /// Files edited since the last publish: always republished, so the
@@ -323,7 +321,7 @@ impl Server {
         match known {
             Some(i) if self.projects.get(i).is_some_and(|p| p.root == root) => Some(i),
             _ => {
-                self.projects.push(Project::new(root));
+                self.projects.push(Workspace::keeping(root));
                 Some(self.projects.len() - 1)
             }
         }
@@ -414,13 +412,12 @@ impl Server {
             return Default::default();
         };
         let edited: BTreeSet<_> = (self.touched.iter())
-            .filter_map(|p| snap.by_path.get(p).copied())
+            .filter_map(|p| snap.file_at(p))
             .collect();
         let mut first = convert::by_file(project, snap, |f| edited.contains(&f));
         for path in &self.touched {
             let doc = snap
-                .by_path
-                .get(path)
+                .file_at(path)
                 .and_then(|_| uri::from_path(Path::new(path)));
             if let Some(doc) = doc.filter(|d| !first.iter().any(|(u, _)| u == d)) {
                 first.push((doc, Vec::new()));
@@ -514,7 +511,7 @@ impl Server {
             project.analyse(&self.overlay);
         }
         let snap = project.snapshot.as_ref()?;
-        let file = *snap.by_path.get(&clean(&path.to_string_lossy()))?;
+        let file = snap.file_at(&clean(&path.to_string_lossy()))?;
         let text = &snap.files.get(file).text;
         let offset = pos.map_or(0, |p| LineIndex::new(text).offset(p));
         Some((i, file, offset))
@@ -735,61 +732,4 @@ pub fn app_root(path: &Path) -> Option<PathBuf> {
 enum Refusal {
     Invalid(String),
     Failed(String),
-}
-
-/// The language server's incremental pipeline for one app, over the files
-/// on disk (`jadpo watch`): a re-check after an edit reuses what the edit
-/// did not touch, as in the editor.
-pub struct Incremental {
-    project: Project,
-    overlay: Overlay,
-}
-
-impl Incremental {
-    pub fn new(root: PathBuf) -> Self {
-        Incremental {
-            project: Project::new(root),
-            overlay: Overlay::default(),
-        }
-    }
-
-    /// Files changed on disk: read them again on the next check.
-    pub fn changed(&mut self) {
-        self.overlay.forget_disk();
-        self.project.dirty = true;
-    }
-
-    /// Checks the app as it is now: its files, its findings (as `jadpo
-    /// check` shows them), the number of its sources and of its packages,
-    /// and whether it could be checked at all.
-    pub fn check(&mut self) -> Checked<'_> {
-        self.project.retire();
-        self.project.analyse(&self.overlay);
-        let snap = self
-            .project
-            .snapshot
-            .as_ref()
-            .expect("analyse leaves a snapshot");
-        let sources = snap
-            .files
-            .iter()
-            .filter(|(_, f)| f.path.ends_with(".jadpo") && !f.path.starts_with('<'))
-            .count();
-        Checked {
-            files: &snap.files,
-            diagnostics: &snap.diagnostics,
-            sources,
-            packages: snap.program.as_ref().map_or(0, |p| p.packages.len()),
-            checked: snap.program.is_some(),
-        }
-    }
-}
-
-/// One check of [`Incremental`].
-pub struct Checked<'a> {
-    pub files: &'a jadpo_compiler::source::Files,
-    pub diagnostics: &'a [jadpo_compiler::diag::Diagnostic],
-    pub sources: usize,
-    pub packages: usize,
-    pub checked: bool,
 }

@@ -2,8 +2,8 @@
 
 use super::convert::{file_of, range};
 use super::find;
-use super::project::{Project, Snapshot};
 use super::uri;
+use crate::workspace::{Snapshot, Workspace};
 use jadpo_compiler::ast::{Ident, Item, SourceFileAst};
 use jadpo_compiler::ir::Target;
 use jadpo_compiler::source::Unit;
@@ -13,7 +13,7 @@ use lsp_types::{DocumentSymbol, Location, SymbolKind};
 /// Where the thing at a position is declared: an action, an operation's
 /// entry in `package.yaml`, an entity, or (by name) a declaration.
 pub fn definition(
-    project: &Project,
+    project: &Workspace,
     snap: &Snapshot,
     file: FileId,
     offset: usize,
@@ -112,7 +112,7 @@ fn dotted_word(text: &str, offset: usize) -> Option<&str> {
 
 /// Every call of the action at a position (and its declaration, when asked).
 pub fn references(
-    project: &Project,
+    project: &Workspace,
     snap: &Snapshot,
     file: FileId,
     offset: usize,
@@ -138,7 +138,7 @@ pub fn references(
 /// A location the editor can open: files on disk as they are, embedded
 /// files (the standard library, bundled packages) copied to a private,
 /// read-only folder first (`bundled.rs`).
-pub fn located(project: &Project, snap: &Snapshot, span: Span) -> Option<Location> {
+pub fn located(project: &Workspace, snap: &Snapshot, span: Span) -> Option<Location> {
     let file = file_of(snap, span)?;
     let path = match project.disk_path(&file.path) {
         Some(path) => path,

@@ -18,7 +18,7 @@ pub fn to_path(uri: &Uri) -> Option<PathBuf> {
     let decoded = decode(path)?;
     // Each spelling of one file (`..`, `.`, `//`) is one document and one
     // app, not a new entry per spelling.
-    Some(PathBuf::from(super::overlay::clean(&decoded)))
+    Some(PathBuf::from(crate::workspace::overlay::clean(&decoded)))
 }
 
 /// The `file://` URI of an absolute path.

@@ -134,6 +134,11 @@ pub fn analyse_cached(program: &Program, cache: &mut Cache) -> Analysed {
     crate::pool::install(|| run(program, Some(cache)))
 }
 
+/// [`analyse`] or [`analyse_cached`], on the calling thread's pool.
+pub(crate) fn run_with(program: &Program, cache: Option<&mut Cache>) -> Analysed {
+    run(program, cache)
+}
+
 /// What the last analysis leaves for the next: summaries (and follow-ups)
 /// by action id with their content keys, the call graph, and how each key
 /// was made.

@@ -127,9 +127,34 @@ pub fn load_project(loader: &dyn Loader, root: &str) -> Result<LoadedProject, Fa
     load_project_with(loader, root, Bundled::builtin())
 }
 
+/// [`load_project`], reading manifests through `manifests`, which keeps
+/// their trees for the next load (the workspace's manifest cache).
+pub fn load_project_kept(
+    loader: &dyn Loader,
+    root: &str,
+    manifests: &mut yaml::Cache,
+) -> Result<LoadedProject, Fatal> {
+    let mut cx = Ctx {
+        yaml: std::mem::take(manifests),
+        ..Ctx::default()
+    };
+    let loaded = load_into(&mut cx, loader, root, Bundled::builtin());
+    *manifests = std::mem::take(&mut cx.yaml);
+    loaded
+}
+
 /// Loads the app at `root`, taking the standard library and first-party
 /// packages from `bundled`.
 pub fn load_project_with(
+    loader: &dyn Loader,
+    root: &str,
+    bundled: Bundled,
+) -> Result<LoadedProject, Fatal> {
+    load_into(&mut Ctx::default(), loader, root, bundled)
+}
+
+fn load_into(
+    cx: &mut Ctx,
     loader: &dyn Loader,
     root: &str,
     bundled: Bundled,
@@ -139,30 +164,29 @@ pub fn load_project_with(
         path: root.to_string(),
         display: String::new(),
     };
-    let mut cx = Ctx::default();
-    let (app, app_manifest_file) = read_app(&mut cx, &app_root, root)?;
+    let (app, app_manifest_file) = read_app(cx, &app_root, root)?;
     let app_sources = cx.add_sources(&app_root, &["build", "packages"], false, &Unit::App);
     let stdlib_root = Folder {
         loader: bundled.stdlib,
         path: String::new(),
         display: "<stdlib>".to_string(),
     };
-    let (stdlib_sources, stdlib_packages) = load_stdlib(&mut cx, &stdlib_root);
+    let (stdlib_sources, stdlib_packages) = load_stdlib(cx, &stdlib_root);
     let bundled_root = Folder {
         loader: bundled.packages,
         path: String::new(),
         display: "<bundled>".to_string(),
     };
-    let packages = packages::resolve_packages(&mut cx, &app, &app_root, &bundled_root);
+    let packages = packages::resolve_packages(cx, &app, &app_root, &bundled_root);
     Ok(LoadedProject {
-        files: cx.files,
+        files: std::mem::take(&mut cx.files),
         app,
         app_manifest_file,
         app_sources,
         stdlib_sources,
         stdlib_packages,
         packages,
-        diagnostics: cx.diags,
+        diagnostics: std::mem::take(&mut cx.diags),
         tested_package: None,
     })
 }
@@ -190,7 +214,7 @@ fn read_app(cx: &mut Ctx, app_root: &Folder, root: &str) -> Result<(AppManifest,
         Err(ReadError::Reported) => return Err(cx.fatal()),
     };
     let text = cx.files.get(file).text.clone();
-    let root_node = match yaml::parse_shared(&text, file) {
+    let root_node = match cx.yaml.parse(&text, file) {
         Ok(node) => node,
         Err(d) => {
             cx.diags.push(*d);
@@ -264,6 +288,8 @@ pub enum ReadError {
 pub struct Ctx {
     pub files: Files,
     pub diags: Vec<Diagnostic>,
+    /// Manifest trees, by text.
+    pub yaml: yaml::Cache,
 }
 
 impl Ctx {

@@ -35,7 +35,7 @@ pub fn load_package_unit_with(
         display: String::new(),
     };
     let mut cx = Ctx::default();
-    let name = peek_name(&folder).unwrap_or_else(|| folder_name(root));
+    let name = peek_name(&mut cx.yaml, &folder).unwrap_or_else(|| folder_name(root));
     let Some(package) = packages::load_package_folder(&mut cx, &folder, &name) else {
         if cx.diags.is_empty() {
             no_manifest(&mut cx, root, &name);
@@ -85,13 +85,13 @@ pub fn load_package_unit_with(
 
 /// The `package:` name in `package.yaml`, read without diagnostics (loading
 /// it for real reports its problems).
-fn peek_name(folder: &Folder) -> Option<String> {
+fn peek_name(yaml: &mut yaml::Cache, folder: &Folder) -> Option<String> {
     let bytes = folder
         .loader
         .read(&loaders::join(&folder.path, "package.yaml"))
         .ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let root = yaml::parse_shared(&text, crate::span::FileId(0)).ok()?;
+    let root = yaml.parse(&text, crate::span::FileId(0)).ok()?;
     let yaml::Value::Map(entries) = &root.value else {
         return None;
     };

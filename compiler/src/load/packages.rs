@@ -130,7 +130,7 @@ fn load_package(cx: &mut Ctx, folder: &Folder, name: &str) -> Loaded {
         Err(ReadError::Reported) => return Loaded::Broken,
     };
     let text = cx.files.get(file).text.clone();
-    let root = match yaml::parse_shared(&text, file) {
+    let root = match cx.yaml.parse(&text, file) {
         Ok(root) => root,
         Err(d) => {
             cx.diags.push(*d);
@@ -293,7 +293,7 @@ impl<'a> Resolution<'a, '_> {
             return Some((folder, loaded));
         }
         let bundled = self.bundled.child(name);
-        if let Some(v) = peek_version(&bundled) {
+        if let Some(v) = peek_version(&mut self.cx.yaml, &bundled) {
             found.push((v, bundled));
         }
         match best_match(&found, req) {
@@ -710,13 +710,13 @@ fn differing_words(files: &[String]) -> String {
 }
 
 /// The version a folder's `package.yaml` declares, read without diagnostics.
-fn peek_version(folder: &Folder) -> Option<semver::Version> {
+fn peek_version(yaml: &mut yaml::Cache, folder: &Folder) -> Option<semver::Version> {
     let bytes = folder
         .loader
         .read(&super::loaders::join(&folder.path, "package.yaml"))
         .ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let root = yaml::parse_shared(&text, crate::span::FileId(0)).ok()?;
+    let root = yaml.parse(&text, crate::span::FileId(0)).ok()?;
     let yaml::Value::Map(entries) = &root.value else {
         return None;
     };

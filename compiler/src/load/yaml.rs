@@ -62,40 +62,41 @@ impl Node {
     }
 }
 
-/// How many parsed manifests [`parse_shared`] keeps.
+/// How many parsed manifests a [`Cache`] keeps.
 const KEPT_PARSES: usize = 32;
 
 /// Manifests parsed lately, by text, newest last. The editor loads the app
 /// again on every edit; its manifests and the bundled packages' rarely
-/// change, and reading them with serde-saphyr took most of the load.
-static PARSED: std::sync::Mutex<Vec<(String, std::sync::Arc<Node>)>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// [`parse`], reusing the tree of an identical text parsed lately. A tree
-/// holds only offsets, so it fits any file with that text; failures are
+/// change, and reading them with serde-saphyr took most of the load. A
+/// loader run owns one (the workspace keeps it between runs); failures are
 /// not kept, as their diagnostic names the file.
-pub fn parse_shared(text: &str, file: FileId) -> Result<std::sync::Arc<Node>, Box<Diagnostic>> {
-    if let Some(node) = kept_parse(text) {
-        return Ok(node);
-    }
-    let node = std::sync::Arc::new(parse(text, file)?);
-    if let Ok(mut kept) = PARSED.lock() {
-        if kept.len() >= KEPT_PARSES {
-            kept.remove(0);
-        }
-        kept.push((text.to_string(), node.clone()));
-    }
-    Ok(node)
+#[derive(Default)]
+pub struct Cache {
+    kept: Vec<(String, std::sync::Arc<Node>)>,
 }
 
-fn kept_parse(text: &str) -> Option<std::sync::Arc<Node>> {
-    let mut kept = PARSED.lock().ok()?;
-    let at = kept.iter().position(|(t, _)| t == text)?;
-    // Most recently used last, so the oldest is dropped first.
-    let entry = kept.remove(at);
-    let node = entry.1.clone();
-    kept.push(entry);
-    Some(node)
+impl Cache {
+    /// [`parse`], reusing the tree of an identical text parsed lately. A
+    /// tree holds only offsets, so it fits any file with that text.
+    pub fn parse(
+        &mut self,
+        text: &str,
+        file: FileId,
+    ) -> Result<std::sync::Arc<Node>, Box<Diagnostic>> {
+        if let Some(at) = self.kept.iter().position(|(t, _)| t == text) {
+            // Most recently used last, so the oldest is dropped first.
+            let entry = self.kept.remove(at);
+            let node = entry.1.clone();
+            self.kept.push(entry);
+            return Ok(node);
+        }
+        let node = std::sync::Arc::new(parse(text, file)?);
+        if self.kept.len() >= KEPT_PARSES {
+            self.kept.remove(0);
+        }
+        self.kept.push((text.to_string(), node.clone()));
+        Ok(node)
+    }
 }
 
 /// Reads `text` as one YAML document, or returns the diagnostic saying why not.
@@ -400,10 +401,11 @@ mod tests {
             "package: kept\nversion: 1.0.0\n",
             "package: [kept\n",
         ];
+        let mut cache = Cache::default();
         for round in 0..2 {
             for (i, text) in texts.iter().enumerate() {
                 let file = FileId(round * 10 + i as u32);
-                let shared = parse_shared(text, file).map(|n| (*n).clone());
+                let shared = cache.parse(text, file).map(|n| (*n).clone());
                 assert_eq!(shared, parse(text, file), "{text:?}");
             }
         }

@@ -1,0 +1,494 @@
+//! The workspace: one app, its inputs and every cache of the pipeline.
+//! `jadpo check`, `jadpo build` and `jadpo test` run it once and keep
+//! nothing; `jadpo lsp` and `jadpo watch` keep it between runs, so an edit
+//! costs what it touches. Both run the same phases (load, parse, resolve,
+//! check, the app view) in one place: here.
+//!
+//! The cache protocol, the same for every cache it owns (manifest trees,
+//! parses, resolved items, summaries, findings): a cache is handed to its
+//! phase for one run, reuses an entry only when the entry's inputs are
+//! unchanged (by content, never by time or path alone), keeps exactly what
+//! this run produced for the next, and the run gives what a fresh run
+//! gives. No cache is global; `tests/workspace.rs` edits apps and compares
+//! every kept run with a fresh one.
+
+pub mod overlay;
+
+use crate::check::app_view;
+use jadpo_checker::analysis::Analysed;
+use jadpo_checker::{plan, Caches as CheckerCaches, Scope};
+use jadpo_compiler::ast::SourceFileAst;
+use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
+use jadpo_compiler::ir::{ActionId, Program};
+use jadpo_compiler::load::{self, yaml, LoadedProject, Loader};
+use jadpo_compiler::resolve::{self, Lowering};
+use jadpo_compiler::source::Files;
+use jadpo_compiler::span::FileId;
+use jadpo_compiler::{parser, Stats};
+use overlay::{clean, Overlay};
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// What is kept of a file's parse while its text is unchanged; the AST
+/// itself stays in the snapshot's `asts` at `index`, the text in its files.
+struct Parsed {
+    file: FileId,
+    index: usize,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Everything one run of the pipeline gives, and what the editor's
+/// features read.
+pub struct Snapshot {
+    pub files: Files,
+    /// What `jadpo check` shows, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// `None` when the project could not be checked at all (exit status 2).
+    pub program: Option<Program>,
+    /// The whole plan, when the run was asked for it (`jadpo build`).
+    pub plan: Option<plan::Built>,
+    pub stats: Stats,
+    analysed: Option<Analysed>,
+    /// Actions' entries of the plan, by name, planned on first use.
+    plans: RefCell<HashMap<String, Option<Rc<plan::ActionPlan>>>>,
+    /// Parsed sources, by file (kept only by a keeping workspace).
+    pub asts: Vec<SourceFileAst>,
+    /// Files by absolute path (embedded ones are not on disk), made on
+    /// first use.
+    by_path: OnceCell<HashMap<String, FileId>>,
+    root: PathBuf,
+}
+
+impl Snapshot {
+    fn fatal(root: &Path, fatal: load::Fatal) -> Self {
+        Snapshot {
+            diagnostics: sorted(app_view(&fatal.files, None, fatal.diagnostics)),
+            files: fatal.files,
+            program: None,
+            plan: None,
+            stats: Stats::default(),
+            analysed: None,
+            plans: RefCell::default(),
+            asts: Vec::new(),
+            by_path: OnceCell::new(),
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// The file at an absolute, cleaned path.
+    pub fn file_at(&self, path: &str) -> Option<FileId> {
+        let by_path = self.by_path.get_or_init(|| {
+            self.files
+                .iter()
+                .filter_map(|(id, f)| {
+                    let path = disk_path(&self.root, &f.path)?;
+                    Some((clean(&path.to_string_lossy()), id))
+                })
+                .collect()
+        });
+        by_path.get(path).copied()
+    }
+
+    /// An app action's entry of the plan `jadpo build` writes, planned on
+    /// first use (a hover plans one action and its callers, not the app).
+    pub fn plan_action(&self, name: &str) -> Option<Rc<plan::ActionPlan>> {
+        if let Some(found) = self.plans.borrow().get(name) {
+            return found.clone();
+        }
+        let program = self.program.as_ref()?;
+        let cx = jadpo_checker::Cx {
+            program,
+            files: &self.files,
+            scope: &Scope::App,
+            analysed: self.analysed.as_ref()?,
+        };
+        let planned = program
+            .actions
+            .iter()
+            .position(|a| a.qualified == name)
+            .and_then(|i| plan::action(&cx, ActionId(i as u32)))
+            .map(Rc::new);
+        self.plans
+            .borrow_mut()
+            .insert(name.to_string(), planned.clone());
+        planned
+    }
+}
+
+/// What a keeping workspace holds between runs, one cache per phase.
+#[derive(Default)]
+struct Caches {
+    manifests: yaml::Cache,
+    parsed: HashMap<String, Parsed>,
+    resolved: resolve::Cache,
+    checker: CheckerCaches,
+}
+
+pub struct Workspace {
+    pub root: PathBuf,
+    lowering: Lowering,
+    /// Whether runs build the whole plan.
+    want_plan: bool,
+    /// `None` for a workspace run once: nothing is kept and no cache key
+    /// is computed.
+    caches: Option<Box<Caches>>,
+    /// The latest run.
+    pub snapshot: Option<Snapshot>,
+    retired: Option<Snapshot>,
+    /// Whether an input changed since the latest run.
+    pub dirty: bool,
+}
+
+impl Workspace {
+    /// A workspace kept between runs (the editor, `jadpo watch`): bodies
+    /// are lowered for their effects, and no whole plan is built.
+    pub fn keeping(root: PathBuf) -> Self {
+        Workspace {
+            caches: Some(Box::default()),
+            ..Workspace::once(root, Lowering::Effects, false)
+        }
+    }
+
+    /// A workspace run once (`jadpo check`, `jadpo build`, `jadpo test`),
+    /// building the plan when `want_plan`.
+    pub fn once(root: PathBuf, lowering: Lowering, want_plan: bool) -> Self {
+        Workspace {
+            root,
+            lowering,
+            want_plan,
+            caches: None,
+            snapshot: None,
+            retired: None,
+            dirty: true,
+        }
+    }
+
+    /// Absolute path of a file as the pipeline names it; `None` for the
+    /// embedded standard library and bundled packages.
+    pub fn disk_path(&self, shown: &str) -> Option<PathBuf> {
+        disk_path(&self.root, shown)
+    }
+
+    /// Runs the pipeline over what `loader` reads, leaving the result in
+    /// [`Workspace::snapshot`].
+    pub fn analyse(&mut self, loader: &dyn Loader) {
+        let snapshot = self.pass(loader);
+        // Freeing the previous snapshot of a large app takes milliseconds;
+        // it is kept until the diagnostics are out (`Workspace::retire`).
+        self.retired = self.snapshot.replace(snapshot);
+        self.dirty = false;
+    }
+
+    /// Runs the pipeline once and gives its snapshot, without the analysis
+    /// (a workspace made by [`Workspace::once`]).
+    pub fn run(mut self, loader: &dyn Loader) -> Snapshot {
+        let mut snapshot = self.pass(loader);
+        if let Some(analysed) = snapshot.analysed.take() {
+            analysed.release();
+        }
+        snapshot
+    }
+
+    fn pass(&mut self, loader: &dyn Loader) -> Snapshot {
+        let root = self.root.to_string_lossy().into_owned();
+        let mut timer = Timer::start();
+        let loaded = match self.caches.as_mut() {
+            Some(c) => load::load_project_kept(loader, &root, &mut c.manifests),
+            None => load::load_project(loader, &root),
+        };
+        timer.lap("load");
+        let snapshot = match loaded {
+            Ok(loaded) => self.analyse_loaded(loaded, &mut timer),
+            Err(fatal) => Snapshot::fatal(&self.root, fatal),
+        };
+        timer.report();
+        snapshot
+    }
+
+    /// Frees the snapshot an analysis replaced: its program and files on
+    /// another thread, as they take milliseconds to free and the next edit
+    /// may already be waiting (the analysis holds shared summaries and is
+    /// freed here).
+    pub fn retire(&mut self) {
+        let Some(old) = self.retired.take() else {
+            return;
+        };
+        let Snapshot {
+            files,
+            diagnostics,
+            program,
+            plan,
+            analysed,
+            plans,
+            asts,
+            by_path,
+            ..
+        } = old;
+        drop((analysed, plans));
+        rayon::spawn(move || {
+            drop((files, diagnostics, program, plan, asts, by_path));
+        });
+    }
+
+    fn analyse_loaded(&mut self, loaded: LoadedProject, timer: &mut Timer) -> Snapshot {
+        let mut diagnostics = loaded.diagnostics.clone();
+        let asts = self.parse(&loaded, &mut diagnostics);
+        timer.lap("parse");
+        let program = self.resolve(&loaded, &asts, &mut diagnostics, timer);
+        let asts = if self.caches.is_some() {
+            asts
+        } else {
+            // Freeing the syntax trees costs a few percent of a large
+            // check and nothing needs them any more: another thread frees
+            // them while the checker runs.
+            rayon::spawn(move || drop(asts));
+            Vec::new()
+        };
+        let checker = self.caches.as_mut().map(|c| &mut c.checker);
+        let checked = jadpo_checker::run(
+            &program,
+            &loaded.files,
+            &Scope::App,
+            checker,
+            self.want_plan,
+        );
+        timer.lap("check");
+        if let Some(c) = &self.caches {
+            let (summaries, rules) = (&c.checker.summaries, &c.checker.rules);
+            timer.note(|| {
+                format!(
+                    "{} summaries reused, {} computed; {} actions' findings reused, {} judged",
+                    summaries.reused, summaries.computed, rules.reused, rules.computed
+                )
+            });
+        }
+        diagnostics.extend(checked.diagnostics);
+        let shown = app_view(&loaded.files, Some(&program), diagnostics);
+        timer.lap("view");
+        Snapshot {
+            diagnostics: sorted(shown),
+            stats: Stats {
+                files: loaded.app_sources.len(),
+                packages: loaded.packages.len(),
+            },
+            files: loaded.files,
+            program: Some(program),
+            plan: checked.plan,
+            analysed: Some(checked.analysed),
+            plans: RefCell::default(),
+            asts,
+            by_path: OnceCell::new(),
+            root: self.root.clone(),
+        }
+    }
+
+    fn resolve(
+        &mut self,
+        loaded: &LoadedProject,
+        asts: &[SourceFileAst],
+        diagnostics: &mut Vec<Diagnostic>,
+        timer: &mut Timer,
+    ) -> Program {
+        let Some(caches) = self.caches.as_mut() else {
+            let program = resolve::resolve_lowering(loaded, asts, diagnostics, self.lowering);
+            timer.lap("resolve");
+            return program;
+        };
+        let previous = self.snapshot.as_mut().and_then(|s| s.program.as_mut());
+        let cache = &mut caches.resolved;
+        let program = resolve::resolve_cached(loaded, asts, diagnostics, cache, previous);
+        timer.lap("resolve");
+        timer.note(|| {
+            format!(
+                "{} resolved items reused, {} checked",
+                cache.reused, cache.computed
+            )
+        });
+        program
+    }
+
+    /// Parses the sources. A keeping workspace reuses the previous parse of
+    /// every file whose path, id and text are unchanged. Diagnostics come
+    /// in source order, as a fresh parse gives them.
+    fn parse(&mut self, loaded: &LoadedProject, out: &mut Vec<Diagnostic>) -> Vec<SourceFileAst> {
+        let sources = loaded.all_sources();
+        let Some(caches) = self.caches.as_mut() else {
+            return parser::parse_files(&loaded.files, &sources, out);
+        };
+        let mut previous: Vec<Option<SourceFileAst>> = match self.snapshot.as_mut() {
+            Some(s) => std::mem::take(&mut s.asts).into_iter().map(Some).collect(),
+            None => Vec::new(),
+        };
+        let mut cache = std::mem::take(&mut caches.parsed);
+        let old_files = self.snapshot.as_ref().map(|s| &s.files);
+        let mut slots: Vec<Option<(SourceFileAst, Vec<Diagnostic>)>> = Vec::new();
+        let mut stale = Vec::new();
+        for id in sources {
+            let file = loaded.files.get(id);
+            // Comparing with the text parsed last time costs a memcmp;
+            // hashing every file on every edit cost more.
+            let same_text = |p: &Parsed| {
+                old_files.is_some_and(|f| {
+                    (p.file.0 as usize) < f.len() && f.get(p.file).text == file.text
+                })
+            };
+            let reused = cache
+                .remove(&file.path)
+                .filter(|p| p.file == id && same_text(p))
+                .and_then(|p| Some((previous.get_mut(p.index)?.take()?, p.diagnostics)));
+            if reused.is_none() {
+                stale.push((slots.len(), id));
+            }
+            slots.push(reused);
+        }
+        let ids: Vec<FileId> = stale.iter().map(|(_, id)| *id).collect();
+        for ((slot, _), parsed) in stale.iter().zip(parser::parse_each(&loaded.files, &ids)) {
+            if let Some(s) = slots.get_mut(*slot) {
+                *s = Some(parsed);
+            }
+        }
+        let mut asts = Vec::with_capacity(slots.len());
+        for (ast, diagnostics) in slots.into_iter().flatten() {
+            let file = ast.file;
+            out.extend(diagnostics.iter().cloned());
+            let parsed = Parsed {
+                file,
+                index: asts.len(),
+                diagnostics,
+            };
+            caches
+                .parsed
+                .insert(loaded.files.get(file).path.clone(), parsed);
+            asts.push(ast);
+        }
+        asts
+    }
+}
+
+/// A kept workspace over the files on disk (`jadpo watch`): a re-check
+/// after an edit reuses what the edit did not touch, as in the editor.
+pub struct Incremental {
+    project: Workspace,
+    overlay: Overlay,
+}
+
+impl Incremental {
+    pub fn new(root: PathBuf) -> Self {
+        Incremental {
+            project: Workspace::keeping(root),
+            overlay: Overlay::default(),
+        }
+    }
+
+    /// Files changed on disk: read them again on the next check.
+    pub fn changed(&mut self) {
+        self.overlay.forget_disk();
+        self.project.dirty = true;
+    }
+
+    /// Checks the app as it is now: its files, its findings (as `jadpo
+    /// check` shows them), the number of its sources and of its packages,
+    /// and whether it could be checked at all.
+    pub fn check(&mut self) -> Checked<'_> {
+        self.project.retire();
+        self.project.analyse(&self.overlay);
+        let snap = self
+            .project
+            .snapshot
+            .as_ref()
+            .expect("analyse leaves a snapshot");
+        let sources = snap
+            .files
+            .iter()
+            .filter(|(_, f)| f.path.ends_with(".jadpo") && !f.path.starts_with('<'))
+            .count();
+        Checked {
+            files: &snap.files,
+            diagnostics: &snap.diagnostics,
+            sources,
+            packages: snap.program.as_ref().map_or(0, |p| p.packages.len()),
+            checked: snap.program.is_some(),
+        }
+    }
+}
+
+/// One check of [`Incremental`].
+pub struct Checked<'a> {
+    pub files: &'a jadpo_compiler::source::Files,
+    pub diagnostics: &'a [jadpo_compiler::diag::Diagnostic],
+    pub sources: usize,
+    pub packages: usize,
+    pub checked: bool,
+}
+
+fn disk_path(root: &Path, shown: &str) -> Option<PathBuf> {
+    if shown.starts_with('<') {
+        return None;
+    }
+    Some(root.join(shown))
+}
+
+fn sorted(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    sort_diagnostics(&mut diagnostics);
+    diagnostics
+}
+
+/// The app folder holding `path`: the nearest folder upward with a
+/// `jadpo.yaml`.
+pub fn find_root(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|dir| dir.join("jadpo.yaml").is_file())
+        .map(Path::to_path_buf)
+}
+
+/// Phase times of one analysis, printed to stderr (the client's log) when
+/// `JADPO_LSP_TIMING` is set; for finding where latency goes.
+struct Timer {
+    on: bool,
+    last: std::time::Instant,
+    laps: Vec<(&'static str, std::time::Duration)>,
+    notes: Vec<String>,
+}
+
+impl Timer {
+    fn start() -> Self {
+        Timer {
+            on: std::env::var_os("JADPO_LSP_TIMING").is_some(),
+            last: std::time::Instant::now(),
+            laps: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    fn lap(&mut self, phase: &'static str) {
+        let now = std::time::Instant::now();
+        self.laps.push((phase, now - self.last));
+        self.last = now;
+    }
+
+    /// Adds a note; `note` is only called when timing is on.
+    fn note(&mut self, note: impl FnOnce() -> String) {
+        if self.on {
+            self.notes.push(note());
+        }
+    }
+
+    fn report(&self) {
+        if !self.on {
+            return;
+        }
+        let parts: Vec<String> = self
+            .laps
+            .iter()
+            .map(|(p, d)| format!("{p} {:.1}ms", d.as_secs_f64() * 1000.0))
+            .collect();
+        eprintln!(
+            "jadpo lsp: analysed: {} ({})",
+            parts.join(", "),
+            self.notes.join("; ")
+        );
+    }
+}
