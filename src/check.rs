@@ -148,10 +148,7 @@ fn note_error(broken: &mut Vec<BrokenPackage>, name: &str, error: Option<Diagnos
 }
 
 fn package_of(files: &Files, file: FileId) -> Option<&str> {
-    if file.0 as usize >= files.len() {
-        return None;
-    }
-    match &files.get(file).unit {
+    match &files.try_get(file)?.unit {
         Unit::Package(name) => Some(name),
         Unit::App | Unit::Stdlib => None,
     }

@@ -20,7 +20,7 @@ pub fn operation_facts(program: &Program, id: OpId) -> String {
     let op = program.op(id);
     let idem = program
         .packages
-        .get(op.package.0 as usize)
+        .get(op.package)
         .and_then(|p| p.idempotency.as_ref());
     let keyed = match (idem, op.window_ms) {
         (Some(i), Some(w)) => format!(

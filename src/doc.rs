@@ -115,20 +115,15 @@ fn bundled_names() -> Vec<String> {
 
 /// The Markdown page of the package `name` in `program`.
 fn page(program: &Program, name: &str, surface: Option<&Value>) -> String {
-    let Some(pkg) = program
-        .packages
-        .iter()
-        .position(|p| p.name.as_str() == name)
-    else {
+    let Some(pkg) = program.packages.find_id(|p| p.name.as_str() == name) else {
         return format!("# {name}\n\nThe package declares nothing.\n");
     };
-    let mine = |owner: &Owner| matches!(owner, Owner::Package(p) if p.0 as usize == pkg);
+    let mine = |owner: &Owner| matches!(owner, Owner::Package(p) if *p == pkg);
     let facts = &program.packages[pkg];
     let mut out = format!("# {name} {}\n\n", facts.version);
     out.push_str(&provider(facts));
-    let ops: Vec<OpId> = (0..program.operations.len())
-        .map(|i| OpId(i as u32))
-        .filter(|id| program.op(*id).package.0 as usize == pkg)
+    let ops: Vec<OpId> = (program.operations.ids())
+        .filter(|id| program.op(*id).package == pkg)
         .collect();
     section(
         &mut out,
@@ -205,7 +200,7 @@ fn operation(program: &Program, id: OpId) -> String {
 
 fn type_entry(program: &Program, id: TypeId) -> String {
     let name = program.type_name(&Ty::Named(id));
-    let Some(def) = program.types.get(id.0 as usize) else {
+    let Some(def) = program.types.get(id) else {
         return format!("### `{name}`");
     };
     let body = match &def.kind {

@@ -166,9 +166,7 @@ fn package_view(
     let mut shown = Vec::new();
     let mut failing: Vec<String> = broken.to_vec();
     for d in diagnostics {
-        let unit = (d.span.file.0 as usize)
-            .lt(&loaded.files.len())
-            .then(|| loaded.files.get(d.span.file).unit.clone());
+        let unit = loaded.files.try_get(d.span.file).map(|f| f.unit.clone());
         match unit {
             Some(Unit::Package(p)) if p != name => {
                 if d.is_error() {

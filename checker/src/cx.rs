@@ -19,7 +19,7 @@ pub struct Cx<'a> {
 impl<'a> Cx<'a> {
     /// Whether an action belongs to the unit being checked.
     pub fn in_scope(&self, id: ActionId) -> bool {
-        let Some(action) = self.program.actions.get(id.0 as usize) else {
+        let Some(action) = self.program.actions.get(id) else {
             return false;
         };
         match (self.scope, action.owner) {
@@ -27,7 +27,7 @@ impl<'a> Cx<'a> {
             (Scope::Package(name), Owner::Package(p)) => self
                 .program
                 .packages
-                .get(p.0 as usize)
+                .get(p)
                 .is_some_and(|pkg| pkg.name.as_str() == name),
             _ => false,
         }
@@ -46,10 +46,10 @@ impl<'a> Cx<'a> {
 
     /// Whether findings may be reported at this span.
     pub fn reportable(&self, span: Span) -> bool {
-        if span.file.0 as usize >= self.files.len() {
+        let Some(file) = self.files.try_get(span.file) else {
             return false;
-        }
-        match (&self.files.get(span.file).unit, self.scope) {
+        };
+        match (&file.unit, self.scope) {
             (Unit::App, Scope::App) => true,
             (Unit::Package(p), Scope::Package(name)) => p == name,
             _ => false,

@@ -2,6 +2,10 @@
 //! computed once bottom-up, the rules of design sections 5 and 6, the plan
 //! and step-shape digests. Sees only the IR, never tokens or the AST.
 
+// Indexing that can panic is refused in the core: tables are indexed by
+// their own ids (`IndexVec`), and anything else goes through `get`.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod analysis;
 mod cx;
 pub mod plan;

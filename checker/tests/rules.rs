@@ -279,8 +279,8 @@ fn recursion_that_calls_out_is_reported_once() {
     let c = b.action("pong", vec![]);
     let ping_body = vec![b.call("stripe.prices.retrieve"), b.run(c)];
     let pong_body = vec![b.run(a)];
-    b.p.actions[a.0 as usize].body.nodes = ping_body;
-    b.p.actions[c.0 as usize].body.nodes = pong_body;
+    b.p.actions[a].body.nodes = ping_body;
+    b.p.actions[c].body.nodes = pong_body;
     b.subscriber(a);
     assert_eq!(b.codes(), vec!["effect.recursion"]);
 }
@@ -290,7 +290,7 @@ fn recursion_without_outside_calls_is_fine() {
     let mut b = B::new();
     let a = b.action("ping", vec![]);
     let body = vec![b.run(a)];
-    b.p.actions[a.0 as usize].body.nodes = body;
+    b.p.actions[a].body.nodes = body;
     assert_eq!(b.codes(), Vec::<&str>::new());
 }
 

@@ -9,6 +9,7 @@ pub mod ast;
 pub mod codes;
 pub mod diag;
 pub mod duration;
+pub mod index;
 pub mod intern;
 pub mod ir;
 pub mod lexer;

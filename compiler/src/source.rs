@@ -1,5 +1,6 @@
 //! The files of one check: every `.jadpo` source and manifest, by [`FileId`].
 
+use crate::index::IndexVec;
 use crate::span::{FileId, Span};
 
 /// Which unit a file belongs to; used for scoping and to decide where a
@@ -97,7 +98,7 @@ impl LineIndex {
 /// unit, then path) by the loader, so `FileId`s are stable across runs.
 #[derive(Clone, Debug, Default)]
 pub struct Files {
-    files: Vec<SourceFile>,
+    files: IndexVec<FileId, SourceFile>,
 }
 
 impl Files {
@@ -106,18 +107,21 @@ impl Files {
     }
 
     pub fn add(&mut self, path: impl Into<String>, text: impl Into<String>, unit: Unit) -> FileId {
-        let id = FileId(self.files.len() as u32);
         self.files.push(SourceFile {
             path: path.into(),
             text: text.into(),
             unit,
             lines: std::sync::OnceLock::new(),
-        });
-        id
+        })
     }
 
     pub fn get(&self, id: FileId) -> &SourceFile {
-        &self.files[id.0 as usize]
+        &self.files[id]
+    }
+
+    /// The file `id`, or `None` for an id from another set of files.
+    pub fn try_get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id)
     }
 
     pub fn len(&self) -> usize {
@@ -129,15 +133,12 @@ impl Files {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
-        self.files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (FileId(i as u32), f))
+        self.files.iter_enumerated()
     }
 
     /// The 1-based position of a span's start; `None` for a bad id.
     pub fn position(&self, span: Span) -> Option<Position> {
-        let file = self.files.get(span.file.0 as usize)?;
+        let file = self.files.get(span.file)?;
         Some(file.position(span.start as usize))
     }
 

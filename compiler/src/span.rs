@@ -6,6 +6,8 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
 pub struct FileId(pub u32);
 
+crate::idx!(FileId);
+
 /// A half-open byte range `start..end` inside one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
 pub struct Span {

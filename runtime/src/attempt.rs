@@ -255,7 +255,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
             .s
             .program
             .packages
-            .get(o.package.0 as usize)
+            .get(o.package)
             .and_then(|p| p.idempotency.as_ref());
         let keyed = o.keyed && idem.is_some();
         let window = o.window_ms;

@@ -7,6 +7,10 @@
 //! filesystem or network access happens here: stores and providers are
 //! given.
 
+// Indexing that can panic is refused in the core: tables are indexed by
+// their own ids (`IndexVec`), and anything else goes through `get`.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
+
 pub mod arith;
 pub mod attempt;
 pub mod check;

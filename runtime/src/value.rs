@@ -203,21 +203,9 @@ fn field_key(name: Name) -> [u8; 32] {
 /// An integer as RFC 8785 writes it. Jadpo's `Int` is exact, so one
 /// beyond 2^53 is written exactly too (JCS would round it as a double).
 fn write_int(out: &mut Vec<u8>, n: i64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = n.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&digits[at..]);
+    use std::io::Write;
+    // Writing to a vector cannot fail.
+    let _ = write!(out, "{n}");
 }
 
 /// A string as RFC 8785 writes it: `"` and `\` escaped, the control
@@ -234,11 +222,9 @@ fn write_string(out: &mut Vec<u8>, s: &str) {
             '\u{c}' => out.extend_from_slice(b"\\f"),
             '\r' => out.extend_from_slice(b"\\r"),
             c if (c as u32) < 0x20 => {
-                let hex = b"0123456789abcdef";
-                let b = c as u8;
-                out.extend_from_slice(b"\\u00");
-                out.push(hex[usize::from(b >> 4)]);
-                out.push(hex[usize::from(b & 0xf)]);
+                use std::io::Write;
+                // Writing to a vector cannot fail.
+                let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => {
                 let mut buf = [0u8; 4];
@@ -294,11 +280,11 @@ pub fn parse_instant(text: &str) -> Option<Instant> {
 
 /// Hex of a fingerprint or key.
 pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    use std::fmt::Write;
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+        // Writing to a string cannot fail.
+        let _ = write!(out, "{b:02x}");
     }
     out
 }

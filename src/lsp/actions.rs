@@ -176,11 +176,11 @@ fn decline(snap: &Snapshot, d: &Diagnostic) -> Option<(String, Vec<(Span, String
 /// The app action (not an inline route action) a finding is about: the one
 /// whose name it is on, else the innermost one holding it.
 fn owning_action(program: &Program, span: Span) -> Option<ActionId> {
-    let declared = |i: &usize| {
+    let declared = |i: &ActionId| {
         let a = &program.actions[*i];
         a.owner == Owner::App && !a.qualified.starts_with("route ")
     };
-    let all = 0..program.actions.len();
+    let all = program.actions.ids();
     all.clone()
         .filter(declared)
         .find(|&i| program.actions[i].name_span == span)
@@ -192,5 +192,4 @@ fn owning_action(program: &Program, span: Span) -> Option<ActionId> {
                 })
                 .min_by_key(|&i| program.actions[i].span.len())
         })
-        .map(|i| ActionId(i as u32))
 }

@@ -78,24 +78,16 @@ fn item(label: String, kind: CompletionItemKind, detail: String) -> CompletionIt
 
 /// After `pkg.`: what the package offers an app.
 fn qualified(program: &Program, qualifier: &str) -> Vec<CompletionItem> {
-    let Some(pkg) = program
-        .packages
-        .iter()
-        .position(|p| p.name.as_str() == qualifier)
-    else {
+    let Some(pkg) = program.packages.find_id(|p| p.name.as_str() == qualifier) else {
         return Vec::new();
     };
-    let mine = |owner: &Owner| matches!(owner, Owner::Package(p) if p.0 as usize == pkg);
+    let mine = |owner: &Owner| matches!(owner, Owner::Package(p) if *p == pkg);
     let keyed = program.packages[pkg]
         .idempotency
         .as_ref()
         .map(|i| i.header.clone());
     let mut items = Vec::new();
-    for op in program
-        .operations
-        .iter()
-        .filter(|o| o.package.0 as usize == pkg)
-    {
+    for op in program.operations.iter().filter(|o| o.package == pkg) {
         let how = match (op.changes, op.keyed, &keyed) {
             (false, ..) => "a read".to_string(),
             (true, true, Some(header)) => format!("changes; keyed ({header})"),
@@ -334,7 +326,7 @@ fn record_named(program: &Program, name: &str) -> Option<TypeId> {
             (Owner::App, None) => true,
             (Owner::Package(p), Some(name)) => program
                 .packages
-                .get(p.0 as usize)
+                .get(*p)
                 .is_some_and(|k| k.name.as_str() == name),
             _ => false,
         };
@@ -344,7 +336,7 @@ fn record_named(program: &Program, name: &str) -> Option<TypeId> {
 }
 
 fn fields(program: &Program, ty: TypeId, given: &[String]) -> Vec<CompletionItem> {
-    let Some(TypeKind::Record(fields)) = program.types.get(ty.0 as usize).map(|t| &t.kind) else {
+    let Some(TypeKind::Record(fields)) = program.types.get(ty).map(|t| &t.kind) else {
         return Vec::new();
     };
     fields

@@ -26,7 +26,7 @@ pub fn range(text: &str, span: Span) -> Range {
 }
 
 pub fn file_of(snap: &Snapshot, span: Span) -> Option<&jadpo_compiler::source::SourceFile> {
-    ((span.file.0 as usize) < snap.files.len()).then(|| snap.files.get(span.file))
+    snap.files.try_get(span.file)
 }
 
 /// One diagnostic for the editor, with the file it belongs in. The message

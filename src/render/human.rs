@@ -112,7 +112,7 @@ impl Excerpts {
     fn new(files: &Files, d: &Diagnostic, base: &str) -> Excerpts {
         let mut ranges: BTreeMap<FileId, Vec<Range<usize>>> = BTreeMap::new();
         for span in std::iter::once(d.span).chain(d.related.iter().map(|r| r.span)) {
-            if (span.file.0 as usize) < files.len() {
+            if files.try_get(span.file).is_some() {
                 ranges
                     .entry(span.file)
                     .or_default()
@@ -201,8 +201,8 @@ fn labels(files: &Files, d: &Diagnostic, excerpts: &Excerpts) -> Vec<Label<Ariad
 /// character when empty so the frame still points somewhere.
 fn display_range(files: &Files, span: Span) -> Range<usize> {
     let mut range = clamp(files, span);
-    if range.is_empty() && (span.file.0 as usize) < files.len() {
-        let text = &files.get(span.file).text;
+    if let Some(file) = files.try_get(span.file).filter(|_| range.is_empty()) {
+        let text = &file.text;
         if let Some(c) = text[range.start..].chars().next() {
             range.end = range.start + c.len_utf8();
         }

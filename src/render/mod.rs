@@ -114,10 +114,10 @@ pub use jadpo_compiler::source::Position;
 /// A span clamped into its file, on character boundaries, with `start <= end`.
 /// Renderers never trust a span: a bad one must not crash the output.
 pub fn clamp(files: &Files, span: Span) -> std::ops::Range<usize> {
-    if span.file.0 as usize >= files.len() {
+    let Some(file) = files.try_get(span.file) else {
         return 0..0;
-    }
-    let text = &files.get(span.file).text;
+    };
+    let text = &file.text;
     let end = floor_boundary(text, span.end as usize);
     let start = floor_boundary(text, span.start as usize).min(end);
     start..end
@@ -180,20 +180,15 @@ pub fn position(text: &str, offset: usize) -> Position {
 /// The 1-based start and exclusive end positions of a span (clamped).
 pub fn span_positions(files: &Files, span: Span) -> (Position, Position) {
     let range = clamp(files, span);
-    if (span.file.0 as usize) >= files.len() {
+    let Some(file) = files.try_get(span.file) else {
         return (position("", 0), position("", 0));
-    }
-    let file = files.get(span.file);
+    };
     (file.position(range.start), file.position(range.end))
 }
 
 /// The text of a span's file, or `""` for a bad id.
 pub fn file_text(files: &Files, span: Span) -> &str {
-    if (span.file.0 as usize) < files.len() {
-        &files.get(span.file).text
-    } else {
-        ""
-    }
+    files.try_get(span.file).map_or("", |f| &f.text)
 }
 
 /// A file's path as CI tools want it, with `/`: the project-relative path
@@ -232,11 +227,9 @@ fn normalize(path: &str) -> String {
 
 /// The path shown for a span's file, or `<unknown file>` for a bad id.
 pub fn file_path(files: &Files, span: Span) -> &str {
-    if (span.file.0 as usize) < files.len() {
-        &files.get(span.file).path
-    } else {
-        "<unknown file>"
-    }
+    files
+        .try_get(span.file)
+        .map_or("<unknown file>", |f| &f.path)
 }
 
 #[cfg(test)]

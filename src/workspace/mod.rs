@@ -330,9 +330,9 @@ impl Workspace {
             // Comparing with the text parsed last time costs a memcmp;
             // hashing every file on every edit cost more.
             let same_text = |p: &Parsed| {
-                old_files.is_some_and(|f| {
-                    (p.file.0 as usize) < f.len() && f.get(p.file).text == file.text
-                })
+                old_files
+                    .and_then(|f| f.try_get(p.file))
+                    .is_some_and(|old| old.text == file.text)
             };
             let reused = cache
                 .remove(&file.path)

@@ -12,6 +12,7 @@ pub mod misc;
 pub mod rope;
 pub mod values;
 
+use jadpo_compiler::index::{Idx, IndexVec};
 use jadpo_compiler::ir::{ActionId, Block, Node, Program, Target};
 use jadpo_compiler::span::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -58,12 +59,12 @@ impl Summary {
 /// Summaries by action id.
 #[derive(Clone, Debug, Default)]
 pub struct Summaries {
-    list: Vec<Option<Arc<Summary>>>,
+    list: IndexVec<ActionId, Option<Arc<Summary>>>,
 }
 
 impl Summaries {
     pub fn get(&self, id: ActionId) -> Option<&Summary> {
-        self.list.get(id.0 as usize).and_then(Option::as_deref)
+        self.list.get(id).and_then(Option::as_deref)
     }
 }
 
@@ -79,18 +80,18 @@ pub struct Analysed {
     pub cycles: Vec<Cycle>,
     /// Callers of each action, sorted, without repeats (shared with the
     /// cache while the call graph stands).
-    pub callers: Arc<Vec<Vec<ActionId>>>,
+    pub callers: Arc<IndexVec<ActionId, Vec<ActionId>>>,
     /// Follow-up facts per action (`follow_up.*` rules and the plan).
     pub follow_ups: crate::analysis::follow_up::FollowUps,
     /// Each action's content key, when the analysis kept a cache (the
     /// rules' cache builds on them); empty otherwise.
-    keys: Vec<Option<Key>>,
+    keys: IndexVec<ActionId, Option<Key>>,
 }
 
 impl Analysed {
     /// The content key of an action's summary, if the analysis made one.
     pub fn key(&self, id: ActionId) -> Option<Key> {
-        self.keys.get(id.0 as usize).copied().flatten()
+        self.keys.get(id).copied().flatten()
     }
 }
 
@@ -144,7 +145,7 @@ pub(crate) fn run_with(program: &Program, cache: Option<&mut Cache>) -> Analysed
 /// was made.
 #[derive(Default)]
 pub struct Cache {
-    entries: Vec<Option<(Key, Arc<Cached>)>>,
+    entries: IndexVec<ActionId, Option<(Key, Arc<Cached>)>>,
     graph: Option<Arc<Graph>>,
     memos: Memos,
     /// Actions whose summary was reused in the last analysis.
@@ -161,13 +162,16 @@ struct Cached {
 /// The call graph, with its components grouped in levels.
 struct Graph {
     /// Callees of each action, in body order.
-    calls: Vec<Vec<ActionId>>,
-    callers: Arc<Vec<Vec<ActionId>>>,
+    calls: Calls,
+    callers: Arc<Calls>,
     levels: Vec<Vec<Component>>,
 }
 
+/// Each action's callees, in body order.
+pub type Calls = IndexVec<ActionId, Vec<ActionId>>;
+
 /// The calls found in each body, on all threads.
-fn calls_of(program: &Program) -> Vec<Vec<ActionId>> {
+fn calls_of(program: &Program) -> Calls {
     use rayon::prelude::*;
     program
         .actions
@@ -177,29 +181,30 @@ fn calls_of(program: &Program) -> Vec<Vec<ActionId>> {
             calls_in(&action.body, &mut out);
             out.into_iter().map(|(_, a)| a).collect()
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// The call graph over `calls` (callees of each action, in body order;
 /// ids past the last action are left out).
-fn call_graph(mut calls: Vec<Vec<ActionId>>) -> Graph {
+fn call_graph(mut calls: Calls) -> Graph {
     let n = calls.len();
     let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
     for _ in 0..n {
         graph.add_node(());
     }
-    let mut callers: Vec<Vec<ActionId>> = vec![Vec::new(); n];
-    let mut self_calls = vec![false; n];
-    for (i, callees) in calls.iter_mut().enumerate() {
-        callees.retain(|c| (c.0 as usize) < n);
+    let mut callers: Calls = vec![Vec::new(); n].into();
+    let mut self_calls: IndexVec<ActionId, bool> = vec![false; n].into();
+    for (i, callees) in calls.as_vec_mut().iter_mut().enumerate() {
+        let caller = ActionId::from_usize(i);
+        callees.retain(|c| c.index() < n);
         for &callee in callees.iter() {
-            let j = callee.0 as usize;
-            graph.add_edge(NodeIndex::new(i), NodeIndex::new(j), ());
-            if let Some(list) = callers.get_mut(j) {
-                list.push(ActionId(i as u32));
+            graph.add_edge(NodeIndex::new(i), NodeIndex::new(callee.index()), ());
+            if let Some(list) = callers.get_mut(callee) {
+                list.push(caller);
             }
-            if i == j {
-                if let Some(flag) = self_calls.get_mut(i) {
+            if caller == callee {
+                if let Some(flag) = self_calls.get_mut(caller) {
                     *flag = true;
                 }
             }
@@ -231,16 +236,16 @@ struct Component {
 /// summarised at the same time.
 fn levels(
     graph: &DiGraph<(), ()>,
-    calls: &[Vec<ActionId>],
-    self_calls: &[bool],
+    calls: &Calls,
+    self_calls: &IndexVec<ActionId, bool>,
 ) -> Vec<Vec<Component>> {
     // `kosaraju_scc` gives components callees first (postorder) and walks
     // with an explicit stack: a recursive walk overflows on long call chains.
     let sccs = petgraph::algo::kosaraju_scc(graph);
-    let mut comp_of = vec![0usize; calls.len()];
+    let mut comp_of: IndexVec<ActionId, usize> = vec![0usize; calls.len()].into();
     for (c, scc) in sccs.iter().enumerate() {
         for ix in scc {
-            if let Some(slot) = comp_of.get_mut(ix.index()) {
+            if let Some(slot) = comp_of.get_mut(ActionId::from_usize(ix.index())) {
                 *slot = c;
             }
         }
@@ -248,12 +253,15 @@ fn levels(
     let mut level_of = vec![0usize; sccs.len()];
     let mut out: Vec<Vec<Component>> = Vec::new();
     for (c, scc) in sccs.into_iter().enumerate() {
-        let mut members: Vec<ActionId> = scc.iter().map(|ix| ActionId(ix.index() as u32)).collect();
+        let mut members: Vec<ActionId> = scc
+            .iter()
+            .map(|ix| ActionId::from_usize(ix.index()))
+            .collect();
         members.sort();
         let mut level = 0;
         for m in &members {
-            for callee in calls.get(m.0 as usize).map_or(&[][..], Vec::as_slice) {
-                let d = comp_of.get(callee.0 as usize).copied().unwrap_or(c);
+            for callee in calls.get(*m).map_or(&[][..], Vec::as_slice) {
+                let d = comp_of.get(*callee).copied().unwrap_or(c);
                 if d != c {
                     level = level.max(level_of.get(d).copied().unwrap_or(0) + 1);
                 }
@@ -265,7 +273,7 @@ fn levels(
         let cyclic = members.len() > 1
             || members
                 .first()
-                .is_some_and(|a| self_calls.get(a.0 as usize).copied().unwrap_or(false));
+                .is_some_and(|a| self_calls.get(*a).copied().unwrap_or(false));
         if out.len() <= level {
             out.resize_with(level + 1, Vec::new);
         }
@@ -280,9 +288,9 @@ fn levels(
 struct Slots<'p> {
     program: &'p Program,
     summaries: Summaries,
-    follow_ups: Vec<Option<Arc<ActionFollowUps>>>,
-    previous: Vec<Option<(Key, Arc<Cached>)>>,
-    kept: Vec<Option<(Key, Arc<Cached>)>>,
+    follow_ups: IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
+    previous: IndexVec<ActionId, Option<(Key, Arc<Cached>)>>,
+    kept: IndexVec<ActionId, Option<(Key, Arc<Cached>)>>,
     reused: usize,
     computed: usize,
 }
@@ -291,13 +299,13 @@ impl Slots<'_> {
     /// The cached entry for `key`, if the last analysis left one.
     fn reuse(&mut self, id: ActionId, key: Option<Key>) -> Option<Arc<Cached>> {
         let k = key?;
-        let (old, entry) = self.previous.get(id.0 as usize)?.as_ref()?;
+        let (old, entry) = self.previous.get(id)?.as_ref()?;
         if *old != k {
             return None;
         }
         let entry = entry.clone();
         self.reused += 1;
-        if let Some(slot) = self.kept.get_mut(id.0 as usize) {
+        if let Some(slot) = self.kept.get_mut(id) {
             *slot = Some((k, entry.clone()));
         }
         Some(entry)
@@ -319,14 +327,14 @@ impl Slots<'_> {
     fn store(&mut self, id: ActionId, key: Option<Key>, entry: Arc<Cached>, fresh: bool) {
         if fresh {
             self.computed += 1;
-            if let (Some(k), Some(slot)) = (key, self.kept.get_mut(id.0 as usize)) {
+            if let (Some(k), Some(slot)) = (key, self.kept.get_mut(id)) {
                 *slot = Some((k, entry.clone()));
             }
         }
-        if let Some(slot) = self.summaries.list.get_mut(id.0 as usize) {
+        if let Some(slot) = self.summaries.list.get_mut(id) {
             *slot = Some(entry.summary.clone());
         }
-        if let Some(slot) = self.follow_ups.get_mut(id.0 as usize) {
+        if let Some(slot) = self.follow_ups.get_mut(id) {
             *slot = Some(entry.follow_ups.clone());
         }
     }
@@ -382,17 +390,17 @@ fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
     let mut slots = Slots {
         program,
         summaries: Summaries {
-            list: vec![None; n],
+            list: vec![None; n].into(),
         },
-        follow_ups: vec![None; n],
+        follow_ups: vec![None; n].into(),
         previous: cache
             .as_mut()
             .map(|c| std::mem::take(&mut c.entries))
             .unwrap_or_default(),
         kept: if cache.is_some() {
-            vec![None; n]
+            vec![None; n].into()
         } else {
-            Vec::new()
+            IndexVec::new()
         },
         reused: 0,
         computed: 0,
@@ -432,7 +440,7 @@ fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
 #[derive(Default)]
 struct Memos {
     context: Option<Key>,
-    list: Vec<Option<Memo>>,
+    list: IndexVec<ActionId, Option<Memo>>,
 }
 
 struct Memo {
@@ -447,18 +455,18 @@ struct Keys {
     on: bool,
     context: Key,
     /// Each action's body alone, hashed up front on all threads.
-    bodies: Vec<Key>,
-    list: Vec<Option<Key>>,
+    bodies: IndexVec<ActionId, Key>,
+    list: IndexVec<ActionId, Option<Key>>,
     /// The last analysis's memos (when its context was the same), and this
     /// one's.
-    last: Vec<Option<Memo>>,
+    last: IndexVec<ActionId, Option<Memo>>,
     memos: Memos,
     w: key::Writer,
 }
 
 impl Keys {
     /// The keys' starting point, and each body's calls.
-    fn new(program: &Program, n: usize, on: bool, last: Memos) -> (Keys, Vec<Vec<ActionId>>) {
+    fn new(program: &Program, n: usize, on: bool, last: Memos) -> (Keys, Calls) {
         use rayon::prelude::*;
         let bodies = if on {
             program
@@ -482,20 +490,24 @@ impl Keys {
         let last = if last.context == Some(context) {
             last.list
         } else {
-            Vec::new()
+            IndexVec::new()
         };
         let keys = Keys {
             on,
             context,
-            bodies,
-            list: if on { vec![None; n] } else { Vec::new() },
+            bodies: bodies.into(),
+            list: if on {
+                vec![None; n].into()
+            } else {
+                IndexVec::new()
+            },
             last,
             memos: Memos {
                 context: Some(context),
                 list: if on {
                     (0..n).map(|_| None).collect()
                 } else {
-                    Vec::new()
+                    IndexVec::new()
                 },
             },
             w: key::Writer::default(),
@@ -504,13 +516,13 @@ impl Keys {
     }
 
     fn get(&self, id: ActionId) -> Option<Key> {
-        self.list.get(id.0 as usize).copied().flatten()
+        self.list.get(id).copied().flatten()
     }
 
     /// Keys the members of one component. An action outside a cycle is
     /// keyed by its id, body and callees' keys; the members of a cycle
     /// together, since each one's summary depends on the others' bodies.
-    fn component(&mut self, calls: &[Vec<ActionId>], members: &[ActionId], cyclic: bool) {
+    fn component(&mut self, calls: &Calls, members: &[ActionId], cyclic: bool) {
         if !self.on {
             return;
         }
@@ -524,9 +536,9 @@ impl Keys {
         self.w.u8(u8::from(cyclic));
         for &id in members {
             self.w.u32(id.0);
-            let body = self.bodies.get(id.0 as usize).copied().unwrap_or(none);
+            let body = self.bodies.get(id).copied().unwrap_or(none);
             self.w.key(&body);
-            for callee in calls.get(id.0 as usize).map_or(&[][..], Vec::as_slice) {
+            for callee in calls.get(id).map_or(&[][..], Vec::as_slice) {
                 self.w.u32(callee.0);
                 if !members.contains(callee) {
                     let k = self.get(*callee).unwrap_or(none);
@@ -544,7 +556,7 @@ impl Keys {
             } else {
                 shared
             };
-            if let Some(slot) = self.list.get_mut(id.0 as usize) {
+            if let Some(slot) = self.list.get_mut(id) {
                 *slot = Some(k);
             }
         }
@@ -553,11 +565,10 @@ impl Keys {
     /// Keys an action outside a cycle: the bytes are those `component`
     /// writes for it; the last analysis's key stands when the body and the
     /// callees' keys are the same.
-    fn single(&mut self, calls: &[Vec<ActionId>], id: ActionId, none: Key) {
-        let i = id.0 as usize;
-        let body = self.bodies.get(i).copied().unwrap_or(none);
-        let callees = calls.get(i).map_or(&[][..], Vec::as_slice);
-        let last = self.last.get_mut(i).and_then(Option::take);
+    fn single(&mut self, calls: &Calls, id: ActionId, none: Key) {
+        let body = self.bodies.get(id).copied().unwrap_or(none);
+        let callees = calls.get(id).map_or(&[][..], Vec::as_slice);
+        let last = self.last.get_mut(id).and_then(Option::take);
         let memo = match last {
             Some(m)
                 if m.body == body
@@ -590,10 +601,10 @@ impl Keys {
                 }
             }
         };
-        if let Some(slot) = self.list.get_mut(i) {
+        if let Some(slot) = self.list.get_mut(id) {
             *slot = Some(memo.key);
         }
-        if let Some(slot) = self.memos.list.get_mut(i) {
+        if let Some(slot) = self.memos.list.get_mut(id) {
             *slot = Some(memo);
         }
     }

@@ -13,7 +13,7 @@ use crate::Cx;
 
 /// The `follow_ups` entry of action `id`, in evaluation order.
 pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Vec<FollowUpPlan> {
-    let Some(action) = cx.program.actions.get(id.0 as usize) else {
+    let Some(action) = cx.program.actions.get(id) else {
         return Vec::new();
     };
     let mut out: Vec<(u32, FollowUpPlan)> = own_emits(&action.body)
@@ -31,7 +31,7 @@ pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Vec<FollowUpPlan> {
                     (o.key.as_str().to_string(), plan)
                 })
                 .collect();
-            let event = cx.program.events.get(emit.event.0 as usize);
+            let event = cx.program.events.get(emit.event);
             let entry = FollowUpPlan::Emit {
                 event: event.map(|e| e.qualified.clone()),
                 site: site(cx, emit.span),
@@ -49,11 +49,7 @@ pub fn plan_follow_ups(cx: &Cx, id: ActionId) -> Vec<FollowUpPlan> {
             return;
         };
         if cx.analysed.follow_ups.get(callee).is_some_and(|f| f.emits) {
-            let name = cx
-                .program
-                .actions
-                .get(callee.0 as usize)
-                .map(|a| a.qualified.as_str());
+            let name = cx.program.actions.get(callee).map(|a| a.qualified.as_str());
             let entry = FollowUpPlan::Through {
                 through: name.map(str::to_string),
                 site: site(cx, effect.span),

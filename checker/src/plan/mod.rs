@@ -92,7 +92,7 @@ fn app_plan(cx: &Cx) -> Plan {
     let mut actions: Vec<ActionPlan> = cx
         .actions()
         .map(|id| {
-            let entries = by_action.get(id.0 as usize).map_or(&[][..], Vec::as_slice);
+            let entries = by_action.get(id).map_or(&[][..], Vec::as_slice);
             action_plan(cx, id, entries)
         })
         .collect();
@@ -173,7 +173,7 @@ fn action_plan(cx: &Cx, id: ActionId, entry_ids: &[usize]) -> ActionPlan {
     let mut callers: Vec<String> = cx
         .analysed
         .callers
-        .get(id.0 as usize)
+        .get(id)
         .into_iter()
         .flatten()
         .filter(|c| cx.program.action(**c).owner == Owner::App)
@@ -203,10 +203,11 @@ fn action_plan(cx: &Cx, id: ActionId, entry_ids: &[usize]) -> ActionPlan {
 
 /// The indexes of the entry points that run each action, computed once so
 /// the plan stays linear in the number of actions and entries.
-fn entries_by_action(cx: &Cx) -> Vec<Vec<usize>> {
-    let mut by_action = vec![Vec::new(); cx.program.actions.len()];
+fn entries_by_action(cx: &Cx) -> jadpo_compiler::index::IndexVec<ActionId, Vec<usize>> {
+    let mut by_action: jadpo_compiler::index::IndexVec<ActionId, Vec<usize>> =
+        vec![Vec::new(); cx.program.actions.len()].into();
     for (i, e) in cx.program.entries.iter().enumerate() {
-        if let Some(list) = e.action.and_then(|a| by_action.get_mut(a.0 as usize)) {
+        if let Some(list) = e.action.and_then(|a| by_action.get_mut(a)) {
             list.push(i);
         }
     }
@@ -263,7 +264,7 @@ fn steps_of(cx: &Cx, graph: &StepGraph) -> Vec<StepPlan> {
     let mut out = Vec::with_capacity(graph.steps.len());
     for (i, step) in graph.steps.iter().enumerate() {
         let op = cx.program.op(step.node.op);
-        let pkg = cx.program.packages.get(op.package.0 as usize);
+        let pkg = cx.program.packages.get(op.package);
         let idem = pkg.and_then(|p| p.idempotency.as_ref());
         let keyed = op.keyed && idem.is_some();
         let window = op.window_ms;

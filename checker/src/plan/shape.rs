@@ -236,7 +236,7 @@ fn restrict_to_steps(p: &Program, b: &Builder, truncated: bool) -> StepGraph {
         let changes = b
             .nodes
             .get(i)
-            .is_some_and(|c| p.operations.get(c.op.0 as usize).is_some_and(|o| o.changes));
+            .is_some_and(|c| p.operations.get(c.op).is_some_and(|o| o.changes));
         let was_unchanged = unchanged.get(i).copied().unwrap_or(false);
         let before = changed.get(i).copied().flatten();
         let first = (changes && was_unchanged).then_some((1, 1));
@@ -286,10 +286,7 @@ fn restrict_to_steps(p: &Program, b: &Builder, truncated: bool) -> StepGraph {
     }
     // The first step on a path is a changing call reached with nothing changed.
     for (i, step) in graph.steps.iter().enumerate() {
-        let changes = p
-            .operations
-            .get(step.node.op.0 as usize)
-            .is_some_and(|o| o.changes);
+        let changes = p.operations.get(step.node.op).is_some_and(|o| o.changes);
         if changes && step.first == 1 {
             graph.starts.push(i);
         }
@@ -325,7 +322,7 @@ pub fn digest(p: &Program, graph: &StepGraph) -> String {
         h.update(b"step\0");
         let op = p
             .operations
-            .get(step.node.op.0 as usize)
+            .get(step.node.op)
             .map_or("", |o| o.qualified.as_str());
         h.update(op.as_bytes());
         h.update(b"\0");

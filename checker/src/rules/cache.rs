@@ -25,7 +25,7 @@ use crate::Scope;
 pub struct Cache {
     /// The context of the last run ([`context`]).
     context: Option<Key>,
-    slots: Vec<Option<Arc<Judged>>>,
+    slots: jadpo_compiler::index::IndexVec<ActionId, Option<Arc<Judged>>>,
     /// Actions whose findings were reused in the last run.
     pub reused: usize,
     /// Actions judged afresh in the last run.
@@ -66,7 +66,7 @@ fn event_fields(cx: &Cx, action: &Action) -> Vec<Vec<Span>> {
         .map(|emit| {
             cx.program
                 .events
-                .get(emit.event.0 as usize)
+                .get(emit.event)
                 .map(|e| e.fields.iter().map(|f| f.span).collect())
                 .unwrap_or_default()
         })
@@ -137,7 +137,7 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
     cache.context = Some(context);
     cache.slots = (0..cx.program.actions.len()).map(|_| None).collect();
     for (&id, (judged, _)) in ids.iter().zip(judged) {
-        if let Some(slot) = cache.slots.get_mut(id.0 as usize) {
+        if let Some(slot) = cache.slots.get_mut(id) {
             *slot = Some(judged);
         }
     }
@@ -148,7 +148,7 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
 /// and header are the same, else judged now.
 fn judge(cx: &Cx, old: &[Option<Arc<Judged>>], id: ActionId) -> (Arc<Judged>, bool) {
     let summary = cx.analysed.key(id);
-    let action = cx.program.actions.get(id.0 as usize);
+    let action = cx.program.actions.get(id);
     if let (Some(k), Some(a), Some(Some(last))) = (summary, action, old.get(id.0 as usize)) {
         if last.header.is(cx, k, a) {
             return (last.clone(), true);
@@ -178,7 +178,7 @@ fn judge_now(cx: &Cx, id: ActionId) -> Judged {
 /// The action's summary key (none when the analysis kept no key: then
 /// the findings are never reused) and header.
 fn header(cx: &Cx, id: ActionId) -> Header {
-    let action = cx.program.actions.get(id.0 as usize);
+    let action = cx.program.actions.get(id);
     Header {
         summary: cx.analysed.key(id),
         owner: action.map_or(Owner::App, |a| a.owner),

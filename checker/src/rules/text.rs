@@ -10,19 +10,19 @@ use crate::analysis::values::What;
 
 pub fn op(p: &Program, op: OpId) -> String {
     p.operations
-        .get(op.0 as usize)
+        .get(op)
         .map_or_else(|| "an operation".to_string(), |o| o.qualified.clone())
 }
 
 pub fn action(p: &Program, id: ActionId) -> String {
     p.actions
-        .get(id.0 as usize)
+        .get(id)
         .map_or_else(|| "an action".to_string(), |a| a.qualified.clone())
 }
 
 pub fn failure(p: &Program, f: FailureId) -> String {
     p.failures
-        .get(f.0 as usize)
+        .get(f)
         .map_or_else(|| "a failure".to_string(), |f| f.qualified.clone())
 }
 
@@ -52,7 +52,7 @@ pub fn what(p: &Program, w: What) -> String {
             };
             let name = p
                 .entities
-                .get(entity.0 as usize)
+                .get(entity)
                 .map_or("an entity", |e| e.qualified.as_str());
             format!("`{verb} {name}`")
         }
@@ -60,14 +60,14 @@ pub fn what(p: &Program, w: What) -> String {
         What::Check(Some(entity)) => {
             let name = p
                 .entities
-                .get(entity.0 as usize)
+                .get(entity)
                 .map_or("an entity", |e| e.qualified.as_str());
             format!("`query required {name}`")
         }
         What::Emit(event) => {
             let name = p
                 .events
-                .get(event.0 as usize)
+                .get(event)
                 .map_or("an event", |e| e.qualified.as_str());
             format!("`emit {name}`")
         }
@@ -103,10 +103,7 @@ pub fn steps<'l>(p: &Program, leaves: &'l [Leaf]) -> Vec<(u32, u32, &'l Leaf)> {
     let mut step = 0u32;
     let mut changing = 0u32;
     for leaf in leaves {
-        let changes = p
-            .operations
-            .get(leaf.op.0 as usize)
-            .is_some_and(|o| o.changes);
+        let changes = p.operations.get(leaf.op).is_some_and(|o| o.changes);
         if changes {
             changing += 1;
         }
@@ -124,11 +121,7 @@ pub fn steps<'l>(p: &Program, leaves: &'l [Leaf]) -> Vec<(u32, u32, &'l Leaf)> {
 pub fn common_via(p: &Program, leaves: &[Leaf]) -> Vec<(Span, ActionId)> {
     let mut common: Option<Vec<(Span, ActionId)>> = None;
     for leaf in leaves {
-        if !p
-            .operations
-            .get(leaf.op.0 as usize)
-            .is_some_and(|o| o.changes)
-        {
+        if !p.operations.get(leaf.op).is_some_and(|o| o.changes) {
             continue;
         }
         common = Some(match common {

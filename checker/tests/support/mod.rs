@@ -230,7 +230,7 @@ impl B {
         timeout_ms: u64,
         attempts: u32,
     ) {
-        let pkg_name = self.p.packages[pkg as usize].name.as_str();
+        let pkg_name = self.p.packages[PkgId(pkg)].name.as_str();
         self.p.operations.push(Operation {
             package: PkgId(pkg),
             name: name.into(),
@@ -244,7 +244,7 @@ impl B {
             large_output,
             timeout_ms,
             attempts,
-            window_ms: self.p.packages[pkg as usize]
+            window_ms: self.p.packages[PkgId(pkg)]
                 .idempotency
                 .as_ref()
                 .filter(|_| keyed)
@@ -475,7 +475,7 @@ impl B {
 
     pub fn decline(&mut self, a: ActionId, code: &str) {
         let span = self.span();
-        self.p.actions[a.0 as usize].declines.push(Decline {
+        self.p.actions[a].declines.push(Decline {
             code: code.into(),
             reason: "tested".into(),
             span,

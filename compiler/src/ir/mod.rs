@@ -12,6 +12,7 @@ pub mod code;
 pub mod test;
 pub mod types;
 
+use crate::index::IndexVec;
 use crate::intern::Name;
 use crate::manifest::{AnswerMatch, NewKeyOn};
 use crate::span::Span;
@@ -31,48 +32,50 @@ pub struct EventId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EntityId(pub u32);
 
+crate::idx!(PkgId, OpId, ActionId, FailureId, EventId, EntityId);
+
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     pub app: AppSettings,
-    pub packages: Vec<Package>,
-    pub operations: Vec<Operation>,
-    pub actions: Vec<Action>,
-    pub failures: Vec<Failure>,
-    pub events: Vec<Event>,
-    pub entities: Vec<Entity>,
+    pub packages: IndexVec<PkgId, Package>,
+    pub operations: IndexVec<OpId, Operation>,
+    pub actions: IndexVec<ActionId, Action>,
+    pub failures: IndexVec<FailureId, Failure>,
+    pub events: IndexVec<EventId, Event>,
+    pub entities: IndexVec<EntityId, Entity>,
     pub entries: Vec<Entry>,
     /// Every declared type, indexed by [`TypeId`].
-    pub types: Vec<TypeDef>,
+    pub types: IndexVec<TypeId, TypeDef>,
     /// Every function, indexed by [`FnId`].
-    pub functions: Vec<code::Function>,
+    pub functions: IndexVec<FnId, code::Function>,
     /// The app's config entries, in name order.
     pub config: Vec<ConfigEntry>,
-    pub fixtures: Vec<test::Fixture>,
+    pub fixtures: IndexVec<test::FixtureId, test::Fixture>,
     /// Tests in source order (files by path, then position).
     pub tests: Vec<test::Test>,
 }
 
 impl Program {
     pub fn op(&self, id: OpId) -> &Operation {
-        &self.operations[id.0 as usize]
+        &self.operations[id]
     }
     pub fn action(&self, id: ActionId) -> &Action {
-        &self.actions[id.0 as usize]
+        &self.actions[id]
     }
     pub fn failure(&self, id: FailureId) -> &Failure {
-        &self.failures[id.0 as usize]
+        &self.failures[id]
     }
     pub fn event(&self, id: EventId) -> &Event {
-        &self.events[id.0 as usize]
+        &self.events[id]
     }
     pub fn entity(&self, id: EntityId) -> &Entity {
-        &self.entities[id.0 as usize]
+        &self.entities[id]
     }
     pub fn package(&self, id: PkgId) -> &Package {
-        &self.packages[id.0 as usize]
+        &self.packages[id]
     }
     pub fn function(&self, id: FnId) -> &code::Function {
-        &self.functions[id.0 as usize]
+        &self.functions[id]
     }
     /// The standard library's failure of a kind (`InvalidValue`, ...).
     pub fn standard_failure(&self, kind: FailureKind) -> FailureId {

@@ -12,6 +12,8 @@ use super::{ActionId, EventId, FailureId, OpId, Owner, PkgId};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FixtureId(pub u32);
 
+crate::idx!(FixtureId);
+
 #[derive(Clone, Debug)]
 pub struct Fixture {
     pub name: Name,

@@ -14,6 +14,8 @@ pub struct TypeId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FnId(pub u32);
 
+crate::idx!(TypeId, FnId);
+
 /// The prelude's primitive types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Prim {

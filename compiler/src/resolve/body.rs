@@ -357,7 +357,7 @@ impl<'a> Resolver<'_, 'a> {
         decl: &ast::ActionDecl,
     ) -> (ir::Block, code::Body, ir::Reads) {
         let t = self.t;
-        let Some(sig) = t.actions.get(id.0 as usize) else {
+        let Some(sig) = t.actions.get(id) else {
             return Default::default();
         };
         let mut cx = Cx::new(sig.unit, BodyKind::Action, sig.ret.clone());
@@ -387,7 +387,7 @@ impl<'a> Resolver<'_, 'a> {
             _ => None,
         })?;
         let t = self.t;
-        let sig = t.actions.get(id.0 as usize)?;
+        let sig = t.actions.get(id)?;
         let mut cx = Cx::new(Owner::App, BodyKind::RouteAction, sig.ret.clone());
         Self::bind_params(&mut cx, &sig.params);
         let mut out = ir::Block::default();
@@ -412,7 +412,7 @@ impl<'a> Resolver<'_, 'a> {
     }
 
     /// Checks a function's body (functions have no effects to lower).
-    pub(super) fn function_body(&mut self, i: usize) -> (code::Body, ir::Reads) {
+    pub(super) fn function_body(&mut self, i: ir::FnId) -> (code::Body, ir::Reads) {
         let t = self.t;
         let Some(sig) = t.functions.get(i) else {
             return Default::default();
@@ -817,7 +817,7 @@ impl<'r> Resolver<'r, '_> {
         t: super::tables::TypeId,
     ) -> Option<&'r [super::tables::FieldDef]> {
         let tables = self.t;
-        match &tables.types[t.0 as usize].kind {
+        match &tables.types[t].kind {
             TypeKind::Record(f) => Some(f),
             _ => None,
         }

@@ -269,7 +269,7 @@ impl<'r> Resolver<'r, '_> {
         match self.callee(cx, path) {
             Callee::Function(f) => {
                 cx.reads.functions.push(f);
-                let sig = &t.functions[f.0 as usize];
+                let sig = &t.functions[f];
                 let label = Label::of(path);
                 let args = self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
                 Outcome::Pure(
@@ -278,7 +278,7 @@ impl<'r> Resolver<'r, '_> {
             }
             Callee::Action(a) => {
                 cx.reads.actions.push(a);
-                let sig = &t.actions[a.0 as usize];
+                let sig = &t.actions[a];
                 let label = Label::of(path);
                 let args = self.check_args(cx, span, &label, Params::Sig(&sig.params), args, out);
                 if self.impure(cx, "purity.action_call", span, "call an action") {
@@ -304,7 +304,7 @@ impl<'r> Resolver<'r, '_> {
                 })
             }
             Callee::Op(op) => {
-                let sig = &t.op_sigs[op.0 as usize];
+                let sig = &t.op_sigs[op];
                 let label = Label::of(path);
                 let mut args =
                     self.check_args(cx, span, &label, Params::One(&sig.request), args, out);

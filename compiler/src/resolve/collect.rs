@@ -232,8 +232,8 @@ impl<'a> Builder<'a> {
             return;
         }
         let id = self.new_action(unit, a.name.name, a.span, a.name.span, Some(a));
-        self.prog.actions[id.0 as usize].public = a.public.is_some();
-        self.prog.actions[id.0 as usize].declines = a
+        self.prog.actions[id].public = a.public.is_some();
+        self.prog.actions[id].declines = a
             .declines
             .iter()
             .map(|d| ir::Decline {

@@ -30,7 +30,7 @@ impl<'a> Builder<'a> {
         let fields: Vec<ast::FieldDecl> = f.fields().cloned().collect();
         let defs = rx.field_defs(unit, &fields);
         rx.check_setting_repeats(f.settings());
-        let failure = &mut self.prog.failures[id.0 as usize];
+        let failure = &mut self.prog.failures[id];
         failure.code = code;
         failure.fields = defs;
         let _: FailureId = id;
@@ -59,7 +59,7 @@ impl<'a> Builder<'a> {
         let mut chain = vec![start];
         let mut at = start;
         loop {
-            let TypeKind::Alias(inner) = &self.types.get(at.0 as usize)?.kind else {
+            let TypeKind::Alias(inner) = &self.types.get(at)?.kind else {
                 return None;
             };
             let super::tables::Ty::Named(next) = inner.unbounded() else {
@@ -79,11 +79,11 @@ impl<'a> Builder<'a> {
     fn report_alias_cycle(&mut self, cycle: &[TypeId]) {
         let names: Vec<String> = cycle
             .iter()
-            .map(|t| format!("`{}`", self.types[t.0 as usize].name))
+            .map(|t| format!("`{}`", self.types[*t].name))
             .collect();
         let mut spans = cycle
             .iter()
-            .filter_map(|t| self.types[t.0 as usize].span)
+            .filter_map(|t| self.types[*t].span)
             .collect::<Vec<Span>>();
         spans.sort();
         let Some((first, rest)) = spans.split_first() else {
@@ -102,7 +102,7 @@ impl<'a> Builder<'a> {
         }
         self.error(d);
         for t in cycle {
-            self.types[t.0 as usize].kind = TypeKind::Pending;
+            self.types[*t].kind = TypeKind::Pending;
         }
     }
 }

@@ -22,14 +22,14 @@ const BATCH: usize = 32;
 enum Job<'a> {
     Action(ActionId, &'a ast::ActionDecl),
     Route(&'a ast::RouteDecl, ActionId),
-    Function(usize),
+    Function(ir::FnId),
 }
 
 /// What checking one body produced.
 enum Done {
     Action(ActionId, ir::Block, code::Body, ir::Reads),
     Route(ActionId, Option<RouteBody>),
-    Function(usize, code::Body, ir::Reads),
+    Function(ir::FnId, code::Body, ir::Reads),
 }
 
 /// Runs `f` on each item in parallel with a resolver of its own; returns the
@@ -112,10 +112,9 @@ impl<'a> Builder<'a> {
     /// Action and function headers: parameters, results and `fails`; with
     /// `reuse`, keeps what still holds of the last resolution's.
     pub(super) fn resolve_headers(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
-        let actions: Vec<(usize, &'a ast::ActionDecl)> = self
+        let actions: Vec<(ActionId, &'a ast::ActionDecl)> = self
             .actions
-            .iter()
-            .enumerate()
+            .iter_enumerated()
             .filter_map(|(i, a)| a.decl.map(|d| (i, d)))
             .collect();
         let files: Vec<FileId> = actions.iter().map(|(_, d)| d.span.file).collect();
@@ -136,11 +135,11 @@ impl<'a> Builder<'a> {
         }
         for (route, id) in self.route_actions.clone() {
             let (params, ret) = self.rx().route_action_header(route);
-            let sig = &mut self.actions[id.0 as usize];
+            let sig = &mut self.actions[id];
             sig.params = params;
             sig.ret = ret;
         }
-        let functions: Vec<usize> = (0..self.functions.len()).collect();
+        let functions: Vec<ir::FnId> = self.functions.ids().collect();
         let files: Vec<FileId> = self.functions.iter().map(|f| f.decl.span.file).collect();
         let done = par_resolve_reusing(
             &self.t,
@@ -156,14 +155,14 @@ impl<'a> Builder<'a> {
                 (params, ret)
             },
         );
-        for (i, ((params, ret), mut diags)) in done.into_iter().enumerate() {
+        for (i, ((params, ret), mut diags)) in functions.into_iter().zip(done) {
             self.diags.append(&mut diags);
             self.functions[i].params = params;
             self.functions[i].ret = ret;
         }
     }
 
-    fn set_header(&mut self, i: usize, h: Header) {
+    fn set_header(&mut self, i: ActionId, h: Header) {
         let sig = &mut self.actions[i];
         sig.params = h.params;
         sig.ret = h.ret;
@@ -240,7 +239,7 @@ impl<'a> Builder<'a> {
         for (route, id) in &self.route_actions {
             jobs.push(Job::Route(route, *id));
         }
-        jobs.extend((0..self.functions.len()).map(Job::Function));
+        jobs.extend(self.functions.ids().map(Job::Function));
         jobs
     }
 
@@ -259,13 +258,13 @@ impl<'a> Builder<'a> {
     fn apply(&mut self, done: Done) {
         match done {
             Done::Action(id, block, code, reads) => {
-                let action = &mut self.prog.actions[id.0 as usize];
+                let action = &mut self.prog.actions[id];
                 action.body = block;
                 action.code = code;
                 action.reads = reads;
             }
             Done::Route(id, Some(r)) => {
-                let action = &mut self.prog.actions[id.0 as usize];
+                let action = &mut self.prog.actions[id];
                 action.body = r.block;
                 action.code = r.code;
                 action.fails = r.fails;

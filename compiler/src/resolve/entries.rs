@@ -768,7 +768,7 @@ impl<'a> Resolver<'_, 'a> {
         };
         // The tables outlive this resolver: the signature is read in place.
         let t = self.t;
-        let sig = &t.actions[id.0 as usize];
+        let sig = &t.actions[id];
         let label = &t.prog.action(id).qualified;
         let code = self.check_args(
             &mut cx,
@@ -851,7 +851,7 @@ impl<'a> Resolver<'_, 'a> {
     /// inside an app action; the fix shows the wrapper.
     fn report_package_run(&mut self, path: &ast::Path, a: ActionId, args: &[ast::Expr]) {
         let t = self.t;
-        let sig = &t.actions[a.0 as usize];
+        let sig = &t.actions[a];
         let action = t.prog.action(a);
         let name = path.segments.last().map_or("", |s| s.name.as_str());
         let params: Vec<String> = sig

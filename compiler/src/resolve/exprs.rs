@@ -885,7 +885,7 @@ impl<'r> Resolver<'r, '_> {
         };
         let Ty::Named(t) = target else { return None };
         let tables = self.t;
-        match &tables.types[t.0 as usize].kind {
+        match &tables.types[*t].kind {
             TypeKind::Enum(v) => Some((*t, v)),
             _ => None,
         }

@@ -31,7 +31,7 @@ impl<'a> Tables<'a> {
     pub fn pkg_name(&self, p: PkgId) -> &'static str {
         self.prog
             .packages
-            .get(p.0 as usize)
+            .get(p)
             .map_or("?", |pkg| pkg.name.as_str())
     }
 
@@ -46,7 +46,7 @@ impl<'a> Tables<'a> {
             Ty::Error => "?".to_string(),
             Ty::Prim(p) => p.as_str().to_string(),
             Ty::Named(t) => {
-                let def = &self.types[t.0 as usize];
+                let def = &self.types[*t];
                 self.qualify(def.owner, def.name.as_str(), viewer)
             }
             Ty::List(inner) => format!("List<{}>", self.type_name(inner, viewer)),
@@ -296,7 +296,7 @@ impl Resolver<'_, '_> {
         let mut ty = ty.unbounded();
         for _ in 0..32 {
             match ty {
-                Ty::Named(t) => match &self.types[t.0 as usize].kind {
+                Ty::Named(t) => match &self.types[*t].kind {
                     TypeKind::Record(fields) => return Some((*t, fields.as_slice())),
                     TypeKind::Alias(inner) => ty = inner.unbounded(),
                     _ => return None,

@@ -47,12 +47,13 @@ pub use emit::OPTIONS as EMIT_OPTIONS;
 pub use entries::ROUTE_KEYS;
 pub use test_items::FIXTURE_SETTINGS;
 
+use crate::index::IndexVec;
 use std::collections::{HashMap, HashSet};
 
 use crate::ast::{self, SourceFileAst};
 use crate::diag::Diagnostic;
 use crate::intern::Name;
-use crate::ir::{self, FailureKind, Owner, PkgId, Program};
+use crate::ir::{self, ActionId, FailureKind, Owner, PkgId, Program, TypeId};
 use crate::load::{LoadedPackage, LoadedProject};
 use crate::span::FileId;
 
@@ -68,10 +69,10 @@ pub(crate) struct Tables<'a> {
     pub prog: Program,
     /// Index 0: stdlib; 1 + n: package n; last: the app.
     pub units: Vec<UnitInfo>,
-    pub types: Vec<TypeDef>,
-    pub actions: Vec<ActionSig<'a>>,
-    pub functions: Vec<FnSig<'a>>,
-    pub op_sigs: Vec<OpSig>,
+    pub types: IndexVec<TypeId, TypeDef>,
+    pub actions: IndexVec<ActionId, ActionSig<'a>>,
+    pub functions: IndexVec<ir::FnId, FnSig<'a>>,
+    pub op_sigs: IndexVec<ir::OpId, OpSig>,
     /// Each unit's ASTs in file order.
     pub unit_asts: Vec<Vec<&'a SourceFileAst>>,
     /// The app's `application` declaration.
@@ -231,7 +232,7 @@ impl<'a> Builder<'a> {
     /// Actions' parameters and results, and the functions, into the
     /// program (their bodies come later).
     fn lower_signatures(&mut self) {
-        for (i, sig) in self.t.actions.iter().enumerate() {
+        for (i, sig) in self.t.actions.iter_enumerated() {
             if let Some(a) = self.t.prog.actions.get_mut(i) {
                 a.params = sig.params.iter().map(|(n, t, _)| (*n, t.clone())).collect();
                 a.ret = sig.ret.clone();
@@ -274,10 +275,10 @@ impl<'a> Builder<'a> {
             project,
             prog: Program::default(),
             units: Vec::new(),
-            types: Vec::new(),
-            actions: Vec::new(),
-            functions: Vec::new(),
-            op_sigs: Vec::new(),
+            types: IndexVec::new(),
+            actions: IndexVec::new(),
+            functions: IndexVec::new(),
+            op_sigs: IndexVec::new(),
             unit_asts: Vec::new(),
             application: None,
             route_actions: Vec::new(),

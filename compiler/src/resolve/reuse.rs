@@ -124,13 +124,13 @@ impl<'c> Reuse<'c> {
 
     /// Function `index` of the last resolution's program, to take its code
     /// from.
-    pub fn previous_function(&mut self, index: usize) -> Option<&mut ir::code::Function> {
-        self.previous.as_mut()?.functions.get_mut(index)
+    pub fn previous_function(&mut self, id: ir::FnId) -> Option<&mut ir::code::Function> {
+        self.previous.as_mut()?.functions.get_mut(id)
     }
 
     /// Action `id` of the last resolution's program, to take its body from.
     pub fn previous_action(&mut self, id: ir::ActionId) -> Option<&mut ir::Action> {
-        self.previous.as_mut()?.actions.get_mut(id.0 as usize)
+        self.previous.as_mut()?.actions.get_mut(id)
     }
 
     /// The diagnostics checking body `index` gave last time.

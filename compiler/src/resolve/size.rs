@@ -49,7 +49,7 @@ fn size(r: &Tables<'_>, ty: &Ty, depth: u32) -> Option<u64> {
         }
         Ty::Optional(inner) => size(r, inner, depth + 1).map(|s| s.max(NULL_BYTES)),
         Ty::NoneValue => Some(NULL_BYTES),
-        Ty::Named(t) => named_size(r, &r.types[t.0 as usize].kind, depth),
+        Ty::Named(t) => named_size(r, &r.types[*t].kind, depth),
         Ty::Error | Ty::Bounded(..) => None,
     }
 }

@@ -601,7 +601,7 @@ impl<'a> Resolver<'_, 'a> {
         let (target, actions, ret) = match &d.target {
             ast::DeliveryTarget::Call { action, args } => {
                 let (a, args) = self.called_action(&mut tc.cx, *action, args)?;
-                let ret = self.t.actions[a.0 as usize].ret.clone();
+                let ret = self.t.actions[a].ret.clone();
                 (
                     DeliveryTarget::Call { action: a, args },
                     vec![(a, None)],
@@ -639,7 +639,7 @@ impl<'a> Resolver<'_, 'a> {
             .map(|c| c.0)
         {
             Some(Callable::Action(a)) => {
-                let sig = &t.actions[a.0 as usize];
+                let sig = &t.actions[a];
                 let code = self.check_args(
                     cx,
                     name.span,

@@ -420,14 +420,14 @@ impl<'a> Builder<'a> {
                     return;
                 };
                 let kind = self.rx().type_def_kind(unit, &t.def);
-                self.types[id.0 as usize].kind = kind;
+                self.types[id].kind = kind;
             }
             Item::Event(e) => {
                 let Some(Decl::Event(_, id)) = self.own_decl(unit, e.name) else {
                     return;
                 };
                 let fields = self.rx().field_defs(unit, &e.fields);
-                self.types[id.0 as usize].kind = TypeKind::Record(fields);
+                self.types[id].kind = TypeKind::Record(fields);
             }
             Item::Failure(f) => self.resolve_failure_def(unit, f),
             Item::Store(s) => self.rx().check_store(s),
@@ -442,10 +442,10 @@ impl<'a> Builder<'a> {
                     .partition(|f| f.name.name.as_str() == "store");
                 let fields: Vec<ast::FieldDecl> = fields.into_iter().cloned().collect();
                 let defs = self.rx().field_defs(unit, &fields);
-                self.types[id.0 as usize].kind = TypeKind::Record(defs);
+                self.types[id].kind = TypeKind::Record(defs);
                 if let Some(s) = store.first() {
                     let store = self.rx().entity_store(unit, s);
-                    self.prog.entities[eid.0 as usize].store = store;
+                    self.prog.entities[eid].store = store;
                 }
             }
             Item::Config(c) => {
@@ -458,7 +458,7 @@ impl<'a> Builder<'a> {
                     return;
                 };
                 let fields = self.rx().route_path_fields(r);
-                self.types[id.0 as usize].kind = TypeKind::Record(fields);
+                self.types[id].kind = TypeKind::Record(fields);
             }
             _ => {}
         }
@@ -523,7 +523,7 @@ impl<'a> Builder<'a> {
                 .collect();
             let _ = owner;
             for (e, t) in decls {
-                let TypeKind::Record(fields) = &self.types[t.0 as usize].kind else {
+                let TypeKind::Record(fields) = &self.types[t].kind else {
                     continue;
                 };
                 let lowered: Vec<ir::EventField> = fields
@@ -534,7 +534,7 @@ impl<'a> Builder<'a> {
                         span: f.span,
                     })
                     .collect();
-                self.prog.events[e.0 as usize].fields = lowered;
+                self.prog.events[e].fields = lowered;
             }
         }
     }

@@ -29,9 +29,7 @@ pub struct Prepared {
 }
 
 pub fn prepare(program: &Program, test: &Test) -> Prepared {
-    let fixture = test
-        .fixture
-        .and_then(|f| program.fixtures.get(f.0 as usize));
+    let fixture = test.fixture.and_then(|f| program.fixtures.get(f));
     let clock_text = fixture
         .and_then(|f| f.clock.as_deref())
         .unwrap_or(DEFAULT_CLOCK);

@@ -115,7 +115,8 @@ impl Locks {
 }
 
 pub struct LockLeaves<'a> {
-    pub done: &'a [Option<std::sync::Arc<ActionFollowUps>>],
+    pub done:
+        &'a jadpo_compiler::index::IndexVec<ActionId, Option<std::sync::Arc<ActionFollowUps>>>,
 }
 
 impl Leaves for LockLeaves<'_> {
@@ -126,7 +127,7 @@ impl Leaves for LockLeaves<'_> {
     }
 
     fn callee(&mut self, span: Span, action: ActionId) -> OkFail<Locks> {
-        match self.done.get(action.0 as usize).and_then(Option::as_deref) {
+        match self.done.get(action).and_then(Option::as_deref) {
             Some(s) => OkFail {
                 ok: s.locks.ok.as_ref().map(|l| l.call(span, action)),
                 fail: s.locks.fail.as_ref().map(|l| l.call(span, action)),

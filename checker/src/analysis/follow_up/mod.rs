@@ -9,6 +9,7 @@ pub mod path;
 pub mod rope;
 pub mod size;
 
+use jadpo_compiler::index::IndexVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -71,18 +72,18 @@ pub struct ActionFollowUps {
 
 #[derive(Clone, Debug, Default)]
 pub struct FollowUps {
-    list: Vec<Option<Arc<ActionFollowUps>>>,
+    list: IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
 }
 
 impl FollowUps {
     /// Results by action id, as [`analyse`] builds them (the step
     /// analyzer's cache reuses them between edits).
-    pub fn from_list(list: Vec<Option<Arc<ActionFollowUps>>>) -> FollowUps {
+    pub fn from_list(list: IndexVec<ActionId, Option<Arc<ActionFollowUps>>>) -> FollowUps {
         FollowUps { list }
     }
 
     pub fn get(&self, id: ActionId) -> Option<&ActionFollowUps> {
-        self.list.get(id.0 as usize).and_then(Option::as_deref)
+        self.list.get(id).and_then(Option::as_deref)
     }
 
     /// Frees the results on all threads (see `Analysed::release`).
@@ -96,17 +97,17 @@ impl FollowUps {
 /// it leaves out is analysed afterwards, in id order).
 pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
     let n = program.actions.len();
-    let mut list: Vec<Option<Arc<ActionFollowUps>>> = vec![None; n];
+    let mut list: IndexVec<ActionId, Option<Arc<ActionFollowUps>>> = vec![None; n].into();
     let rest = (0..n as u32).map(ActionId);
     for id in order.iter().copied().chain(rest) {
-        let Some(action) = program.actions.get(id.0 as usize) else {
+        let Some(action) = program.actions.get(id) else {
             continue;
         };
-        if list.get(id.0 as usize).is_some_and(Option::is_some) {
+        if list.get(id).is_some_and(Option::is_some) {
             continue;
         }
         let summary = summarise(program, &list, &action.body);
-        if let Some(slot) = list.get_mut(id.0 as usize) {
+        if let Some(slot) = list.get_mut(id) {
             *slot = Some(Arc::new(summary));
         }
     }
@@ -116,7 +117,7 @@ pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
 /// One action's follow-ups, given those of the actions already done.
 pub fn summarise(
     program: &Program,
-    done: &[Option<Arc<ActionFollowUps>>],
+    done: &IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
     body: &Block,
 ) -> ActionFollowUps {
     let flow = walk_block(&mut PathLeaves { program, done }, body);
@@ -142,7 +143,7 @@ pub fn summarise(
 /// Path-free facts: whether anything is staged, loops without `max` that
 /// stage, and the first unique follow-up of each event.
 struct ReachWalker<'a> {
-    done: &'a [Option<Arc<ActionFollowUps>>],
+    done: &'a IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
     emits: bool,
     loops: Vec<UnboundedLoop>,
     unique_reach: BTreeMap<(EventId, UniqueKey), Reach>,
@@ -181,7 +182,7 @@ impl ReachWalker<'_> {
         let mut sites = Vec::new();
         let done = self.done;
         let stages = |a: ActionId| {
-            done.get(a.0 as usize)
+            done.get(a)
                 .and_then(Option::as_deref)
                 .is_some_and(|s| s.emits)
         };
@@ -211,7 +212,7 @@ impl ReachWalker<'_> {
     }
 
     fn callee(&mut self, span: Span, callee: ActionId) {
-        let Some(s) = self.done.get(callee.0 as usize).and_then(Option::as_deref) else {
+        let Some(s) = self.done.get(callee).and_then(Option::as_deref) else {
             return;
         };
         self.emits |= s.emits;

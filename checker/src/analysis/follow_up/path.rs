@@ -101,7 +101,7 @@ impl FuPath {
 
 pub struct PathLeaves<'a> {
     pub program: &'a Program,
-    pub done: &'a [Option<Arc<ActionFollowUps>>],
+    pub done: &'a jadpo_compiler::index::IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
 }
 
 impl Leaves for PathLeaves<'_> {
@@ -114,7 +114,7 @@ impl Leaves for PathLeaves<'_> {
     fn callee(&mut self, span: Span, action: ActionId) -> OkFail<FuPath> {
         // Inside a cycle a callee not yet summarised stages nothing (the
         // cycle itself is `effect.recursion`).
-        match self.done.get(action.0 as usize).and_then(Option::as_deref) {
+        match self.done.get(action).and_then(Option::as_deref) {
             Some(s) => OkFail {
                 ok: s.paths.ok.as_ref().map(|p| p.call(span, action)),
                 fail: s.paths.fail.as_ref().map(|p| p.call(span, action)),

@@ -50,7 +50,7 @@ pub fn emit_size(program: &Program, emit: &Emit) -> EmitSize {
     EmitSize {
         kind: program
             .events
-            .get(emit.event.0 as usize)
+            .get(emit.event)
             .map_or(2, |e| json_text(&e.qualified)),
         queue: match option(emit, "queue").map(|o| &o.value) {
             None => json_text(DEFAULT_QUEUE),
@@ -66,7 +66,7 @@ pub fn emit_size(program: &Program, emit: &Emit) -> EmitSize {
 
 /// The payload object over the event's bounded fields, and its unbounded ones.
 fn payload(program: &Program, emit: &Emit) -> (u64, Vec<Name>) {
-    let Some(event) = program.events.get(emit.event.0 as usize) else {
+    let Some(event) = program.events.get(emit.event) else {
         return (2, Vec::new());
     };
     let mut bytes = 2u64;

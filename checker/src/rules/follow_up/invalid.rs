@@ -121,7 +121,7 @@ pub fn check_names(cx: &Cx, out: &mut Vec<Finding>) {
         }
     }
     for (event, (id, first)) in emitted {
-        let Some(ev) = cx.program.events.get(event.0 as usize) else {
+        let Some(ev) = cx.program.events.get(event) else {
             continue;
         };
         if !too_long(ev) {

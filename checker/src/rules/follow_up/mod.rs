@@ -19,7 +19,7 @@ use crate::analysis::follow_up::Stager;
 
 pub fn event(p: &Program, id: EventId) -> String {
     p.events
-        .get(id.0 as usize)
+        .get(id)
         .map_or_else(|| "an event".to_string(), |e| e.qualified.clone())
 }
 

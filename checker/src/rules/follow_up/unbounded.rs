@@ -118,7 +118,7 @@ fn diagnostic(cx: &Cx, emit: &Emit, unbounded: &[Name]) -> Diagnostic {
     for f in written.iter().skip(1) {
         d = d.with_related(f.span, format!("`{}` has no maximum size either", f.name));
     }
-    if let Some(ev) = cx.program.events.get(emit.event.0 as usize) {
+    if let Some(ev) = cx.program.events.get(emit.event) {
         for f in ev.fields.iter().filter(|f| unbounded.contains(&f.name)) {
             d = d.with_related(
                 f.span,

@@ -107,7 +107,7 @@ fn judge(cx: &Cx, entry: &Entry) -> Option<Finding> {
         .with_label(format!("deadline {}", duration::text(*deadline)));
     let mut terms = Vec::new();
     for leaf in flatten(&cost.w) {
-        let Some(op) = cx.program.operations.get(leaf.op.0 as usize) else {
+        let Some(op) = cx.program.operations.get(leaf.op) else {
             continue;
         };
         let each = op.timeout_ms.saturating_mul(u64::from(op.attempts));

@@ -92,11 +92,7 @@ rule_info!(
 pub fn record_holders<'a>(cx: &'a Cx) -> impl Iterator<Item = ActionId> + 'a {
     cx.actions().filter(|id| {
         let run_by_entry = cx.program.entries.iter().any(|e| e.action == Some(*id));
-        let called = cx
-            .analysed
-            .callers
-            .get(id.0 as usize)
-            .is_some_and(|c| !c.is_empty());
+        let called = cx.analysed.callers.get(*id).is_some_and(|c| !c.is_empty());
         run_by_entry || !called
     })
 }
