@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::intern::Name;
-use jadpo_compiler::ir::{Action, ActionId, Owner};
+use jadpo_compiler::ir::{Action, ActionId, EventId, Owner};
 use jadpo_compiler::source::Unit;
 use jadpo_compiler::span::Span;
 
@@ -41,8 +41,10 @@ struct Header {
     qualified: String,
     name_span: Span,
     span: Span,
-    /// The declared fields' spans of each event its own emits stage.
-    event_fields: Vec<Vec<Span>>,
+    /// The events its own emits stage, in emit order, and the spans of
+    /// their declared fields. The list follows from the body, which the
+    /// summary key covers; the spans are compared again on every run.
+    emitted: Vec<(EventId, Vec<Span>)>,
 }
 
 impl Header {
@@ -54,21 +56,30 @@ impl Header {
             && self.qualified == action.qualified
             && self.name_span == action.name_span
             && self.span == action.span
-            && self.event_fields == event_fields(cx, action)
+            && self.emitted.iter().all(|(event, spans)| {
+                let now = cx
+                    .program
+                    .events
+                    .get(*event)
+                    .map_or(&[][..], |e| &e.fields[..]);
+                now.len() == spans.len() && now.iter().zip(spans).all(|(f, s)| f.span == *s)
+            })
     }
 }
 
-/// The declared fields' spans of each event `action`'s own emits stage,
-/// in emit order.
-fn event_fields(cx: &Cx, action: &Action) -> Vec<Vec<Span>> {
+/// The events `action`'s own emits stage, in emit order, with their
+/// declared fields' spans.
+fn emitted(cx: &Cx, action: &Action) -> Vec<(EventId, Vec<Span>)> {
     crate::analysis::follow_up::emits_in(&action.body)
         .iter()
         .map(|emit| {
-            cx.program
+            let spans = cx
+                .program
                 .events
                 .get(emit.event)
                 .map(|e| e.fields.iter().map(|f| f.span).collect())
-                .unwrap_or_default()
+                .unwrap_or_default();
+            (emit.event, spans)
         })
         .collect()
 }
@@ -186,7 +197,7 @@ fn header(cx: &Cx, id: ActionId) -> Header {
         qualified: action.map(|a| a.qualified.clone()).unwrap_or_default(),
         name_span: action.map_or(Span::default(), |a| a.name_span),
         span: action.map_or(Span::default(), |a| a.span),
-        event_fields: action.map(|a| event_fields(cx, a)).unwrap_or_default(),
+        emitted: action.map(|a| emitted(cx, a)).unwrap_or_default(),
     }
 }
 

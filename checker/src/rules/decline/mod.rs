@@ -6,13 +6,16 @@ pub mod not_a_warning;
 pub mod unused;
 
 use jadpo_compiler::diag::Severity;
+use jadpo_compiler::ir::ActionId;
 
 use super::{lookup, Cx, Finding};
 
 /// Drops the warnings declined by their action, and reports declines that
 /// are wrong or match nothing.
 pub fn apply(cx: &Cx, findings: Vec<Finding>) -> Vec<Finding> {
-    let mut used = Vec::new();
+    // A set: an app can decline thousands of findings, and a list made
+    // this check quadratic in them.
+    let mut used: std::collections::HashSet<(ActionId, usize)> = Default::default();
     let mut kept: Vec<Finding> = Vec::with_capacity(findings.len());
     for f in findings {
         let declined = f.diag.severity == Severity::Warning
@@ -24,7 +27,7 @@ pub fn apply(cx: &Cx, findings: Vec<Finding>) -> Vec<Finding> {
                     .enumerate()
                     .any(|(i, d)| {
                         if d.code == f.diag.code {
-                            used.push((a, i));
+                            used.insert((a, i));
                             true
                         } else {
                             false
