@@ -90,7 +90,7 @@
 use std::collections::BTreeMap;
 
 use jadpo_compiler::diag::Diagnostic;
-use jadpo_compiler::ir::{ActionId, Entry, EntryKind, EventId};
+use jadpo_compiler::ir::{ActionId, Emit, Entry, EntryKind, EventId};
 use jadpo_compiler::span::Span;
 
 use super::event;
@@ -119,6 +119,9 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             groups.entry((a, *ev)).or_default().push(entry);
         }
     }
+    // Built on the first finding, once: scanning every body per finding
+    // made the check cost findings times the program.
+    let sites: std::cell::OnceCell<EmitSites> = std::cell::OnceCell::new();
     for ((a, ev), entries) in groups {
         let Some(fu) = cx.analysed.follow_ups.get(a) else {
             continue;
@@ -130,11 +133,34 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             .map(|(_, r)| r)
             .min_by_key(|r| (r.place.start, r.emit.start));
         let Some(reach) = reach else { continue };
-        out.push(Finding::of(a, diagnostic(cx, a, ev, reach, &entries)));
+        let sites = sites.get_or_init(|| emit_sites(cx));
+        out.push(Finding::of(
+            a,
+            diagnostic(cx, (a, ev), reach, &entries, sites),
+        ));
     }
 }
 
-fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entry]) -> Diagnostic {
+/// Every emit of the program, by event, in action and body order.
+type EmitSites<'p> = BTreeMap<EventId, Vec<&'p Emit>>;
+
+fn emit_sites<'p>(cx: &Cx<'p>) -> EmitSites<'p> {
+    let mut sites: EmitSites<'p> = BTreeMap::new();
+    for action in &cx.program.actions {
+        for emit in emits_in(&action.body) {
+            sites.entry(emit.event).or_default().push(emit);
+        }
+    }
+    sites
+}
+
+fn diagnostic(
+    cx: &Cx,
+    (a, ev): (ActionId, EventId),
+    reach: &Reach,
+    entries: &[&Entry],
+    sites: &EmitSites,
+) -> Diagnostic {
     let name = event(cx.program, ev);
     let mut d = INFO.report(reach.place,
         format!(
@@ -157,7 +183,8 @@ fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entr
             format!("`{}` runs it for each `{name}`", entry.label),
         );
     }
-    for span in same_options_elsewhere(cx, ev, &reach.unique, reach.emit) {
+    let elsewhere = sites.get(&ev).map_or(&[][..], Vec::as_slice);
+    for span in same_options_elsewhere(cx, elsewhere, &reach.unique, reach.emit) {
         d = d.with_related(
             span,
             format!("`{name}` is also staged here with the same unique options"),
@@ -174,16 +201,14 @@ fn diagnostic(cx: &Cx, a: ActionId, ev: EventId, reach: &Reach, entries: &[&Entr
 
 /// Other emit sites of `ev` anywhere in the program whose literal unique
 /// options are the same.
-fn same_options_elsewhere(cx: &Cx, ev: EventId, unique: &UniqueKey, except: Span) -> Vec<Span> {
+fn same_options_elsewhere(cx: &Cx, sites: &[&Emit], unique: &UniqueKey, except: Span) -> Vec<Span> {
     let mut spans = Vec::new();
-    for action in &cx.program.actions {
-        for emit in emits_in(&action.body) {
-            if emit.event != ev || emit.head == except || !cx.reportable(emit.head) {
-                continue;
-            }
-            if options::unique(emit).is_some_and(|u| u.known_same(unique)) {
-                spans.push(emit.head);
-            }
+    for emit in sites {
+        if emit.head == except || !cx.reportable(emit.head) {
+            continue;
+        }
+        if options::unique(emit).is_some_and(|u| u.known_same(unique)) {
+            spans.push(emit.head);
         }
     }
     spans.truncate(SHOWN);
