@@ -69,7 +69,7 @@ pub fn run(
             Some(c) => (Some(&mut c.summaries), Some(&mut c.rules)),
             None => (None, None),
         };
-        let analysed = analysis::run_with(program, summaries);
+        let analysed = analysis::run(program, summaries);
         let cx = Cx {
             program,
             files,

@@ -43,10 +43,6 @@ impl<I: Idx, T> IndexVec<I, T> {
         }
     }
 
-    pub fn with_capacity(capacity: usize) -> Self {
-        Vec::with_capacity(capacity).into()
-    }
-
     /// Adds `value` and gives its id.
     pub fn push(&mut self, value: T) -> I {
         let id = I::from_usize(self.raw.len());
@@ -83,11 +79,6 @@ impl<I: Idx, T> IndexVec<I, T> {
         (0..self.raw.len()).map(I::from_usize)
     }
 
-    /// The id the next [`IndexVec::push`] gives.
-    pub fn next_id(&self) -> I {
-        I::from_usize(self.raw.len())
-    }
-
     pub fn reserve(&mut self, additional: usize) {
         self.raw.reserve(additional);
     }
@@ -102,10 +93,6 @@ impl<I: Idx, T> IndexVec<I, T> {
 
     pub fn as_vec_mut(&mut self) -> &mut Vec<T> {
         &mut self.raw
-    }
-
-    pub fn into_vec(self) -> Vec<T> {
-        self.raw
     }
 }
 
@@ -222,7 +209,6 @@ mod tests {
     #[test]
     fn ids_index_the_entries_they_were_pushed_as() {
         let mut v: IndexVec<Id, &str> = IndexVec::new();
-        assert_eq!(v.next_id(), Id(0));
         let a = v.push("a");
         let b = v.push("b");
         assert_eq!((a, b), (Id(0), Id(1)));

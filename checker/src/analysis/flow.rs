@@ -117,6 +117,16 @@ pub struct OkFail<T> {
     pub fail: Option<T>,
 }
 
+impl<T> OkFail<T> {
+    /// Both ends through `f` (a callee's paths moved to its call site).
+    pub fn map<U>(&self, f: impl Fn(&T) -> U) -> OkFail<U> {
+        OkFail {
+            ok: self.ok.as_ref().map(&f),
+            fail: self.fail.as_ref().map(&f),
+        }
+    }
+}
+
 /// What one analysis assigns to the leaves of a body.
 pub trait Leaves {
     type T: PathVal;

@@ -135,11 +135,6 @@ pub fn analyse_cached(program: &Program, cache: &mut Cache) -> Analysed {
     crate::pool::install(|| run(program, Some(cache)))
 }
 
-/// [`analyse`] or [`analyse_cached`], on the calling thread's pool.
-pub(crate) fn run_with(program: &Program, cache: Option<&mut Cache>) -> Analysed {
-    run(program, cache)
-}
-
 /// What the last analysis leaves for the next: summaries (and follow-ups)
 /// by action id with their content keys, the call graph, and how each key
 /// was made.
@@ -288,7 +283,7 @@ fn levels(
 struct Slots<'p> {
     program: &'p Program,
     summaries: Summaries,
-    follow_ups: IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
+    follow_ups: follow_up::Done,
     previous: IndexVec<ActionId, Option<(Key, Arc<Cached>)>>,
     kept: IndexVec<ActionId, Option<(Key, Arc<Cached>)>>,
     reused: usize,
@@ -374,7 +369,8 @@ impl Slots<'_> {
     }
 }
 
-fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
+/// [`analyse`] or [`analyse_cached`], on the calling thread's pool.
+pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
     let n = program.actions.len();
     let last_graph = cache.as_mut().and_then(|c| c.graph.take());
     let last_memos = cache

@@ -28,13 +28,6 @@ pub struct Site {
     pub what: What,
 }
 
-fn map_ok_fail<T: Clone, U>(v: &OkFail<T>, f: impl Fn(&T) -> U) -> OkFail<U> {
-    OkFail {
-        ok: v.ok.as_ref().map(&f),
-        fail: v.fail.as_ref().map(&f),
-    }
-}
-
 // ---------------------------------------------------------------- count
 
 /// Changing calls on the path with the most; the witness holds that path's
@@ -79,7 +72,7 @@ impl Leaves for CountLeaves<'_> {
     }
     fn callee(&mut self, span: Span, action: ActionId) -> OkFail<Count> {
         match self.summaries.get(action) {
-            Some(s) => map_ok_fail(&s.count, |c| Count {
+            Some(s) => s.count.map(|c| Count {
                 n: c.n,
                 w: rope::call(span, action, &c.w),
             }),
@@ -143,7 +136,7 @@ impl Leaves for CostLeaves<'_> {
     }
     fn callee(&mut self, span: Span, action: ActionId) -> OkFail<Cost> {
         match self.summaries.get(action) {
-            Some(s) => map_ok_fail(&s.cost, |c| Cost {
+            Some(s) => s.cost.map(|c| Cost {
                 ms: c.ms,
                 w: rope::call(span, action, &c.w),
             }),
@@ -456,7 +449,7 @@ impl Leaves for OrderLeaves<'_> {
             span,
             what: What::Callee(action),
         };
-        map_ok_fail(&s.order, |o| Order {
+        s.order.map(|o| Order {
             write: o.write.map(|_| site),
             call: o.call.map(|_| site),
             viol: None,
@@ -528,7 +521,7 @@ impl Leaves for LargeLeaves<'_> {
             span,
             what: What::Callee(action),
         };
-        map_ok_fail(&s.large, |l| Large {
+        s.large.map(|l| Large {
             changed: l.changed.map(|_| site),
             large: l.large.map(|_| site),
             viol: None,

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jadpo_compiler::ir::{ActionId, Emit, EventId, OpId};
 use jadpo_compiler::span::Span;
 
-use super::{options, ActionFollowUps};
+use super::{options, Done};
 use crate::analysis::flow::{Flow, Leaves, OkFail, PathVal};
 
 /// A lock a unique follow-up takes when inserted.
@@ -115,8 +115,7 @@ impl Locks {
 }
 
 pub struct LockLeaves<'a> {
-    pub done:
-        &'a jadpo_compiler::index::IndexVec<ActionId, Option<std::sync::Arc<ActionFollowUps>>>,
+    pub done: &'a Done,
 }
 
 impl Leaves for LockLeaves<'_> {
@@ -128,10 +127,7 @@ impl Leaves for LockLeaves<'_> {
 
     fn callee(&mut self, span: Span, action: ActionId) -> OkFail<Locks> {
         match self.done.get(action).and_then(Option::as_deref) {
-            Some(s) => OkFail {
-                ok: s.locks.ok.as_ref().map(|l| l.call(span, action)),
-                fail: s.locks.fail.as_ref().map(|l| l.call(span, action)),
-            },
+            Some(s) => s.locks.map(|l| l.call(span, action)),
             None => OkFail {
                 ok: Some(Locks::unit()),
                 fail: None,

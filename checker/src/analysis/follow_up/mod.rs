@@ -53,6 +53,9 @@ pub struct Reach {
     pub unique: UniqueKey,
 }
 
+/// The follow-ups of the actions summarised so far, by id.
+pub type Done = IndexVec<ActionId, Option<Arc<ActionFollowUps>>>;
+
 /// What one action stages, through the actions it calls too.
 #[derive(Clone, Debug)]
 pub struct ActionFollowUps {
@@ -72,13 +75,13 @@ pub struct ActionFollowUps {
 
 #[derive(Clone, Debug, Default)]
 pub struct FollowUps {
-    list: IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
+    list: Done,
 }
 
 impl FollowUps {
     /// Results by action id, as [`analyse`] builds them (the step
     /// analyzer's cache reuses them between edits).
-    pub fn from_list(list: IndexVec<ActionId, Option<Arc<ActionFollowUps>>>) -> FollowUps {
+    pub fn from_list(list: Done) -> FollowUps {
         FollowUps { list }
     }
 
@@ -97,7 +100,7 @@ impl FollowUps {
 /// it leaves out is analysed afterwards, in id order).
 pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
     let n = program.actions.len();
-    let mut list: IndexVec<ActionId, Option<Arc<ActionFollowUps>>> = vec![None; n].into();
+    let mut list: Done = vec![None; n].into();
     let rest = (0..n as u32).map(ActionId);
     for id in order.iter().copied().chain(rest) {
         let Some(action) = program.actions.get(id) else {
@@ -115,11 +118,7 @@ pub fn analyse(program: &Program, order: &[ActionId]) -> FollowUps {
 }
 
 /// One action's follow-ups, given those of the actions already done.
-pub fn summarise(
-    program: &Program,
-    done: &IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
-    body: &Block,
-) -> ActionFollowUps {
+pub fn summarise(program: &Program, done: &Done, body: &Block) -> ActionFollowUps {
     let flow = walk_block(&mut PathLeaves { program, done }, body);
     let locks = walk_block(&mut LockLeaves { done }, body);
     let mut reach = ReachWalker {
@@ -143,7 +142,7 @@ pub fn summarise(
 /// Path-free facts: whether anything is staged, loops without `max` that
 /// stage, and the first unique follow-up of each event.
 struct ReachWalker<'a> {
-    done: &'a IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
+    done: &'a Done,
     emits: bool,
     loops: Vec<UnboundedLoop>,
     unique_reach: BTreeMap<(EventId, UniqueKey), Reach>,

@@ -3,13 +3,11 @@
 //! follow-ups are staged and how many bytes they take, with loop bodies
 //! counted once and counted `max N` times.
 
-use std::sync::Arc;
-
 use jadpo_compiler::ir::{ActionId, Emit, OpId, Program};
 use jadpo_compiler::span::Span;
 
 use super::rope::{self, W};
-use super::{size, ActionFollowUps};
+use super::{size, Done};
 use crate::analysis::flow::{Flow, Leaves, OkFail, PathVal};
 
 /// The largest value over a set of paths, with the path that reaches it.
@@ -101,7 +99,7 @@ impl FuPath {
 
 pub struct PathLeaves<'a> {
     pub program: &'a Program,
-    pub done: &'a jadpo_compiler::index::IndexVec<ActionId, Option<Arc<ActionFollowUps>>>,
+    pub done: &'a Done,
 }
 
 impl Leaves for PathLeaves<'_> {
@@ -115,10 +113,7 @@ impl Leaves for PathLeaves<'_> {
         // Inside a cycle a callee not yet summarised stages nothing (the
         // cycle itself is `effect.recursion`).
         match self.done.get(action).and_then(Option::as_deref) {
-            Some(s) => OkFail {
-                ok: s.paths.ok.as_ref().map(|p| p.call(span, action)),
-                fail: s.paths.fail.as_ref().map(|p| p.call(span, action)),
-            },
+            Some(s) => s.paths.map(|p| p.call(span, action)),
             None => OkFail {
                 ok: Some(FuPath::unit()),
                 fail: None,
