@@ -9,7 +9,7 @@
 use jadpo_checker::analysis::{self, Analysed, Cache};
 use jadpo_checker::rules::Cache as RulesCache;
 use jadpo_checker::{rules, Scope};
-use jadpo_compiler::ir::{ActionId, Program};
+use jadpo_compiler::ir::{ActionId, Program, Revision};
 use jadpo_compiler::load::loaders::MemLoader;
 use jadpo_compiler::source::Files;
 use std::collections::BTreeMap;
@@ -289,4 +289,73 @@ fn event_declared_in_another_file_edited() {
         "{found:#?}"
     );
     edit_each_file(&app);
+}
+
+/// Two versions of one app: the second's `charge` makes a provider call
+/// the first's does not, everything else alike.
+fn two_versions() -> (Program, Program) {
+    let mut app = App::new();
+    app.insert("jadpo.yaml".into(), MANIFEST.into());
+    let body = |call: &str| {
+        format!(
+            "action charge(customer: Text) -> Unit {{\n{call}    return\n}}\n\n\
+             action other(request: Text) -> Unit {{\n    return\n}}\n"
+        )
+    };
+    app.insert("a.jadpo".into(), body(""));
+    let first = compile(&app).map(|(p, _)| p);
+    let call = "    let c = attempt stripe.create_customer({ email: customer }) else { return }\n";
+    app.insert("a.jadpo".into(), body(call));
+    let second = compile(&app).map(|(p, _)| p);
+    let (Some(first), Some(second)) = (first, second) else {
+        panic!("the app does not compile");
+    };
+    (first, second)
+}
+
+/// A body's revision says it is the body read last time: its key and
+/// calls are taken again without reading it, so a body swapped under an
+/// unchanged revision (which the resolver never does) goes unseen. This
+/// fails if the analysis reads every body on every edit.
+#[test]
+fn a_kept_revision_is_not_read_again() {
+    let (mut first, mut second) = two_versions();
+    for (a, b) in first.actions.iter_mut().zip(second.actions.iter_mut()) {
+        a.revision = Revision::fresh();
+        b.revision = a.revision;
+    }
+    let mut cache = Cache::default();
+    analysis::analyse_cached(&first, &mut cache);
+    let cached = analysis::analyse_cached(&second, &mut cache);
+    assert_eq!(cache.computed, 0, "a kept revision was read again");
+    let files = Files::default();
+    assert_eq!(
+        describe(&second, &files, &cached),
+        describe(&second, &files, &analysis::analyse(&first)),
+    );
+}
+
+/// A body checked afresh has a new revision and is read again: the
+/// cached analysis is the fresh one.
+#[test]
+fn a_new_revision_is_read_again() {
+    let (mut first, mut second) = two_versions();
+    for (a, b) in first.actions.iter_mut().zip(second.actions.iter_mut()) {
+        a.revision = Revision::fresh();
+        b.revision = a.revision;
+    }
+    let charge = second.actions.find_id(|a| a.name.as_str() == "charge");
+    let Some(charge) = charge else {
+        panic!("no action `charge`");
+    };
+    second.actions[charge].revision = Revision::fresh();
+    let mut cache = Cache::default();
+    analysis::analyse_cached(&first, &mut cache);
+    let cached = analysis::analyse_cached(&second, &mut cache);
+    assert!(cache.computed > 0, "the new body was not read");
+    let files = Files::default();
+    assert_eq!(
+        describe(&second, &files, &cached),
+        describe(&second, &files, &analysis::analyse(&second)),
+    );
 }

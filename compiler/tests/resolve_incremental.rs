@@ -317,3 +317,41 @@ fn lowering_code_changes_nothing_else() {
     }
     assert!(with_code > 100, "only {with_code} apps had code");
 }
+
+/// Kept bodies keep their revision and re-checked ones get a new one, so
+/// the checker reads again exactly the bodies that changed. This fails if
+/// a kept body lost its revision or an edited one kept it.
+#[test]
+fn kept_bodies_keep_their_revision() {
+    let mut app = App::new();
+    app.insert("jadpo.yaml".into(), MANIFEST.into());
+    let action = |name: &str| format!("action {name}(request: Text) -> Unit {{\n    return\n}}\n");
+    app.insert("a.jadpo".into(), action("first"));
+    app.insert("b.jadpo".into(), action("second"));
+    let mut session = Session::default();
+    session.compare(&app, "the first resolution");
+    let before = revisions(session.previous.as_ref());
+    app.insert("a.jadpo".into(), in_first_body(&action("first")));
+    session.compare(&app, "a line added in a body");
+    let after = revisions(session.previous.as_ref());
+    assert!(before.iter().all(|(_, r)| r.is_known()), "{before:?}");
+    assert!(after.iter().all(|(_, r)| r.is_known()), "{after:?}");
+    let changed: Vec<&str> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b.1 != a.1)
+        .map(|(b, _)| b.0.as_str())
+        .collect();
+    assert_eq!(changed, ["first"]);
+}
+
+fn revisions(program: Option<&Program>) -> Vec<(String, jadpo_compiler::ir::Revision)> {
+    program
+        .map(|p| {
+            p.actions
+                .iter()
+                .map(|a| (a.qualified.clone(), a.revision))
+                .collect()
+        })
+        .unwrap_or_default()
+}

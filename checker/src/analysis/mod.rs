@@ -13,7 +13,7 @@ pub mod rope;
 pub mod values;
 
 use jadpo_compiler::index::{Idx, IndexVec};
-use jadpo_compiler::ir::{ActionId, Block, Node, Program, Target};
+use jadpo_compiler::ir::{ActionId, Block, Node, Program, Revision, Target};
 use jadpo_compiler::span::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::sync::Arc;
@@ -143,6 +143,8 @@ pub struct Cache {
     entries: IndexVec<ActionId, Option<(Key, Arc<Cached>)>>,
     graph: Option<Arc<Graph>>,
     memos: Memos,
+    /// Each body's key and calls, by the revision they were read from.
+    bodies: IndexVec<ActionId, Option<Body>>,
     /// Actions whose summary was reused in the last analysis.
     pub reused: usize,
     /// Actions summarised afresh in the last analysis.
@@ -152,6 +154,15 @@ pub struct Cache {
 struct Cached {
     summary: Arc<Summary>,
     follow_ups: Arc<ActionFollowUps>,
+}
+
+/// What was read from an action's body: its key and its callees. A body
+/// of the same [`Revision`] is the same body, so they are read once.
+#[derive(Clone)]
+struct Body {
+    revision: Revision,
+    key: Key,
+    calls: Vec<ActionId>,
 }
 
 /// The call graph, with its components grouped in levels.
@@ -178,6 +189,34 @@ fn calls_of(program: &Program) -> Calls {
         })
         .collect::<Vec<_>>()
         .into()
+}
+
+/// Each action's body key and callees, read again only where the body's
+/// revision is not the one `last` read.
+fn read_bodies(program: &Program, last: IndexVec<ActionId, Option<Body>>) -> Vec<Body> {
+    use rayon::prelude::*;
+    program
+        .actions
+        .par_iter()
+        .enumerate()
+        .map_init(key::Writer::default, |w, (i, action)| {
+            let kept = last.get(ActionId::from_usize(i)).and_then(Option::as_ref);
+            match kept {
+                Some(b) if action.revision.is_known() && b.revision == action.revision => b.clone(),
+                _ => {
+                    w.clear();
+                    key::block(w, &action.body);
+                    let mut calls = Vec::new();
+                    calls_in(&action.body, &mut calls);
+                    Body {
+                        revision: action.revision,
+                        key: w.finish(),
+                        calls: calls.into_iter().map(|(_, a)| a).collect(),
+                    }
+                }
+            }
+        })
+        .collect()
 }
 
 /// The call graph over `calls` (callees of each action, in body order;
@@ -377,7 +416,16 @@ pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed 
         .as_mut()
         .map(|c| std::mem::take(&mut c.memos))
         .unwrap_or_default();
-    let (mut keys, calls) = Keys::new(program, n, cache.is_some(), last_memos);
+    let (mut keys, calls) = match cache.as_deref_mut() {
+        Some(c) => {
+            let bodies = read_bodies(program, std::mem::take(&mut c.bodies));
+            let calls = bodies.iter().map(|b| b.calls.clone()).collect();
+            let keys = Keys::new(program, n, Some(&bodies), last_memos);
+            c.bodies = bodies.into_iter().map(Some).collect();
+            (keys, calls)
+        }
+        None => (Keys::new(program, n, None, last_memos), calls_of(program)),
+    };
     // The graph of the last analysis stands while no call changed.
     let g = match last_graph {
         Some(g) if g.calls == calls => g,
@@ -461,23 +509,11 @@ struct Keys {
 }
 
 impl Keys {
-    /// The keys' starting point, and each body's calls.
-    fn new(program: &Program, n: usize, on: bool, last: Memos) -> (Keys, Calls) {
-        use rayon::prelude::*;
-        let bodies = if on {
-            program
-                .actions
-                .par_iter()
-                .map_init(key::Writer::default, |w, action| {
-                    w.clear();
-                    key::block(w, &action.body);
-                    w.finish()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let calls = calls_of(program);
+    /// The keys' starting point: with `bodies` read (a cache is kept),
+    /// keys are made; without, they are not needed.
+    fn new(program: &Program, n: usize, bodies: Option<&[Body]>, last: Memos) -> Keys {
+        let on = bodies.is_some();
+        let bodies: Vec<Key> = bodies.unwrap_or_default().iter().map(|b| b.key).collect();
         let context = if on {
             key::context(program)
         } else {
@@ -488,7 +524,7 @@ impl Keys {
         } else {
             IndexVec::new()
         };
-        let keys = Keys {
+        Keys {
             on,
             context,
             bodies: bodies.into(),
@@ -507,8 +543,7 @@ impl Keys {
                 },
             },
             w: key::Writer::default(),
-        };
-        (keys, calls)
+        }
     }
 
     fn get(&self, id: ActionId) -> Option<Key> {

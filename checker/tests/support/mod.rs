@@ -465,6 +465,7 @@ impl B {
             fails: vec![],
             declines: vec![],
             body: Block { nodes: body },
+            revision: Default::default(),
             params: Vec::new(),
             ret: jadpo_compiler::ir::Ty::unit(),
             code: Default::default(),

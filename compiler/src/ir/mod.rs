@@ -300,6 +300,8 @@ pub struct Action {
     pub fails: Vec<(FailureId, Span)>,
     pub declines: Vec<Decline>,
     pub body: Block,
+    /// Which checked body `body` is (see [`Revision`]).
+    pub revision: Revision,
     pub params: Vec<(Name, Ty)>,
     pub ret: Ty,
     /// The body as code; parameters are its first locals.
@@ -307,6 +309,40 @@ pub struct Action {
     /// The config entries its body reads, and the functions it calls
     /// (tests check that a fixture gives what the code they reach reads).
     pub reads: Reads,
+}
+
+/// Which checked body an action holds. Two actions, of any two programs
+/// of one process, with the same revision other than [`Revision::UNKNOWN`]
+/// hold the same body: the resolver kept it from the last resolution
+/// (`resolve_cached`), so whatever was computed from the one holds for the
+/// other without reading it again. A body checked afresh gets a new
+/// revision; a resolution that keeps nothing gives none.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Revision(u64);
+
+/// Without the number, which depends on what the process resolved before
+/// and on whether a cache was kept: a program's `Debug` text is the same
+/// whether its bodies were kept or checked afresh (tests compare the two
+/// that way).
+impl std::fmt::Debug for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Revision")
+    }
+}
+
+impl Revision {
+    pub const UNKNOWN: Revision = Revision(0);
+
+    /// A revision no body had before (ids are never reused in a process,
+    /// so caches of any age can compare them).
+    pub fn fresh() -> Revision {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Revision(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    pub fn is_known(self) -> bool {
+        self != Revision::UNKNOWN
+    }
 }
 
 /// The config entries and functions a body uses directly.

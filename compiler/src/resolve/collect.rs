@@ -306,6 +306,7 @@ impl<'a> Builder<'a> {
             fails: Vec::new(),
             declines: Vec::new(),
             body: ir::Block::default(),
+            revision: ir::Revision::UNKNOWN,
             params: Vec::new(),
             ret: Ty::unit(),
             code: ir::code::Body::default(),

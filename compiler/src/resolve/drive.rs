@@ -205,10 +205,18 @@ impl<'a> Builder<'a> {
         .into_iter();
         let mut memos = Vec::with_capacity(if reuse.is_some() { jobs.len() } else { 0 });
         for (i, job) in jobs.iter().enumerate() {
-            let (done, mut diags) = match (kept[i], reuse.as_deref_mut()) {
+            let (done, mut diags, revision) = match (kept[i], reuse.as_deref_mut()) {
                 (true, Some(r)) => kept_body(r, i, job),
-                _ => match done.next() {
-                    Some(d) => d,
+                (_, r) => match done.next() {
+                    // Only a body that may be kept needs a revision to be
+                    // known by.
+                    Some((d, diags)) => {
+                        let revision = match r {
+                            Some(_) => ir::Revision::fresh(),
+                            None => ir::Revision::UNKNOWN,
+                        };
+                        (d, diags, revision)
+                    }
                     None => continue,
                 },
             };
@@ -222,7 +230,7 @@ impl<'a> Builder<'a> {
                 });
             }
             self.diags.append(&mut diags);
-            self.apply(done);
+            self.apply(done, revision);
         }
         if let Some(r) = reuse {
             r.cache.set_bodies(memos);
@@ -255,17 +263,19 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn apply(&mut self, done: Done) {
+    fn apply(&mut self, done: Done, revision: ir::Revision) {
         match done {
             Done::Action(id, block, code, reads) => {
                 let action = &mut self.prog.actions[id];
                 action.body = block;
+                action.revision = revision;
                 action.code = code;
                 action.reads = reads;
             }
             Done::Route(id, Some(r)) => {
                 let action = &mut self.prog.actions[id];
                 action.body = r.block;
+                action.revision = revision;
                 action.code = r.code;
                 action.fails = r.fails;
                 action.reads = r.reads;
@@ -283,8 +293,18 @@ impl<'a> Builder<'a> {
 
 /// A body the last resolution checked, taken from its program, with its
 /// diagnostics.
-fn kept_body(r: &mut Reuse<'_>, index: usize, job: &Job<'_>) -> (Done, Vec<Diagnostic>) {
+fn kept_body(
+    r: &mut Reuse<'_>,
+    index: usize,
+    job: &Job<'_>,
+) -> (Done, Vec<Diagnostic>, ir::Revision) {
     let diags = r.cache_body_diags(index);
+    let revision = match job {
+        Job::Action(id, _) | Job::Route(_, id) => r
+            .previous_action(*id)
+            .map_or(ir::Revision::UNKNOWN, |a| a.revision),
+        Job::Function(_) => ir::Revision::UNKNOWN,
+    };
     let done = match job {
         Job::Action(id, _) => {
             let (block, code, reads) = r
@@ -316,7 +336,7 @@ fn kept_body(r: &mut Reuse<'_>, index: usize, job: &Job<'_>) -> (Done, Vec<Diagn
             Done::Function(*i, code, reads)
         }
     };
-    (done, diags)
+    (done, diags, revision)
 }
 
 /// The memo of a body just checked.

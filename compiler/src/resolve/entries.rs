@@ -212,14 +212,19 @@ impl<'a> Builder<'a> {
     /// Two routes with one method and path (placeholders compared by
     /// position), or two subscribers or schedules with one name.
     fn check_entry_duplicates(&mut self) {
-        let mut seen: HashMap<String, Span> = HashMap::new();
+        // Keys borrow from the entries: a large app has one per route and
+        // subscriber, and formatting each would cost more than the check.
+        #[derive(PartialEq, Eq, Hash)]
+        enum Key<'e> {
+            Route(&'e str, std::borrow::Cow<'e, str>),
+            Named(&'e str),
+        }
+        let mut seen: HashMap<Key<'_>, Span> = HashMap::with_capacity(self.prog.entries.len());
         let mut found = Vec::new();
         for e in &self.prog.entries {
             let key = match &e.kind {
-                EntryKind::Route { method, path, .. } => {
-                    format!("route {method} {}", path_shape(path))
-                }
-                _ => e.label.clone(),
+                EntryKind::Route { method, path, .. } => Key::Route(method, path_shape(path)),
+                _ => Key::Named(&e.label),
             };
             match seen.get(&key) {
                 Some(first) => found.push((e.kind.clone(), e.label.clone(), e.span, *first)),
@@ -934,7 +939,10 @@ fn placeholders(path: &str) -> Vec<(&str, u32)> {
 
 /// A route path with its placeholders blanked: two routes with the same
 /// method and shape collide.
-pub(super) fn path_shape(path: &str) -> String {
+pub(super) fn path_shape(path: &str) -> std::borrow::Cow<'_, str> {
+    if !path.contains(['{', '}']) {
+        return std::borrow::Cow::Borrowed(path);
+    }
     let mut shape = String::with_capacity(path.len());
     let mut inside = false;
     for c in path.chars() {
@@ -948,7 +956,7 @@ pub(super) fn path_shape(path: &str) -> String {
             _ => {}
         }
     }
-    shape
+    std::borrow::Cow::Owned(shape)
 }
 
 /// Whether a path is the single word `word`.
