@@ -202,12 +202,42 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
         let mut cur = Vec::with_capacity(b.len() + 1);
-        cur.push(i + 1);
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        let mut left = i + 1;
+        cur.push(left);
+        // `pair` is the previous row's entries above-left and above.
+        for (cb, pair) in b.iter().zip(prev.windows(2)) {
+            let (diagonal, up) = match pair {
+                [d, u] => (*d, *u),
+                _ => break,
+            };
+            left = (diagonal + usize::from(ca != *cb))
+                .min(up + 1)
+                .min(left + 1);
+            cur.push(left);
         }
         prev = cur;
     }
-    prev[b.len()]
+    prev.last().copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit_distance;
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_substitutions() {
+        let cases = [
+            ("", "", 0),
+            ("", "abc", 3),
+            ("abc", "", 3),
+            ("kitten", "sitting", 3),
+            ("charge", "chrage", 2),
+            ("subscribe", "subscribe", 0),
+            ("änderung", "anderung", 1),
+        ];
+        for (a, b, d) in cases {
+            assert_eq!(edit_distance(a, b), d, "{a} / {b}");
+            assert_eq!(edit_distance(b, a), d, "{b} / {a}");
+        }
+    }
 }

@@ -355,11 +355,11 @@ pub fn lex(file: FileId, text: &str) -> Lexed {
 /// True when only spaces and tabs stand between the start of the line and `pos`.
 pub fn starts_line(text: &str, pos: u32) -> bool {
     let bytes = text.as_bytes();
-    let mut i = (pos as usize).min(bytes.len());
-    while i > 0 {
-        match bytes[i - 1] {
+    let end = (pos as usize).min(bytes.len());
+    for byte in bytes.iter().take(end).rev() {
+        match byte {
             b'\n' => return true,
-            b' ' | b'\t' | b'\r' | b'\x0c' => i -= 1,
+            b' ' | b'\t' | b'\r' | b'\x0c' => {}
             _ => return false,
         }
     }
@@ -402,7 +402,7 @@ fn word_hash(word: &[u8]) -> usize {
     let mut hash = word.len() as u64;
     for chunk in word.chunks(8) {
         let mut bytes = [0u8; 8];
-        bytes[..chunk.len()].copy_from_slice(chunk);
+        bytes.iter_mut().zip(chunk).for_each(|(b, c)| *b = *c);
         hash = (hash.rotate_left(5) ^ u64::from_le_bytes(bytes))
             .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
@@ -1232,6 +1232,18 @@ fn too_deep(span: Span) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn starts_line_looks_back_over_blanks_only() {
+        let text = "a\n  \tb c";
+        assert!(starts_line(text, 0));
+        assert!(starts_line(text, 2));
+        assert!(starts_line(text, 5), "after spaces and a tab");
+        assert!(!starts_line(text, 7), "after `b `");
+        assert!(!starts_line(text, 1), "right after `a`");
+        assert!(!starts_line(text, 99), "past the end: after `c`");
+        assert!(starts_line("   ", 2), "blanks from the start of the text");
+    }
 
     fn kinds(text: &str) -> Vec<TokenKind> {
         lex(FileId(0), text)

@@ -4,6 +4,13 @@
 //! output: [`load`] (project and package loading, no parsing), [`lexer`],
 //! [`parser`] (tokens to [`ast`]), [`resolve`] (names, types, failures,
 //! purity; lowers to [`ir`]). [`compile`] runs them in order.
+//!
+//! Indexing that can panic is denied outside the resolver: the lexer, the
+//! parser, the loader and the renderers' helpers read user input, and
+//! index it only through `get` (or iterators). The resolver indexes its
+//! own tables by ids it made itself ([`index::IndexVec`]), which are in
+//! range by construction.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod ast;
 pub mod codes;
@@ -18,6 +25,7 @@ pub mod manifest;
 pub mod parser;
 pub mod pattern;
 pub mod printer;
+#[allow(clippy::indexing_slicing)]
 pub mod resolve;
 pub mod source;
 pub mod span;

@@ -115,6 +115,9 @@ impl Files {
         })
     }
 
+    /// An id this set of files gave out is in range; one from elsewhere
+    /// is read with [`Files::try_get`].
+    #[allow(clippy::indexing_slicing)]
     pub fn get(&self, id: FileId) -> &SourceFile {
         &self.files[id]
     }

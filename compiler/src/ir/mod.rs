@@ -55,6 +55,9 @@ pub struct Program {
     pub tests: Vec<test::Test>,
 }
 
+/// Lookups by an id of this program, which its resolver made: always in
+/// range (see [`IndexVec`]'s indexing).
+#[allow(clippy::indexing_slicing)]
 impl Program {
     pub fn op(&self, id: OpId) -> &Operation {
         &self.operations[id]

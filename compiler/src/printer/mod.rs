@@ -267,11 +267,11 @@ impl<'s> Printer<'s> {
     fn closer(&self, after: u32, close: u8, bound: u32) -> u32 {
         let bytes = self.src.as_bytes();
         let mut i = after as usize;
-        while i < bytes.len() {
-            match bytes[i] {
+        while let Some(&byte) = bytes.get(i) {
+            match byte {
                 b' ' | b'\t' | b'\r' | b'\n' | b',' => i += 1,
                 b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                    while i < bytes.len() && bytes[i] != b'\n' {
+                    while bytes.get(i).is_some_and(|b| *b != b'\n') {
                         i += 1;
                     }
                 }

@@ -6,6 +6,7 @@
 
 use crate::ast::{self, ExprKind, SettingValue};
 use crate::diag::Diagnostic;
+use crate::index::IndexVec;
 use crate::ir::{FailureId, Owner};
 use crate::span::Span;
 
@@ -39,16 +40,16 @@ impl<'a> Builder<'a> {
     /// Alias chains that come back to where they started (`type A = B`,
     /// `type B = A`): reported once per cycle, at its first declaration.
     pub(super) fn check_alias_cycles(&mut self) {
-        let mut reported = vec![false; self.types.len()];
-        for start in 0..self.types.len() {
-            let Some(cycle) = self.alias_cycle(TypeId(start as u32)) else {
+        let mut reported: IndexVec<TypeId, bool> = vec![false; self.types.len()].into();
+        for start in self.types.ids() {
+            let Some(cycle) = self.alias_cycle(start) else {
                 continue;
             };
-            if cycle.iter().any(|t| reported[t.0 as usize]) {
+            if cycle.iter().any(|t| reported[*t]) {
                 continue;
             }
             for t in &cycle {
-                reported[t.0 as usize] = true;
+                reported[*t] = true;
             }
             self.report_alias_cycle(&cycle);
         }

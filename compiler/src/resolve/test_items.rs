@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use crate::ast::{self, AnswerKind, CountKind, TestStmtKind};
 use crate::diag::Diagnostic;
+use crate::index::IndexVec;
 use crate::intern::Name;
 use crate::ir::code::{self, Local};
 use crate::ir::test::{
@@ -41,16 +42,16 @@ impl<'a> Builder<'a> {
         let fixture_decls = std::mem::take(&mut self.t.fixture_decls);
         let test_decls = std::mem::take(&mut self.t.test_decls);
         let mut by_name: HashMap<Name, (FixtureId, Span)> = HashMap::new();
-        let mut given = Vec::new();
+        let mut given: IndexVec<FixtureId, Given> = IndexVec::new();
         for f in &fixture_decls {
             if let Some((_, first)) = by_name.get(&f.name.name) {
                 let first = *first;
                 self.rx().report_duplicate("fixture", f.name, first);
                 continue;
             }
-            let id = FixtureId(given.len() as u32);
+            let fixture = self.rx().fixture(f);
+            let id = given.push(fixture);
             by_name.insert(f.name.name, (id, f.name.span));
-            given.push(self.rx().fixture(f));
         }
         let mut names: HashMap<&str, Span> = HashMap::new();
         let mut tests = Vec::with_capacity(test_decls.len());
@@ -74,7 +75,7 @@ impl<'a> Builder<'a> {
 #[derive(Clone, Copy)]
 struct Fixtures<'f> {
     by_name: &'f HashMap<Name, (FixtureId, Span)>,
-    given: &'f [Given],
+    given: &'f IndexVec<FixtureId, Given>,
 }
 
 impl<'a> Resolver<'_, 'a> {
@@ -510,8 +511,8 @@ impl<'a> Resolver<'_, 'a> {
                 steps.push(TestStep { kind, span: s.span });
             }
         }
-        let given = fixture.map_or(&[][..], |f| &fixtures.given[f.0 as usize].config[..]);
-        let fixture_given = fixture.map(|f| &fixtures.given[f.0 as usize]);
+        let fixture_given = fixture.map(|f| &fixtures.given[f]);
+        let given = fixture_given.map_or(&[][..], |g| &g.config[..]);
         if fixture_given.is_some_and(|g| g.unknown_config) {
             return self.finish_test(t, fixture, steps, tc);
         }
@@ -851,12 +852,13 @@ impl<'a> Resolver<'_, 'a> {
         fixture: Option<&Given>,
     ) {
         let mut needed: Vec<(Name, ActionId)> = Vec::new();
-        let mut seen_actions = vec![false; self.prog.actions.len()];
-        let mut seen_fns = vec![false; self.prog.functions.len()];
+        let mut seen_actions: IndexVec<ActionId, bool> =
+            vec![false; self.prog.actions.len()].into();
+        let mut seen_fns: IndexVec<ir::FnId, bool> = vec![false; self.prog.functions.len()].into();
         let mut todo: Vec<(ActionId, ActionId)> = tc.reached.iter().map(|a| (*a, *a)).collect();
         let mut fns = Vec::new();
         while let Some((a, root)) = todo.pop() {
-            let Some(seen) = seen_actions.get_mut(a.0 as usize) else {
+            let Some(seen) = seen_actions.get_mut(a) else {
                 continue;
             };
             if std::mem::replace(seen, true) {
@@ -867,7 +869,7 @@ impl<'a> Resolver<'_, 'a> {
             todo.extend(reads.actions.iter().map(|x| (*x, root)));
             fns.extend(reads.functions.iter().map(|f| (*f, root)));
             while let Some((f, root)) = fns.pop() {
-                let Some(seen) = seen_fns.get_mut(f.0 as usize) else {
+                let Some(seen) = seen_fns.get_mut(f) else {
                     continue;
                 };
                 if std::mem::replace(seen, true) {
