@@ -40,7 +40,7 @@ impl PackageCheck {
             .iter()
             .filter(|(_, f)| f.unit == Unit::Package(self.name.clone()))
             .filter(|(_, f)| !f.path.starts_with("..") && !f.path.starts_with('/'))
-            .map(|(_, f)| (f.path.clone(), f.text.clone().into_bytes()))
+            .map(|(_, f)| (f.path.clone(), f.text.as_bytes().to_vec()))
             .collect()
     }
 }

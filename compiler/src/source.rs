@@ -2,6 +2,7 @@
 
 use crate::index::IndexVec;
 use crate::span::{FileId, Span};
+use std::sync::Arc;
 
 /// Which unit a file belongs to; used for scoping and to decide where a
 /// finding is reported.
@@ -13,13 +14,22 @@ pub enum Unit {
     Package(String),
 }
 
+/// Whether two file texts are equal: the same shared text (a loader that
+/// keeps texts hands out the one it keeps) without reading it.
+pub fn same_text(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
+}
+
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// Path shown to the user, with `/` separators, relative to the checked folder
     /// where possible (`src/billing.jadpo`, `packages/stripe/package.yaml`,
     /// `<bundled>/stripe/stripe.jadpo`).
     pub path: String,
-    pub text: String,
+    /// Shared with the loader that read it and the caches that keep it: an
+    /// edit copies no unchanged file, and comparing a kept text with the
+    /// same one read again is a pointer comparison.
+    pub text: Arc<str>,
     pub unit: Unit,
     /// Built on the first position asked for (most files never need one).
     lines: std::sync::OnceLock<LineIndex>,
@@ -106,7 +116,12 @@ impl Files {
         Files::default()
     }
 
-    pub fn add(&mut self, path: impl Into<String>, text: impl Into<String>, unit: Unit) -> FileId {
+    pub fn add(
+        &mut self,
+        path: impl Into<String>,
+        text: impl Into<Arc<str>>,
+        unit: Unit,
+    ) -> FileId {
         self.files.push(SourceFile {
             path: path.into(),
             text: text.into(),

@@ -305,7 +305,7 @@ fn a_registry_package_is_loaded_from_the_bytes_it_was_verified_on() {
         panic!("fatal")
     };
     assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
-    let texts: Vec<&str> = p.files.iter().map(|(_, f)| f.text.as_str()).collect();
+    let texts: Vec<&str> = p.files.iter().map(|(_, f)| &*f.text).collect();
     assert!(texts.contains(&"type A = Text\n"), "{texts:?}");
     assert!(
         !texts.contains(&"type A = Int\n"),

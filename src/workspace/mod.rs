@@ -327,12 +327,13 @@ impl Workspace {
         let mut stale = Vec::new();
         for id in sources {
             let file = loaded.files.get(id);
-            // Comparing with the text parsed last time costs a memcmp;
+            // Comparing with the text parsed last time costs a pointer
+            // comparison when the loader shared it, a memcmp otherwise;
             // hashing every file on every edit cost more.
             let same_text = |p: &Parsed| {
                 old_files
                     .and_then(|f| f.try_get(p.file))
-                    .is_some_and(|old| old.text == file.text)
+                    .is_some_and(|old| jadpo_compiler::source::same_text(&old.text, &file.text))
             };
             let reused = cache
                 .remove(&file.path)

@@ -99,29 +99,36 @@ type Listing = Vec<(String, bool)>;
 /// sources, read as text on every load).
 #[derive(Clone)]
 enum Content {
-    Text(String),
+    Text(Arc<str>),
     Bytes(Vec<u8>),
 }
 
 impl Content {
     fn of(bytes: Vec<u8>) -> Content {
         match String::from_utf8(bytes) {
-            Ok(text) => Content::Text(text),
+            Ok(text) => Content::Text(Arc::from(text)),
             Err(e) => Content::Bytes(e.into_bytes()),
         }
     }
 
     fn bytes(self) -> Vec<u8> {
         match self {
-            Content::Text(text) => text.into_bytes(),
+            Content::Text(text) => text.as_bytes().to_vec(),
             Content::Bytes(bytes) => bytes,
         }
     }
 
     fn text(self) -> Result<String, std::string::FromUtf8Error> {
         match self {
-            Content::Text(text) => Ok(text),
+            Content::Text(text) => Ok(text.to_string()),
             Content::Bytes(bytes) => String::from_utf8(bytes),
+        }
+    }
+
+    fn shared(self) -> Result<Arc<str>, std::string::FromUtf8Error> {
+        match self {
+            Content::Text(text) => Ok(text),
+            Content::Bytes(bytes) => String::from_utf8(bytes).map(Arc::from),
         }
     }
 }
@@ -264,6 +271,13 @@ impl Loader for Overlay {
         match self.get(path) {
             Some(text) => Ok(Ok(text.clone())),
             None => self.read_disk(path).map(Content::text),
+        }
+    }
+
+    fn read_shared(&self, path: &str) -> io::Result<Result<Arc<str>, std::string::FromUtf8Error>> {
+        match self.get(path) {
+            Some(text) => Ok(Ok(Arc::from(text.as_str()))),
+            None => self.read_disk(path).map(Content::shared),
         }
     }
 
@@ -410,6 +424,32 @@ mod tests {
         );
         assert_eq!(read(&a), None);
         assert_eq!(read(&src.join("c.jadpo")), Some(b"two".to_vec()));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// An unchanged file is handed out as the text kept, not a copy (the
+    /// loaded files and the caches then compare it by pointer); a changed
+    /// one as its new text.
+    #[test]
+    fn unchanged_files_are_shared_not_copied() {
+        let root =
+            std::env::temp_dir().join(format!("jadpo-overlay-shared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("temp folder");
+        let a = root.join("a.jadpo");
+        std::fs::write(&a, "one").expect("write");
+        tick();
+        let overlay = eager();
+        let path = a.to_string_lossy().into_owned();
+        let shared = || match overlay.read_shared(&path) {
+            Ok(Ok(text)) => text,
+            other => panic!("{path}: {other:?}"),
+        };
+        let (first, second) = (shared(), shared());
+        assert!(Arc::ptr_eq(&first, &second), "an unchanged file was copied");
+        tick();
+        std::fs::write(&a, "two").expect("write");
+        assert_eq!(&*shared(), "two");
         let _ = std::fs::remove_dir_all(&root);
     }
 }

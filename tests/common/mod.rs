@@ -238,7 +238,7 @@ pub fn expectation_of(files: &Files, d: &Diagnostic) -> Expectation {
     let range = jadpo::render::clamp(files, d.span);
     let path = jadpo::render::file_path(files, d.span);
     let text = if (d.span.file.0 as usize) < files.len() {
-        files.get(d.span.file).text.as_str()
+        &*files.get(d.span.file).text
     } else {
         ""
     };

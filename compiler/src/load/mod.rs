@@ -21,6 +21,7 @@ use crate::source::{Files, Unit};
 use crate::span::{FileId, Span};
 use discover::Problem;
 use fields::Reader;
+use std::sync::Arc;
 
 /// File access for loading. [`FsLoader`] reads the disk; tests use
 /// [`MemLoader`]; the bundled standard library and packages use [`DirLoader`].
@@ -34,6 +35,15 @@ pub trait Loader: Sync {
         path: &str,
     ) -> std::io::Result<Result<String, std::string::FromUtf8Error>> {
         self.read(path).map(String::from_utf8)
+    }
+    /// [`Loader::read_string`] as shared text, which the loaded files hold.
+    /// Loaders that keep texts hand out the one they keep: an unchanged
+    /// file is then neither copied nor compared byte by byte on a reload.
+    fn read_shared(
+        &self,
+        path: &str,
+    ) -> std::io::Result<Result<Arc<str>, std::string::FromUtf8Error>> {
+        self.read_string(path).map(|text| text.map(Arc::from))
     }
     /// The size of a file in bytes, when the loader can tell without
     /// reading it (so a huge manifest is refused before it is read).
@@ -329,7 +339,7 @@ impl Ctx {
         unit: &Unit,
     ) -> Result<FileId, ReadError> {
         let shown = folder.shown(rel);
-        let read = match folder.loader.read_string(&loaders::join(&folder.path, rel)) {
+        let read = match folder.loader.read_shared(&loaders::join(&folder.path, rel)) {
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::NotFound),
             Err(e) => {

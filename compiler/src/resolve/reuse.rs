@@ -55,7 +55,7 @@ pub struct Cache {
 /// A file as the last resolution saw it.
 struct FileState {
     path: String,
-    text: String,
+    text: std::sync::Arc<str>,
     /// The file's part of the context.
     context: blake3::Hash,
     changed: bool,
@@ -220,10 +220,9 @@ impl Cache {
         all.update(&(files.len() as u64).to_le_bytes());
         for (id, file) in files.iter() {
             let index = id.0 as usize;
-            let same = self
-                .files
-                .get(index)
-                .is_some_and(|f| f.path == file.path && f.text == file.text);
+            let same = self.files.get(index).is_some_and(|f| {
+                f.path == file.path && crate::source::same_text(&f.text, &file.text)
+            });
             if same {
                 if let Some(f) = self.files.get_mut(index) {
                     f.changed = false;
