@@ -2,8 +2,6 @@
 //! settings, resolved and lowered to [`crate::ir::Entry`] and
 //! [`crate::ir::AppSettings`].
 
-use std::collections::HashMap;
-
 use crate::ast::{self, ExprKind, Item, SettingValue};
 use crate::diag::Diagnostic;
 use crate::intern::Name;
@@ -177,6 +175,10 @@ impl<'a> Builder<'a> {
             .collect::<Vec<_>>()
             .into_iter();
         let mut memos = Vec::new();
+        // The hash of each entry's duplicate key, kept with a kept entry:
+        // reading every entry's strings again costs more than the rest of
+        // an edit's entry points.
+        let mut hashes = Vec::with_capacity(items.len());
         self.prog.entries.reserve(items.len());
         for (i, file) in files.iter().enumerate() {
             let (entry, mut diags, memo) = match (kept[i], reuse.as_deref_mut()) {
@@ -193,47 +195,61 @@ impl<'a> Builder<'a> {
                         r.cache.computed += 1;
                         entry_memo(*file, entry.as_ref(), &diags)
                     });
+                    let entry = entry.map(|e| {
+                        let hash = key_hash(&e);
+                        (e, hash)
+                    });
                     (entry, diags, memo)
                 }
             };
             if let Some(memo) = memo {
-                let slot = entry.as_ref().map(|_| self.prog.entries.len() as u32);
+                let slot = entry
+                    .as_ref()
+                    .map(|(_, hash)| (self.prog.entries.len() as u32, *hash));
                 memos.push((memo, slot));
             }
             self.diags.append(&mut diags);
-            self.prog.entries.extend(entry);
+            if let Some((entry, hash)) = entry {
+                self.prog.entries.push(entry);
+                hashes.push(hash);
+            }
         }
         if let Some(r) = reuse {
             r.cache.set_entries(memos);
         }
-        self.check_entry_duplicates();
+        self.check_entry_duplicates(&hashes);
     }
 
     /// Two routes with one method and path (placeholders compared by
     /// position), or two subscribers or schedules with one name.
-    fn check_entry_duplicates(&mut self) {
-        // Keys borrow from the entries: a large app has one per route and
-        // subscriber, and formatting each would cost more than the check.
-        #[derive(PartialEq, Eq, Hash)]
-        enum Key<'e> {
-            Route(&'e str, std::borrow::Cow<'e, str>),
-            Named(&'e str),
-        }
-        let mut seen: HashMap<Key<'_>, Span> = HashMap::with_capacity(self.prog.entries.len());
+    /// `hashes` holds each entry's [`key_hash`]. Entries are ordered by
+    /// hash, then (only where hashes tie) by key, then by position, so the
+    /// work stays `n log n` even if many keys share a hash; the first of
+    /// each run of equal keys is the declaration the others repeat.
+    fn check_entry_duplicates(&mut self, hashes: &[u64]) {
+        let entries = &self.prog.entries;
+        let mut order: Vec<(u64, usize)> = hashes.iter().copied().zip(0..).collect();
+        order.sort_unstable_by(|(ha, a), (hb, b)| {
+            ha.cmp(hb)
+                .then_with(|| match (entries.get(*a), entries.get(*b)) {
+                    (Some(x), Some(y)) => entry_key(x).cmp(&entry_key(y)),
+                    _ => std::cmp::Ordering::Equal,
+                })
+                .then(a.cmp(b))
+        });
         let mut found = Vec::new();
-        for e in &self.prog.entries {
-            let key = match &e.kind {
-                EntryKind::Route { method, path, .. } => Key::Route(method, path_shape(path)),
-                _ => Key::Named(&e.label),
-            };
-            match seen.get(&key) {
-                Some(first) => found.push((e.kind.clone(), e.label.clone(), e.span, *first)),
-                None => {
-                    seen.insert(key, e.span);
+        let mut first: Option<(u64, &ir::Entry)> = None;
+        for (hash, i) in order {
+            let Some(e) = entries.get(i) else { continue };
+            match first {
+                Some((h, f)) if h == hash && entry_key(f) == entry_key(e) => {
+                    found.push((i, e.kind.clone(), e.label.clone(), e.span, f.span));
                 }
+                _ => first = Some((hash, e)),
             }
         }
-        for (kind, label, span, first) in found {
+        found.sort_unstable_by_key(|(i, ..)| *i);
+        for (_, kind, label, span, first) in found {
             let d = match kind {
                 EntryKind::Route { .. } => Diagnostic::error(
                     "entry.duplicate_route",
@@ -253,6 +269,31 @@ impl<'a> Builder<'a> {
             self.error(d);
         }
     }
+}
+
+/// What two entry points may not share: a route's method and path
+/// (placeholders compared by position), or a subscriber's or schedule's
+/// name. Borrowed: a large app has one per route and subscriber.
+#[derive(PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Key<'e> {
+    Route(&'e str, std::borrow::Cow<'e, str>),
+    Named(&'e str),
+}
+
+fn entry_key(e: &ir::Entry) -> Key<'_> {
+    match &e.kind {
+        EntryKind::Route { method, path, .. } => Key::Route(method, path_shape(path)),
+        _ => Key::Named(&e.label),
+    }
+}
+
+/// The hash of an entry's [`Key`], the same in every run (it orders the
+/// check, never the output).
+fn key_hash(e: &ir::Entry) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    entry_key(e).hash(&mut h);
+    h.finish()
 }
 
 /// The file of an entry point (`None` for other declarations).

@@ -44,8 +44,8 @@ pub struct Cache {
     pub(super) headers: Vec<(Memo, Header)>,
     pub(super) function_headers: Vec<(Memo, (Params, Ty))>,
     /// Each entry point's memo, and its index in the program's entries
-    /// (`None`: it lowered to nothing).
-    entries: Vec<(Memo, Option<u32>)>,
+    /// with the hash of its duplicate key (`None`: it lowered to nothing).
+    entries: Vec<(Memo, Option<(u32, u64)>)>,
     /// Headers, bodies and entry points reused and checked by the last
     /// resolution.
     pub reused: usize,
@@ -152,7 +152,7 @@ impl<'c> Reuse<'c> {
     }
 
     /// The kept memo of entry point `index` and its entry, moved out.
-    pub fn take_entry(&mut self, index: usize) -> (Memo, Option<ir::Entry>) {
+    pub fn take_entry(&mut self, index: usize) -> (Memo, Option<(ir::Entry, u64)>) {
         let (memo, slot) = self
             .cache
             .entries
@@ -167,7 +167,7 @@ impl<'c> Reuse<'c> {
                 .collect(),
             None => Vec::new(),
         });
-        let entry = slot.and_then(|s| old.get_mut(s as usize)?.take());
+        let entry = slot.and_then(|(s, hash)| Some((old.get_mut(s as usize)?.take()?, hash)));
         (memo, entry)
     }
 }
@@ -200,7 +200,7 @@ impl Cache {
         self.bodies = bodies;
     }
 
-    pub(super) fn set_entries(&mut self, entries: Vec<(Memo, Option<u32>)>) {
+    pub(super) fn set_entries(&mut self, entries: Vec<(Memo, Option<(u32, u64)>)>) {
         self.entries = entries;
     }
 
