@@ -298,7 +298,7 @@ impl<'a> Resolver<'_, 'a> {
             route
                 .settings
                 .iter()
-                .find(|s| s.key.name.as_str() == "path"),
+                .find(|s| s.key.name == super::tables::words().path),
         ) {
             params.push((Name::new("path"), Ty::Named(t), s.key.span));
         }
@@ -383,7 +383,7 @@ impl<'a> Resolver<'_, 'a> {
         id: ActionId,
     ) -> Option<RouteBody> {
         let block = route.settings.iter().find_map(|s| match &s.value {
-            SettingValue::Block(b) if s.key.name.as_str() == "action" => Some(b),
+            SettingValue::Block(b) if s.key.name == super::tables::words().action => Some(b),
             _ => None,
         })?;
         let t = self.t;

@@ -182,7 +182,10 @@ impl<'a> Builder<'a> {
 
     /// The `kind:` of a failure declaration; reports a missing or unknown one.
     fn failure_kind(&mut self, f: &ast::FailureDecl) -> FailureKind {
-        let Some(setting) = f.settings().find(|s| s.key.name.as_str() == "kind") else {
+        let Some(setting) = f
+            .settings()
+            .find(|s| s.key.name == super::tables::words().kind)
+        else {
             let d = Diagnostic::error(
                 "failure.missing_kind",
                 f.name.span,
@@ -266,7 +269,10 @@ impl<'a> Builder<'a> {
     /// A route with `path: { }` gets a synthetic record type for its path
     /// parameters; one with `action: { }` a synthetic action named after it.
     fn collect_route(&mut self, unit: Owner, r: &'a ast::RouteDecl) {
-        if r.settings.iter().any(|s| s.key.name.as_str() == "path") {
+        if r.settings
+            .iter()
+            .any(|s| s.key.name == super::tables::words().path)
+        {
             let id = TypeId(self.types.len() as u32);
             self.types.push(TypeDef {
                 owner: unit,

@@ -111,7 +111,10 @@ impl<'a> Builder<'a> {
 impl<'a> Resolver<'_, 'a> {
     /// A failure's `code:` text; a missing or non-text code is reported.
     fn failure_code(&mut self, f: &ast::FailureDecl) -> String {
-        let Some(setting) = f.settings().find(|s| s.key.name.as_str() == "code") else {
+        let Some(setting) = f
+            .settings()
+            .find(|s| s.key.name == super::tables::words().code)
+        else {
             let d = Diagnostic::error(
                 "name.missing_setting",
                 f.name.span,
@@ -211,7 +214,7 @@ impl<'a> Resolver<'_, 'a> {
         let stores: Vec<&ast::FieldDecl> = e
             .fields
             .iter()
-            .filter(|f| f.name.name.as_str() == "store")
+            .filter(|f| f.name.name == super::tables::words().store)
             .collect();
         if let [first, second, ..] = stores.as_slice() {
             self.report_duplicate("setting", second.name, first.name.span);

@@ -402,7 +402,11 @@ impl<'a> Resolver<'_, 'a> {
     /// The fields of a route's `path: { name: Type }`, one per entry.
     pub(super) fn route_path_fields(&mut self, r: &ast::RouteDecl) -> Vec<FieldDef> {
         let mut fields: Vec<FieldDef> = Vec::new();
-        let Some(setting) = r.settings.iter().find(|s| s.key.name.as_str() == "path") else {
+        let Some(setting) = r
+            .settings
+            .iter()
+            .find(|s| s.key.name == super::tables::words().path)
+        else {
             return fields;
         };
         let SettingValue::Record(items, _) = &setting.value else {

@@ -208,7 +208,7 @@ fn run(
     b.syntax_files = syntax_files;
     b.code = code;
     b.collect_all();
-    b.resolve_type_defs();
+    b.resolve_type_defs(reuse.as_deref_mut());
     b.lower_operations();
     b.resolve_headers(reuse.as_deref_mut());
     b.lower_signatures();

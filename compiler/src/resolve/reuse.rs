@@ -30,7 +30,7 @@ use crate::span::{FileId, Span};
 use std::collections::HashSet;
 
 use super::body::Header;
-use super::tables::Ty;
+use super::tables::{Ty, TypeKind};
 
 /// A function's resolved parameters.
 type Params = Vec<(crate::intern::Name, Ty, Span)>;
@@ -43,6 +43,8 @@ pub struct Cache {
     bodies: Vec<Memo>,
     pub(super) headers: Vec<(Memo, Header)>,
     pub(super) function_headers: Vec<(Memo, (Params, Ty))>,
+    /// The kinds of types, events and route paths, in declaration order.
+    pub(super) type_defs: Vec<(Memo, TypeKind)>,
     /// Each entry point's memo, and its index in the program's entries
     /// with the hash of its duplicate key (`None`: it lowered to nothing).
     entries: Vec<(Memo, Option<(u32, u64)>)>,

@@ -59,6 +59,10 @@ pub(crate) struct Words {
     pub action: Name,
     pub input: Name,
     pub event: Name,
+    pub path: Name,
+    pub kind: Name,
+    pub code: Name,
+    pub store: Name,
 }
 
 pub(crate) fn words() -> &'static Words {
@@ -67,6 +71,10 @@ pub(crate) fn words() -> &'static Words {
         action: Name::new("action"),
         input: Name::new("input"),
         event: Name::new("event"),
+        path: Name::new("path"),
+        kind: Name::new("kind"),
+        code: Name::new("code"),
+        store: Name::new("store"),
     })
 }
 

@@ -9,10 +9,28 @@ use crate::ir::{self, Owner};
 use crate::span::Span;
 
 use super::lookup::Found;
+use super::reuse::{Memo, Reuse};
 use super::tables::{Bounds, Decl, FieldDef, Prim, Ty, TypeKind};
 use super::{Builder, Resolver, Tables};
 
+/// The spans a kind holds: its fields' names.
+fn kind_spans(kind: &TypeKind, out: &mut Vec<Span>) {
+    if let TypeKind::Record(fields) = kind {
+        out.extend(fields.iter().map(|f| f.span));
+    }
+}
+
 impl<'a> Resolver<'_, 'a> {
+    /// The kind an item with a [`Builder::kind_target`] defines.
+    fn item_kind(&mut self, unit: Owner, item: &ast::Item) -> TypeKind {
+        match item {
+            Item::Type(t) => self.type_def_kind(unit, &t.def),
+            Item::Event(e) => TypeKind::Record(self.field_defs(unit, &e.fields)),
+            Item::Route(r) => TypeKind::Record(self.route_path_fields(r)),
+            _ => TypeKind::Pending,
+        }
+    }
+
     fn type_def_kind(&mut self, unit: Owner, def: &ast::TypeExpr) -> TypeKind {
         match &def.kind {
             TypeExprKind::Enum(variants) => {
@@ -400,35 +418,82 @@ impl<'a> Resolver<'_, 'a> {
 impl<'a> Builder<'a> {
     /// Second pass: the definitions of types, events, entities and config
     /// entries, now that every name is known.
-    pub(super) fn resolve_type_defs(&mut self) {
+    /// Type definitions in declaration order; with `reuse`, the kind of a
+    /// type, event or route path whose memo still holds is taken again
+    /// instead of resolved (the rest of each item is always resolved).
+    pub(super) fn resolve_type_defs(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
+        let old = reuse
+            .as_deref_mut()
+            .map(|r| std::mem::take(&mut r.cache.type_defs))
+            .unwrap_or_default();
+        let mut old = old.into_iter();
+        let mut memos = Vec::new();
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
             for file in self.unit_asts[u].clone() {
                 for item in &file.items {
-                    self.resolve_def_item(owner, item);
+                    let Some(id) = self.kind_target(owner, item) else {
+                        self.resolve_def_item(owner, item);
+                        continue;
+                    };
+                    let Some(r) = reuse.as_deref_mut() else {
+                        let kind = self.rx().item_kind(owner, item);
+                        self.types[id].kind = kind;
+                        continue;
+                    };
+                    let kept = old.next();
+                    let (memo, kind) = match kept {
+                        Some((memo, kind)) if r.holds(Some(&memo), file.file) => {
+                            r.cache.reused += 1;
+                            self.diags.extend(memo.diags.iter().cloned());
+                            (memo, kind)
+                        }
+                        _ => {
+                            r.cache.computed += 1;
+                            let mut diags = Vec::new();
+                            let kind = Resolver::new(&self.t, &mut diags).item_kind(owner, item);
+                            let mut spans = Vec::new();
+                            kind_spans(&kind, &mut spans);
+                            let memo = Memo::new(file.file, &spans, &diags);
+                            self.diags.append(&mut diags);
+                            (memo, kind)
+                        }
+                    };
+                    self.types[id].kind = kind.clone();
+                    memos.push((memo, kind));
                 }
             }
+        }
+        if let Some(r) = reuse {
+            r.cache.type_defs = memos;
         }
         self.check_alias_cycles();
         self.compute_event_sizes();
     }
 
+    /// The type whose kind `item` defines: a type's, an event's, or a
+    /// route's path parameters (`None`: it defines no kind, or it is a
+    /// duplicate).
+    fn kind_target(&self, unit: Owner, item: &ast::Item) -> Option<ir::TypeId> {
+        match item {
+            Item::Type(t) => match self.own_decl(unit, t.name) {
+                Some(Decl::Type(id)) => Some(id),
+                _ => None,
+            },
+            Item::Event(e) => match self.own_decl(unit, e.name) {
+                Some(Decl::Event(_, id)) => Some(id),
+                _ => None,
+            },
+            Item::Route(r) => self
+                .route_path_of
+                .get(&super::collect::route_key(r))
+                .copied(),
+            _ => None,
+        }
+    }
+
     fn resolve_def_item(&mut self, unit: Owner, item: &ast::Item) {
         match item {
-            Item::Type(t) => {
-                let Some(Decl::Type(id)) = self.own_decl(unit, t.name) else {
-                    return;
-                };
-                let kind = self.rx().type_def_kind(unit, &t.def);
-                self.types[id].kind = kind;
-            }
-            Item::Event(e) => {
-                let Some(Decl::Event(_, id)) = self.own_decl(unit, e.name) else {
-                    return;
-                };
-                let fields = self.rx().field_defs(unit, &e.fields);
-                self.types[id].kind = TypeKind::Record(fields);
-            }
             Item::Failure(f) => self.resolve_failure_def(unit, f),
             Item::Store(s) => self.rx().check_store(s),
             Item::Entity(e) => {
@@ -439,7 +504,7 @@ impl<'a> Builder<'a> {
                 let (store, fields): (Vec<_>, Vec<_>) = e
                     .fields
                     .iter()
-                    .partition(|f| f.name.name.as_str() == "store");
+                    .partition(|f| f.name.name == super::tables::words().store);
                 let fields: Vec<ast::FieldDecl> = fields.into_iter().cloned().collect();
                 let defs = self.rx().field_defs(unit, &fields);
                 self.types[id].kind = TypeKind::Record(defs);
@@ -452,13 +517,6 @@ impl<'a> Builder<'a> {
                 for f in &c.fields {
                     self.resolve_config_entry(unit, f);
                 }
-            }
-            Item::Route(r) => {
-                let Some(&id) = self.route_path_of.get(&super::collect::route_key(r)) else {
-                    return;
-                };
-                let fields = self.rx().route_path_fields(r);
-                self.types[id].kind = TypeKind::Record(fields);
             }
             _ => {}
         }
