@@ -126,6 +126,13 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
         },
     );
     drop(old);
+    // Most actions have no finding: the per-check passes below go over
+    // the few that have.
+    let found: Vec<&Judged> = judged
+        .iter()
+        .map(|(j, _)| j.as_ref())
+        .filter(|j| !j.by_check.is_empty())
+        .collect();
     let mut findings = Vec::new();
     for (k, check) in checks.iter().enumerate() {
         match check {
@@ -135,7 +142,7 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
                 }
             }
             Check::PerAction(_) => {
-                for (j, _) in &judged {
+                for j in &found {
                     if let Some((_, found)) = j.by_check.iter().find(|(c, _)| *c == k) {
                         findings.extend(found.iter().cloned());
                     }
