@@ -26,6 +26,10 @@ impl Path {
     }
 
     pub fn text(&self) -> String {
+        // Most paths are one word: no list of parts to join.
+        if let [one] = self.segments.as_slice() {
+            return one.name.as_str().to_string();
+        }
         let parts: Vec<&str> = self.segments.iter().map(|s| s.name.as_str()).collect();
         parts.join(".")
     }
