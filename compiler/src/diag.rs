@@ -204,12 +204,9 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
         let mut cur = Vec::with_capacity(b.len() + 1);
         let mut left = i + 1;
         cur.push(left);
-        // `pair` is the previous row's entries above-left and above.
-        for (cb, pair) in b.iter().zip(prev.windows(2)) {
-            let (diagonal, up) = match pair {
-                [d, u] => (*d, *u),
-                _ => break,
-            };
+        // The previous row's entries above-left and above each of `b`.
+        let above = prev.iter().zip(prev.iter().skip(1));
+        for (cb, (diagonal, up)) in b.iter().zip(above) {
             left = (diagonal + usize::from(ca != *cb))
                 .min(up + 1)
                 .min(left + 1);

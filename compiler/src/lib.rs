@@ -6,8 +6,8 @@
 //! purity; lowers to [`ir`]). [`compile`] runs them in order.
 //!
 //! Indexing that can panic is denied outside the resolver: the lexer, the
-//! parser, the loader and the renderers' helpers read user input, and
-//! index it only through `get` (or iterators). The resolver indexes its
+//! parser, the loader and the printer read user input, and index it only
+//! through `get` (or iterators). The resolver indexes its
 //! own tables by ids it made itself ([`index::IndexVec`]), which are in
 //! range by construction.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]

@@ -144,7 +144,7 @@ pub struct Cache {
     graph: Option<Arc<Graph>>,
     memos: Memos,
     /// Each body's key and calls, by the revision they were read from.
-    bodies: IndexVec<ActionId, Option<Body>>,
+    bodies: IndexVec<ActionId, Body>,
     /// Actions whose summary was reused in the last analysis.
     pub reused: usize,
     /// Actions summarised afresh in the last analysis.
@@ -182,41 +182,42 @@ fn calls_of(program: &Program) -> Calls {
     program
         .actions
         .par_iter()
-        .map(|action| {
-            let mut out = Vec::new();
-            calls_in(&action.body, &mut out);
-            out.into_iter().map(|(_, a)| a).collect()
-        })
+        .map(|action| callees(&action.body))
         .collect::<Vec<_>>()
         .into()
 }
 
+/// The actions a body calls, in evaluation order.
+fn callees(block: &Block) -> Vec<ActionId> {
+    let mut out = Vec::new();
+    calls_in(block, &mut out);
+    out.into_iter().map(|(_, a)| a).collect()
+}
+
 /// Each action's body key and callees, read again only where the body's
 /// revision is not the one `last` read.
-fn read_bodies(program: &Program, last: IndexVec<ActionId, Option<Body>>) -> Vec<Body> {
+fn read_bodies(program: &Program, last: &IndexVec<ActionId, Body>) -> IndexVec<ActionId, Body> {
     use rayon::prelude::*;
     program
         .actions
         .par_iter()
         .enumerate()
         .map_init(key::Writer::default, |w, (i, action)| {
-            let kept = last.get(ActionId::from_usize(i)).and_then(Option::as_ref);
-            match kept {
+            match last.get(ActionId::from_usize(i)) {
                 Some(b) if action.revision.is_known() && b.revision == action.revision => b.clone(),
                 _ => {
                     w.clear();
                     key::block(w, &action.body);
-                    let mut calls = Vec::new();
-                    calls_in(&action.body, &mut calls);
                     Body {
                         revision: action.revision,
                         key: w.finish(),
-                        calls: calls.into_iter().map(|(_, a)| a).collect(),
+                        calls: callees(&action.body),
                     }
                 }
             }
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// The call graph over `calls` (callees of each action, in body order;
@@ -418,11 +419,9 @@ pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed 
         .unwrap_or_default();
     let (mut keys, calls) = match cache.as_deref_mut() {
         Some(c) => {
-            let bodies = read_bodies(program, std::mem::take(&mut c.bodies));
-            let calls = bodies.iter().map(|b| b.calls.clone()).collect();
-            let keys = Keys::new(program, n, Some(&bodies), last_memos);
-            c.bodies = bodies.into_iter().map(Some).collect();
-            (keys, calls)
+            c.bodies = read_bodies(program, &c.bodies);
+            let calls = c.bodies.iter().map(|b| b.calls.clone()).collect();
+            (Keys::new(program, n, Some(&c.bodies), last_memos), calls)
         }
         None => (Keys::new(program, n, None, last_memos), calls_of(program)),
     };

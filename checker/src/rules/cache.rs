@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::index::IndexVec;
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::{Action, ActionId, EventId, Owner};
 use jadpo_compiler::source::Unit;
@@ -25,7 +26,7 @@ use crate::Scope;
 pub struct Cache {
     /// The context of the last run ([`context`]).
     context: Option<Key>,
-    slots: jadpo_compiler::index::IndexVec<ActionId, Option<Arc<Judged>>>,
+    slots: IndexVec<ActionId, Option<Arc<Judged>>>,
     /// Actions whose findings were reused in the last run.
     pub reused: usize,
     /// Actions judged afresh in the last run.
@@ -128,7 +129,7 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
     drop(old);
     // Most actions have no finding: the per-check passes below go over
     // the few that have.
-    let found: Vec<&Judged> = judged
+    let with_findings: Vec<&Judged> = judged
         .iter()
         .map(|(j, _)| j.as_ref())
         .filter(|j| !j.by_check.is_empty())
@@ -142,7 +143,7 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
                 }
             }
             Check::PerAction(_) => {
-                for j in &found {
+                for j in &with_findings {
                     if let Some((_, found)) = j.by_check.iter().find(|(c, _)| *c == k) {
                         findings.extend(found.iter().cloned());
                     }
@@ -164,10 +165,14 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
 
 /// One action's per-action findings: the last run's when its summary key
 /// and header are the same, else judged now.
-fn judge(cx: &Cx, old: &[Option<Arc<Judged>>], id: ActionId) -> (Arc<Judged>, bool) {
+fn judge(
+    cx: &Cx,
+    old: &IndexVec<ActionId, Option<Arc<Judged>>>,
+    id: ActionId,
+) -> (Arc<Judged>, bool) {
     let summary = cx.analysed.key(id);
     let action = cx.program.actions.get(id);
-    if let (Some(k), Some(a), Some(Some(last))) = (summary, action, old.get(id.0 as usize)) {
+    if let (Some(k), Some(a), Some(Some(last))) = (summary, action, old.get(id)) {
         if last.header.is(cx, k, a) {
             return (last.clone(), true);
         }

@@ -117,6 +117,28 @@ impl<'c> Reuse<'c> {
             && memo.foreign.iter().all(|f| !self.cache.changed(*f))
     }
 
+    /// `kept` when its memo still holds for an item in `file`, else
+    /// `compute`'s result with a new memo (its spans by `spans`, its
+    /// diagnostics in it); counted as reused or computed.
+    pub fn kept_or<R>(
+        &mut self,
+        kept: Option<(Memo, R)>,
+        file: FileId,
+        spans: fn(&R, &mut Vec<Span>),
+        compute: impl FnOnce(&mut Vec<Diagnostic>) -> R,
+    ) -> (Memo, R) {
+        if let Some(kept) = kept.filter(|(memo, _)| self.holds(Some(memo), file)) {
+            self.cache.reused += 1;
+            return kept;
+        }
+        self.cache.computed += 1;
+        let mut diags = Vec::new();
+        let value = compute(&mut diags);
+        let mut held = Vec::new();
+        spans(&value, &mut held);
+        (Memo::new(file, &held, &diags), value)
+    }
+
     pub fn body_holds(&self, index: usize, file: FileId) -> bool {
         self.holds(self.cache.bodies.get(index), file)
     }

@@ -417,10 +417,10 @@ impl<'a> Resolver<'_, 'a> {
 
 impl<'a> Builder<'a> {
     /// Second pass: the definitions of types, events, entities and config
-    /// entries, now that every name is known.
-    /// Type definitions in declaration order; with `reuse`, the kind of a
-    /// type, event or route path whose memo still holds is taken again
-    /// instead of resolved (the rest of each item is always resolved).
+    /// entries, now that every name is known, in declaration order. With
+    /// `reuse`, the kind of a type, event or route path whose memo still
+    /// holds is taken again instead of resolved (the rest of each item is
+    /// always resolved).
     pub(super) fn resolve_type_defs(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
         let old = reuse
             .as_deref_mut()
@@ -432,35 +432,20 @@ impl<'a> Builder<'a> {
             let owner = self.units[u].owner;
             for file in self.unit_asts[u].clone() {
                 for item in &file.items {
-                    let Some(id) = self.kind_target(owner, item) else {
-                        self.resolve_def_item(owner, item);
-                        continue;
-                    };
-                    let Some(r) = reuse.as_deref_mut() else {
-                        let kind = self.rx().item_kind(owner, item);
-                        self.types[id].kind = kind;
-                        continue;
-                    };
-                    let kept = old.next();
-                    let (memo, kind) = match kept {
-                        Some((memo, kind)) if r.holds(Some(&memo), file.file) => {
-                            r.cache.reused += 1;
-                            self.diags.extend(memo.diags.iter().cloned());
-                            (memo, kind)
+                    match self.kind_target(owner, item) {
+                        Some(id) => {
+                            let kept = old.next();
+                            let memo = self.define_kind(
+                                reuse.as_deref_mut(),
+                                kept,
+                                (owner, file.file),
+                                item,
+                                id,
+                            );
+                            memos.extend(memo);
                         }
-                        _ => {
-                            r.cache.computed += 1;
-                            let mut diags = Vec::new();
-                            let kind = Resolver::new(&self.t, &mut diags).item_kind(owner, item);
-                            let mut spans = Vec::new();
-                            kind_spans(&kind, &mut spans);
-                            let memo = Memo::new(file.file, &spans, &diags);
-                            self.diags.append(&mut diags);
-                            (memo, kind)
-                        }
-                    };
-                    self.types[id].kind = kind.clone();
-                    memos.push((memo, kind));
+                        None => self.resolve_def_item(owner, item),
+                    }
                 }
             }
         }
@@ -469,6 +454,29 @@ impl<'a> Builder<'a> {
         }
         self.check_alias_cycles();
         self.compute_event_sizes();
+    }
+
+    /// Sets the kind `item` defines for type `id`: `kept` when its memo
+    /// holds, else resolved. Gives the memo to keep (none without `reuse`).
+    fn define_kind(
+        &mut self,
+        reuse: Option<&mut Reuse<'_>>,
+        kept: Option<(Memo, TypeKind)>,
+        (owner, file): (Owner, crate::span::FileId),
+        item: &ast::Item,
+        id: ir::TypeId,
+    ) -> Option<(Memo, TypeKind)> {
+        let Some(r) = reuse else {
+            self.types[id].kind = self.rx().item_kind(owner, item);
+            return None;
+        };
+        let t = &self.t;
+        let (memo, kind) = r.kept_or(kept, file, kind_spans, |diags| {
+            Resolver::new(t, diags).item_kind(owner, item)
+        });
+        self.diags.extend(memo.diags.iter().cloned());
+        self.types[id].kind = kind.clone();
+        Some((memo, kind))
     }
 
     /// The type whose kind `item` defines: a type's, an event's, or a
