@@ -220,6 +220,13 @@ fn read_bodies(program: &Program, last: &IndexVec<ActionId, Body>) -> IndexVec<A
         .into()
 }
 
+/// Whether the graph's calls are the bodies' (the graph drops calls to ids
+/// past the last action, which the bodies never hold: resolved calls name
+/// declared actions).
+fn same_calls(calls: &Calls, bodies: &IndexVec<ActionId, Body>) -> bool {
+    calls.len() == bodies.len() && calls.iter().zip(bodies.iter()).all(|(c, b)| *c == b.calls)
+}
+
 /// The call graph over `calls` (callees of each action, in body order;
 /// ids past the last action are left out).
 fn call_graph(mut calls: Calls) -> Graph {
@@ -417,18 +424,23 @@ pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed 
         .as_mut()
         .map(|c| std::mem::take(&mut c.memos))
         .unwrap_or_default();
-    let (mut keys, calls) = match cache.as_deref_mut() {
+    let (mut keys, g) = match cache.as_deref_mut() {
         Some(c) => {
             c.bodies = read_bodies(program, &c.bodies);
-            let calls = c.bodies.iter().map(|b| b.calls.clone()).collect();
-            (Keys::new(program, n, Some(&c.bodies), last_memos), calls)
+            // The graph of the last analysis stands while no call changed;
+            // the calls are copied only to build a new one.
+            let g = match last_graph {
+                Some(g) if same_calls(&g.calls, &c.bodies) => g,
+                _ => Arc::new(call_graph(
+                    c.bodies.iter().map(|b| b.calls.clone()).collect(),
+                )),
+            };
+            (Keys::new(program, n, Some(&c.bodies), last_memos), g)
         }
-        None => (Keys::new(program, n, None, last_memos), calls_of(program)),
-    };
-    // The graph of the last analysis stands while no call changed.
-    let g = match last_graph {
-        Some(g) if g.calls == calls => g,
-        _ => Arc::new(call_graph(calls)),
+        None => {
+            let g = Arc::new(call_graph(calls_of(program)));
+            (Keys::new(program, n, None, last_memos), g)
+        }
     };
     let mut slots = Slots {
         program,

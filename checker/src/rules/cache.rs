@@ -134,23 +134,28 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
         .map(|(j, _)| j.as_ref())
         .filter(|j| !j.by_check.is_empty())
         .collect();
+    // Declines are applied before copying: a large app declines thousands
+    // of kept findings, which would be copied on every edit to be dropped.
+    let mut declines = super::decline::Declines::new(cx);
     let mut findings = Vec::new();
     for (k, check) in checks.iter().enumerate() {
         match check {
             Check::Whole(_) => {
                 if let Some(found) = whole.get_mut(k) {
-                    findings.append(found);
+                    findings.extend(found.drain(..).filter(|f| !declines.declines(f)));
                 }
             }
             Check::PerAction(_) => {
                 for j in &with_findings {
                     if let Some((_, found)) = j.by_check.iter().find(|(c, _)| *c == k) {
-                        findings.extend(found.iter().cloned());
+                        let kept = found.iter().filter(|f| !declines.declines(f));
+                        findings.extend(kept.cloned());
                     }
                 }
             }
         }
     }
+    declines.report(&mut findings);
     cache.reused = judged.iter().filter(|j| j.1).count();
     cache.computed = judged.len() - cache.reused;
     cache.context = Some(context);
@@ -160,7 +165,7 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
             *slot = Some(judged);
         }
     }
-    super::finish(cx, findings)
+    super::finish_declined(cx, findings)
 }
 
 /// One action's per-action findings: the last run's when its summary key

@@ -224,7 +224,11 @@ fn run_here(cx: &Cx) -> Vec<Diagnostic> {
 /// Applies declines, keeps findings in the checked unit's sources, and
 /// sorts them.
 fn finish(cx: &Cx, findings: Vec<Finding>) -> Vec<Diagnostic> {
-    let findings = decline::apply(cx, findings);
+    finish_declined(cx, decline::apply(cx, findings))
+}
+
+/// [`finish`] for findings whose declines are applied.
+fn finish_declined(cx: &Cx, findings: Vec<Finding>) -> Vec<Diagnostic> {
     let mut diags: Vec<Diagnostic> = findings
         .into_iter()
         .map(|f| f.diag)

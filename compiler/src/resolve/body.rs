@@ -100,10 +100,13 @@ pub(super) enum Why {
 /// An action's resolved header.
 #[derive(Clone)]
 pub(super) struct Header {
-    pub params: Vec<(Name, Ty, Span)>,
+    /// Shared: a kept header is handed out on every edit.
+    pub params: std::sync::Arc<[(Name, Ty, Span)]>,
     pub ret: Ty,
     /// `fails` entries that resolved, as written.
-    pub fails: Vec<(FailureId, Span)>,
+    pub fails: std::sync::Arc<[(FailureId, Span)]>,
+    /// The same failures without their spans.
+    pub fail_ids: std::sync::Arc<[FailureId]>,
     /// Some `fails` entry did not resolve.
     pub unknown: bool,
 }
@@ -265,9 +268,10 @@ impl<'a> Resolver<'_, 'a> {
             fails.push((f, path.span));
         }
         Header {
-            params,
+            params: params.into(),
             ret,
-            fails,
+            fail_ids: fails.iter().map(|(f, _)| *f).collect(),
+            fails: fails.into(),
             unknown,
         }
     }

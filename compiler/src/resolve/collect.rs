@@ -234,17 +234,18 @@ impl<'a> Builder<'a> {
         if self.is_duplicate_callable(unit, a.name) {
             return;
         }
-        let id = self.new_action(unit, a.name.name, a.span, a.name.span, Some(a));
+        let shell = self.next_shell(a.span.file);
+        let (qualified, declines) = match shell {
+            Some((name, qualified, declines)) if name == a.name.name => (qualified, declines),
+            _ => (
+                self.qualify(unit, a.name.name.as_str(), Owner::App),
+                declines(a),
+            ),
+        };
+        let spans = (a.span, a.name.span);
+        let id = self.new_action(unit, (a.name.name, qualified), spans, Some(a));
         self.prog.actions[id].public = a.public.is_some();
-        self.prog.actions[id].declines = a
-            .declines
-            .iter()
-            .map(|d| ir::Decline {
-                code: d.code.text(),
-                reason: d.reason.value.clone(),
-                span: d.span,
-            })
-            .collect();
+        self.prog.actions[id].declines = declines;
         self.unit_mut(unit)
             .callables
             .insert(a.name.name, (Callable::Action(id), a.name.span));
@@ -255,10 +256,11 @@ impl<'a> Builder<'a> {
             return;
         }
         let id = FnId(self.functions.len() as u32);
+        let params = self.no_params.clone();
         self.functions.push(FnSig {
             unit,
             decl: f,
-            params: Vec::new(),
+            params,
             ret: Ty::Error,
         });
         self.unit_mut(unit)
@@ -274,9 +276,16 @@ impl<'a> Builder<'a> {
             .any(|s| s.key.name == super::tables::words().path)
         {
             let id = TypeId(self.types.len() as u32);
+            let kept = self
+                .shells
+                .as_ref()
+                .and_then(|k| k.type_name(id, r.span.file));
+            let name = kept.unwrap_or_else(|| {
+                Name::new(&format!("path of route {} {}", r.method.name, r.path))
+            });
             self.types.push(TypeDef {
                 owner: unit,
-                name: Name::new(&format!("path of route {} {}", r.method.name, r.path)),
+                name,
                 kind: TypeKind::Pending,
                 span: None,
             });
@@ -286,22 +295,34 @@ impl<'a> Builder<'a> {
         let Some(setting) = r.settings.iter().find(|s| s.key.name == action) else {
             return;
         };
-        let label = format!("route {} {}", r.method.name, r.path);
-        let id = self.new_action(unit, Name::new(&label), r.span, setting.key.span, None);
+        let (name, qualified) = match self.next_shell(r.span.file) {
+            Some((name, qualified, _)) => (name, qualified),
+            None => {
+                let label = format!("route {} {}", r.method.name, r.path);
+                let qualified = self.qualify(unit, &label, Owner::App);
+                (Name::new(&label), qualified)
+            }
+        };
+        let id = self.new_action(unit, (name, qualified), (r.span, setting.key.span), None);
         self.route_actions.push((r, id));
         self.route_action_of.insert(route_key(r), id);
+    }
+
+    /// What the next action collected last time, when its file is
+    /// unchanged (see [`super::reuse::Shells`]).
+    fn next_shell(&mut self, file: crate::span::FileId) -> Option<super::reuse::ActionShell> {
+        let id = ir::ActionId(self.prog.actions.len() as u32);
+        self.shells.as_mut()?.action(id, file)
     }
 
     fn new_action(
         &mut self,
         unit: Owner,
-        name: Name,
-        span: Span,
-        name_span: Span,
+        (name, qualified): (Name, String),
+        (span, name_span): (Span, Span),
         decl: Option<&'a ast::ActionDecl>,
     ) -> ir::ActionId {
         let id = ir::ActionId(self.prog.actions.len() as u32);
-        let qualified = self.qualify(unit, name.as_str(), Owner::App);
         self.prog.actions.push(ir::Action {
             owner: unit,
             name,
@@ -318,12 +339,13 @@ impl<'a> Builder<'a> {
             code: ir::code::Body::default(),
             reads: ir::Reads::default(),
         });
+        let (params, fails) = (self.no_params.clone(), self.no_fails.clone());
         self.actions.push(ActionSig {
             unit,
             decl,
-            params: Vec::new(),
+            params,
             ret: Ty::unit(),
-            fails: Vec::new(),
+            fails,
             fails_unknown: false,
         });
         id
@@ -424,4 +446,16 @@ impl Resolver<'_, '_> {
 /// iterated, so addresses cannot reach the output).
 pub(super) fn route_key(r: &ast::RouteDecl) -> usize {
     std::ptr::from_ref(r) as usize
+}
+
+/// An action's `declines` entries, as the IR holds them.
+fn declines(a: &ast::ActionDecl) -> Vec<ir::Decline> {
+    a.declines
+        .iter()
+        .map(|d| ir::Decline {
+            code: d.code.text(),
+            reason: d.reason.value.clone(),
+            span: d.span,
+        })
+        .collect()
 }

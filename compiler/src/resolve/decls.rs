@@ -28,8 +28,7 @@ impl<'a> Builder<'a> {
         }
         let mut rx = self.rx();
         let code = rx.failure_code(f);
-        let fields: Vec<ast::FieldDecl> = f.fields().cloned().collect();
-        let defs = rx.field_defs(unit, &fields);
+        let defs = rx.field_defs(unit, f.fields());
         rx.check_setting_repeats(f.settings());
         let failure = &mut self.prog.failures[id];
         failure.code = code;

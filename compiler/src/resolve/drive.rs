@@ -136,7 +136,7 @@ impl<'a> Builder<'a> {
         for (route, id) in self.route_actions.clone() {
             let (params, ret) = self.rx().route_action_header(route);
             let sig = &mut self.actions[id];
-            sig.params = params;
+            sig.params = params.into();
             sig.ret = ret;
         }
         let functions: Vec<ir::FnId> = self.functions.ids().collect();
@@ -150,7 +150,7 @@ impl<'a> Builder<'a> {
             |r, i| {
                 let sig = &r.functions[*i];
                 let (unit, decl) = (sig.unit, sig.decl);
-                let params = r.params(unit, &decl.params);
+                let params = r.params(unit, &decl.params).into();
                 let ret = r.resolve_type(unit, &decl.returns);
                 (params, ret)
             },
@@ -166,9 +166,9 @@ impl<'a> Builder<'a> {
         let sig = &mut self.actions[i];
         sig.params = h.params;
         sig.ret = h.ret;
-        sig.fails = h.fails.iter().map(|(f, _)| *f).collect();
+        sig.fails = h.fail_ids;
         sig.fails_unknown = h.unknown;
-        self.prog.actions[i].fails = h.fails;
+        self.prog.actions[i].fails = h.fails.to_vec();
     }
 
     /// Checks and lowers every body: actions, routes' inline actions, then

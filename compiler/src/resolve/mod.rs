@@ -115,6 +115,13 @@ pub enum Lowering {
 pub(crate) struct Builder<'a> {
     pub t: Tables<'a>,
     pub diags: Vec<Diagnostic>,
+    /// What collecting unchanged files gave last time (with a cache, in
+    /// the same context).
+    shells: Option<reuse::Shells>,
+    /// The parameters of a header not resolved yet: one allocation shared
+    /// by every action and function.
+    no_params: std::sync::Arc<[(Name, ir::types::Ty, crate::span::Span)]>,
+    no_fails: std::sync::Arc<[ir::FailureId]>,
 }
 
 impl<'a> std::ops::Deref for Builder<'a> {
@@ -207,11 +214,13 @@ fn run(
     let mut b = Builder::new(project, asts);
     b.syntax_files = syntax_files;
     b.code = code;
+    b.shells = reuse.as_deref_mut().and_then(Reuse::take_shells);
     b.collect_all();
     b.resolve_type_defs(reuse.as_deref_mut());
     b.lower_operations();
     b.resolve_headers(reuse.as_deref_mut());
     b.lower_signatures();
+    b.shells = None;
     b.resolve_application();
     b.check_bodies(reuse.as_deref_mut());
     b.resolve_entries(reuse);
@@ -233,10 +242,17 @@ impl<'a> Builder<'a> {
     /// program (their bodies come later).
     fn lower_signatures(&mut self) {
         for (i, sig) in self.t.actions.iter_enumerated() {
-            if let Some(a) = self.t.prog.actions.get_mut(i) {
-                a.params = sig.params.iter().map(|(n, t, _)| (*n, t.clone())).collect();
-                a.ret = sig.ret.clone();
-            }
+            let Some(a) = self.t.prog.actions.get_mut(i) else {
+                continue;
+            };
+            let kept = self
+                .shells
+                .as_mut()
+                .and_then(|k| k.signature(i, a.span.file));
+            (a.params, a.ret) = kept.unwrap_or_else(|| {
+                let params = sig.params.iter().map(|(n, t, _)| (*n, t.clone())).collect();
+                (params, sig.ret.clone())
+            });
         }
         self.t.prog.functions = self
             .t
@@ -293,6 +309,9 @@ impl<'a> Builder<'a> {
         let mut r = Builder {
             t,
             diags: Vec::new(),
+            shells: None,
+            no_params: std::sync::Arc::from([]),
+            no_fails: std::sync::Arc::from([]),
         };
         r.prog.app.name = project.app.app.node.clone();
         r.setup_units();

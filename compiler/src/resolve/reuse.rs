@@ -24,6 +24,7 @@
 
 use crate::ast::{Item, SourceFileAst};
 use crate::diag::Diagnostic;
+use crate::index::IndexVec;
 use crate::ir::{self, Block, Node, Program};
 use crate::lexer;
 use crate::load::LoadedProject;
@@ -34,7 +35,7 @@ use super::body::Header;
 use super::tables::{Ty, TypeKind};
 
 /// A function's resolved parameters.
-type Params = Vec<(crate::intern::Name, Ty, Span)>;
+type Params = std::sync::Arc<[(crate::intern::Name, Ty, Span)]>;
 
 /// What the last resolution left for the next one.
 #[derive(Default)]
@@ -73,6 +74,61 @@ pub(super) struct Memo {
     pub diags: Vec<Diagnostic>,
 }
 
+/// An action's name, qualified name and declines.
+pub(super) type ActionShell = (crate::intern::Name, String, Vec<ir::Decline>);
+
+/// An action's lowered parameters and result.
+pub(super) type Signature = (Vec<(crate::intern::Name, Ty)>, Ty);
+
+/// What collecting the declarations gave last time, moved out of the last
+/// program for the items of unchanged files (only in the same context,
+/// where every id means what it meant): the text a large app would
+/// otherwise format and copy again on every edit.
+#[derive(Default)]
+pub(super) struct Shells {
+    /// Each action's name, qualified name and declines, by id.
+    pub actions: IndexVec<ir::ActionId, Option<ActionShell>>,
+    /// Each action's lowered parameters and result, by id.
+    pub signatures: IndexVec<ir::ActionId, Option<Signature>>,
+    /// Each type's name, by id.
+    pub type_names: IndexVec<ir::TypeId, crate::intern::Name>,
+    /// By file id: whether the file changed since the last resolution.
+    pub changed: Vec<bool>,
+}
+
+impl Shells {
+    /// Whether what an item of `file` collected last time holds now.
+    pub fn holds(&self, file: FileId) -> bool {
+        self.changed.get(file.0 as usize) == Some(&false)
+    }
+
+    /// Action `id`'s name, qualified name and declines, when its file is
+    /// unchanged.
+    pub fn action(&mut self, id: ir::ActionId, file: FileId) -> Option<ActionShell> {
+        if !self.holds(file) {
+            return None;
+        }
+        self.actions.get_mut(id)?.take()
+    }
+
+    /// Action `id`'s lowered parameters and result, when its file is
+    /// unchanged.
+    pub fn signature(&mut self, id: ir::ActionId, file: FileId) -> Option<Signature> {
+        if !self.holds(file) {
+            return None;
+        }
+        self.signatures.get_mut(id)?.take()
+    }
+
+    /// Type `id`'s name, when its file is unchanged.
+    pub fn type_name(&self, id: ir::TypeId, file: FileId) -> Option<crate::intern::Name> {
+        if !self.holds(file) {
+            return None;
+        }
+        self.type_names.get(id).copied()
+    }
+}
+
 /// One resolution's use of the cache: the cache, and the program of the
 /// last resolution to take kept bodies from (`None`: reuse nothing).
 pub(super) struct Reuse<'c> {
@@ -80,8 +136,10 @@ pub(super) struct Reuse<'c> {
     pub previous: Option<&'c mut Program>,
     /// Whether the context is the one the kept results were checked in.
     pub same_context: bool,
-    /// The previous program's entry points, taken out of it on first use.
-    old_entries: Option<Vec<Option<ir::Entry>>>,
+    /// The previous program's entry points with their indices, taken out
+    /// of it on first use. Kept entries are taken in index order, so one
+    /// pass over them moves each once.
+    old_entries: Option<std::iter::Enumerate<std::vec::IntoIter<ir::Entry>>>,
 }
 
 impl<'c> Reuse<'c> {
@@ -158,6 +216,43 @@ impl<'c> Reuse<'c> {
         self.previous.as_mut()?.actions.get_mut(id)
     }
 
+    /// The collected shells of the last program, moved out of it (`None`
+    /// in another context: ids may mean something else).
+    pub fn take_shells(&mut self) -> Option<Shells> {
+        if !self.same_context {
+            return None;
+        }
+        let previous = self.previous.as_mut()?;
+        let mut actions = IndexVec::new();
+        let mut signatures = IndexVec::new();
+        for a in previous.actions.iter_mut() {
+            let qualified = std::mem::take(&mut a.qualified);
+            actions.push(Some((a.name, qualified, std::mem::take(&mut a.declines))));
+            let ret = std::mem::replace(&mut a.ret, Ty::Error);
+            signatures.push(Some((std::mem::take(&mut a.params), ret)));
+        }
+        let type_names = previous.types.iter().map(|t| t.name).collect();
+        let changed = self.cache.files.iter().map(|f| f.changed).collect();
+        Some(Shells {
+            actions,
+            signatures,
+            type_names,
+            changed,
+        })
+    }
+
+    /// The kind of type `id` in the last resolution's program, moved out.
+    /// Only for a kept kind: ids mean what they meant, and the program holds
+    /// the kind the cache holds, except an alias in a circle, which the
+    /// last resolution reset to `Pending` (then `None`: copy the cache's).
+    pub fn previous_kind(&mut self, id: ir::TypeId) -> Option<TypeKind> {
+        let def = self.previous.as_mut()?.types.get_mut(id)?;
+        if matches!(def.kind, TypeKind::Pending) {
+            return None;
+        }
+        Some(std::mem::replace(&mut def.kind, TypeKind::Pending))
+    }
+
     /// The diagnostics checking body `index` gave last time.
     pub fn cache_body_diags(&self, index: usize) -> Vec<Diagnostic> {
         self.cache
@@ -185,14 +280,16 @@ impl<'c> Reuse<'c> {
             .map(std::mem::take)
             .unwrap_or_default();
         let previous = &mut self.previous;
-        let old = self.old_entries.get_or_insert_with(|| match previous {
-            Some(p) => std::mem::take(&mut p.entries)
-                .into_iter()
-                .map(Some)
-                .collect(),
-            None => Vec::new(),
+        let old = self.old_entries.get_or_insert_with(|| {
+            let entries = previous.as_mut().map(|p| std::mem::take(&mut p.entries));
+            entries.unwrap_or_default().into_iter().enumerate()
         });
-        let entry = slot.and_then(|(s, hash)| Some((old.get_mut(s as usize)?.take()?, hash)));
+        let entry = slot.and_then(|(s, hash)| {
+            let (_, entry) = old
+                .find(|(i, _)| *i >= s as usize)
+                .filter(|(i, _)| *i == s as usize)?;
+            Some((entry, hash))
+        });
         (memo, entry)
     }
 }

@@ -210,10 +210,10 @@ impl UnitInfo {
 pub(crate) struct ActionSig<'a> {
     pub unit: Owner,
     pub decl: Option<&'a ast::ActionDecl>,
-    pub params: Vec<(Name, Ty, Span)>,
+    pub params: std::sync::Arc<[(Name, Ty, Span)]>,
     pub ret: Ty,
     /// Declared `fails` (resolved entries only).
-    pub fails: Vec<FailureId>,
+    pub fails: std::sync::Arc<[FailureId]>,
     /// True when the `fails` clause had an unresolved entry: the action's
     /// failures are not judged, so nothing cascades from it.
     pub fails_unknown: bool,
@@ -223,7 +223,7 @@ pub(crate) struct ActionSig<'a> {
 pub(crate) struct FnSig<'a> {
     pub unit: Owner,
     pub decl: &'a ast::FunctionDecl,
-    pub params: Vec<(Name, Ty, Span)>,
+    pub params: std::sync::Arc<[(Name, Ty, Span)]>,
     pub ret: Ty,
 }
 

@@ -50,7 +50,11 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
-    pub(super) fn field_defs(&mut self, unit: Owner, fields: &[ast::FieldDecl]) -> Vec<FieldDef> {
+    pub(super) fn field_defs<'f>(
+        &mut self,
+        unit: Owner,
+        fields: impl IntoIterator<Item = &'f ast::FieldDecl>,
+    ) -> Vec<FieldDef> {
         let mut out: Vec<FieldDef> = Vec::new();
         for f in fields {
             if let Some(first) = out.iter().find(|o| o.name == f.name.name) {
@@ -470,12 +474,16 @@ impl<'a> Builder<'a> {
             self.types[id].kind = self.rx().item_kind(owner, item);
             return None;
         };
+        let reused = kept.as_ref().is_some_and(|(m, _)| r.holds(Some(m), file));
         let t = &self.t;
         let (memo, kind) = r.kept_or(kept, file, kind_spans, |diags| {
             Resolver::new(t, diags).item_kind(owner, item)
         });
         self.diags.extend(memo.diags.iter().cloned());
-        self.types[id].kind = kind.clone();
+        // A kept kind is already in the last program: moving it from there
+        // spares copying every type of the app on every edit.
+        let moved = reused.then(|| r.previous_kind(id)).flatten();
+        self.types[id].kind = moved.unwrap_or_else(|| kind.clone());
         Some((memo, kind))
     }
 
@@ -513,8 +521,7 @@ impl<'a> Builder<'a> {
                     .fields
                     .iter()
                     .partition(|f| f.name.name == super::tables::words().store);
-                let fields: Vec<ast::FieldDecl> = fields.into_iter().cloned().collect();
-                let defs = self.rx().field_defs(unit, &fields);
+                let defs = self.rx().field_defs(unit, fields);
                 self.types[id].kind = TypeKind::Record(defs);
                 if let Some(s) = store.first() {
                     let store = self.rx().entity_store(unit, s);
