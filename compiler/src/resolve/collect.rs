@@ -7,6 +7,7 @@ use crate::intern::Name;
 use crate::ir::{self, FailureKind, Owner};
 use crate::span::Span;
 
+use super::reuse::RouteFact;
 use super::tables::{
     ActionSig, Callable, ConfigEntry, Decl, FnId, FnSig, Ty, TypeDef, TypeId, TypeKind,
 };
@@ -29,6 +30,9 @@ impl<'a> Builder<'a> {
     /// Sizes the tables for the declarations to come: a large app would
     /// otherwise grow (and copy) them many times over.
     fn reserve(&mut self) {
+        if self.reserve_as_last_time() {
+            return;
+        }
         let (mut all_types, mut all_actions) = (0, 0);
         for u in 0..self.units.len() {
             let (mut decls, mut callables) = (0, 0);
@@ -52,6 +56,24 @@ impl<'a> Builder<'a> {
         self.types.reserve(all_types);
         self.actions.reserve(all_actions);
         self.prog.actions.reserve(all_actions);
+    }
+
+    /// In the same context the tables have last time's sizes: reserving
+    /// them spares counting every item again.
+    fn reserve_as_last_time(&mut self) -> bool {
+        let Some(k) = &self.shells else { return false };
+        if k.unit_sizes.len() != self.t.units.len() {
+            return false;
+        }
+        let (types, actions) = (k.type_names.len(), k.actions.len());
+        for (unit, (decls, callables)) in self.t.units.iter_mut().zip(&k.unit_sizes) {
+            unit.decls.reserve(*decls);
+            unit.callables.reserve(*callables);
+        }
+        self.t.types.reserve(types);
+        self.t.actions.reserve(actions);
+        self.t.prog.actions.reserve(actions);
+        true
     }
 
     fn collect_item(&mut self, unit: Owner, item: &'a Item) {
@@ -271,10 +293,14 @@ impl<'a> Builder<'a> {
     /// A route with `path: { }` gets a synthetic record type for its path
     /// parameters; one with `action: { }` a synthetic action named after it.
     fn collect_route(&mut self, unit: Owner, r: &'a ast::RouteDecl) {
-        if r.settings
-            .iter()
-            .any(|s| s.key.name == super::tables::words().path)
-        {
+        let index = self.route_facts.len();
+        let kept = self
+            .shells
+            .as_ref()
+            .and_then(|k| k.route(index, r.span.file));
+        let fact = kept.unwrap_or_else(|| route_fact(r));
+        self.route_facts.push(fact);
+        if fact.path {
             let id = TypeId(self.types.len() as u32);
             let kept = self
                 .shells
@@ -291,8 +317,7 @@ impl<'a> Builder<'a> {
             });
             self.route_path_of.insert(route_key(r), id);
         }
-        let action = super::tables::words().action;
-        let Some(setting) = r.settings.iter().find(|s| s.key.name == action) else {
+        let Some(action_key) = fact.action else {
             return;
         };
         let (name, qualified) = match self.next_shell(r.span.file) {
@@ -303,7 +328,7 @@ impl<'a> Builder<'a> {
                 (Name::new(&label), qualified)
             }
         };
-        let id = self.new_action(unit, (name, qualified), (r.span, setting.key.span), None);
+        let id = self.new_action(unit, (name, qualified), (r.span, action_key), None);
         self.route_actions.push((r, id));
         self.route_action_of.insert(route_key(r), id);
     }
@@ -446,6 +471,19 @@ impl Resolver<'_, '_> {
 /// iterated, so addresses cannot reach the output).
 pub(super) fn route_key(r: &ast::RouteDecl) -> usize {
     std::ptr::from_ref(r) as usize
+}
+
+/// What a route's settings declare (see [`RouteFact`]).
+fn route_fact(r: &ast::RouteDecl) -> RouteFact {
+    let words = super::tables::words();
+    RouteFact {
+        path: r.settings.iter().any(|s| s.key.name == words.path),
+        action: r
+            .settings
+            .iter()
+            .find(|s| s.key.name == words.action)
+            .map(|s| s.key.span),
+    }
 }
 
 /// An action's `declines` entries, as the IR holds them.

@@ -80,10 +80,10 @@ pub(crate) struct Tables<'a> {
     /// Routes with an inline `action: { }` and their synthetic actions.
     pub route_actions: Vec<(&'a ast::RouteDecl, ir::ActionId)>,
     /// The same, by the route's address: found per route without a scan.
-    pub route_action_of: HashMap<usize, ir::ActionId>,
+    pub route_action_of: HashMap<usize, ir::ActionId, crate::intern::NameHasher>,
     /// The record type of a route's `path: { }` parameters, by the route's
     /// address.
-    pub route_path_of: HashMap<usize, tables::TypeId>,
+    pub route_path_of: HashMap<usize, tables::TypeId, crate::intern::NameHasher>,
     /// Files with syntax errors: the parser's recovery may have dropped
     /// statements or arms, so whole-body judgements (`fails` exactness,
     /// missing `return`, exhaustive `match`) are not made there.
@@ -122,6 +122,9 @@ pub(crate) struct Builder<'a> {
     /// by every action and function.
     no_params: std::sync::Arc<[(Name, ir::types::Ty, crate::span::Span)]>,
     no_fails: std::sync::Arc<[ir::FailureId]>,
+    /// What each route declares, in collection order (kept for the next
+    /// resolution: see [`reuse::RouteFact`]).
+    route_facts: Vec<reuse::RouteFact>,
 }
 
 impl<'a> std::ops::Deref for Builder<'a> {
@@ -216,6 +219,9 @@ fn run(
     b.code = code;
     b.shells = reuse.as_deref_mut().and_then(Reuse::take_shells);
     b.collect_all();
+    if let Some(r) = reuse.as_deref_mut() {
+        r.keep_collected(std::mem::take(&mut b.route_facts), &b.t.units);
+    }
     b.resolve_type_defs(reuse.as_deref_mut());
     b.lower_operations();
     b.resolve_headers(reuse.as_deref_mut());
@@ -298,8 +304,8 @@ impl<'a> Builder<'a> {
             unit_asts: Vec::new(),
             application: None,
             route_actions: Vec::new(),
-            route_action_of: HashMap::new(),
-            route_path_of: HashMap::new(),
+            route_action_of: HashMap::default(),
+            route_path_of: HashMap::default(),
             syntax_files: HashSet::new(),
             code: false,
             test_owner: Owner::App,
@@ -312,6 +318,7 @@ impl<'a> Builder<'a> {
             shells: None,
             no_params: std::sync::Arc::from([]),
             no_fails: std::sync::Arc::from([]),
+            route_facts: Vec::new(),
         };
         r.prog.app.name = project.app.app.node.clone();
         r.setup_units();

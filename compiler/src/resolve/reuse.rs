@@ -47,9 +47,16 @@ pub struct Cache {
     pub(super) function_headers: Vec<(Memo, (Params, Ty))>,
     /// The kinds of types, events and route paths, in declaration order.
     pub(super) type_defs: Vec<(Memo, TypeKind)>,
+    /// The definitions of entities and failures, in item order (the
+    /// definitions themselves are in the last program).
+    pub(super) def_items: Vec<Memo>,
     /// Each entry point's memo, and its index in the program's entries
     /// with the hash of its duplicate key (`None`: it lowered to nothing).
     entries: Vec<(Memo, Option<(u32, u64)>)>,
+    /// What each route declared, in collection order.
+    route_facts: Vec<RouteFact>,
+    /// Each unit's number of declarations and callables.
+    unit_sizes: Vec<(usize, usize)>,
     /// Headers, bodies and entry points reused and checked by the last
     /// resolution.
     pub reused: usize,
@@ -74,6 +81,18 @@ pub(super) struct Memo {
     pub diags: Vec<Diagnostic>,
 }
 
+/// What a route declares beyond its method and path: path parameters (a
+/// `path:` setting), and an inline action (the key of its `action:`
+/// setting). Read from its settings, or, for a route of an unchanged file
+/// in the same context, from the last resolution: scanning the settings of
+/// every route of a large app again costs more than the rest of its
+/// collection.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RouteFact {
+    pub path: bool,
+    pub action: Option<Span>,
+}
+
 /// An action's name, qualified name and declines.
 pub(super) type ActionShell = (crate::intern::Name, String, Vec<ir::Decline>);
 
@@ -92,6 +111,10 @@ pub(super) struct Shells {
     pub signatures: IndexVec<ir::ActionId, Option<Signature>>,
     /// Each type's name, by id.
     pub type_names: IndexVec<ir::TypeId, crate::intern::Name>,
+    /// What each route declared, in collection order.
+    pub routes: Vec<RouteFact>,
+    /// Each unit's number of declarations and callables.
+    pub unit_sizes: Vec<(usize, usize)>,
     /// By file id: whether the file changed since the last resolution.
     pub changed: Vec<bool>,
 }
@@ -118,6 +141,15 @@ impl Shells {
             return None;
         }
         self.signatures.get_mut(id)?.take()
+    }
+
+    /// What route `index` (in collection order) declared, when its file is
+    /// unchanged.
+    pub fn route(&self, index: usize, file: FileId) -> Option<RouteFact> {
+        if !self.holds(file) {
+            return None;
+        }
+        self.routes.get(index).copied()
     }
 
     /// Type `id`'s name, when its file is unchanged.
@@ -237,8 +269,60 @@ impl<'c> Reuse<'c> {
             actions,
             signatures,
             type_names,
+            routes: std::mem::take(&mut self.cache.route_facts),
+            unit_sizes: std::mem::take(&mut self.cache.unit_sizes),
             changed,
         })
+    }
+
+    /// Entity `eid`'s record kind (type `ty`) and store in the last
+    /// program, moved out (its memo holds, so ids mean what they meant).
+    pub fn previous_entity(
+        &mut self,
+        eid: ir::EntityId,
+        ty: ir::TypeId,
+    ) -> Option<(TypeKind, Option<crate::intern::Name>)> {
+        let previous = self.previous.as_mut()?;
+        let store = previous.entities.get(eid)?.store;
+        let def = previous.types.get_mut(ty)?;
+        if !matches!(def.kind, TypeKind::Record(_)) {
+            return None;
+        }
+        Some((std::mem::replace(&mut def.kind, TypeKind::Pending), store))
+    }
+
+    /// Failure `id`'s code and fields in the last program, moved out (its
+    /// memo holds).
+    pub fn previous_failure(
+        &mut self,
+        id: ir::FailureId,
+    ) -> Option<(String, Vec<ir::types::FieldDef>)> {
+        let f = self.previous.as_mut()?.failures.get_mut(id)?;
+        Some((std::mem::take(&mut f.code), std::mem::take(&mut f.fields)))
+    }
+
+    /// Event `id`'s lowered fields in the last program, moved out, when the
+    /// context is the same and its file unchanged: they follow from its
+    /// declaration and the types, all as they were.
+    pub fn previous_event_fields(
+        &mut self,
+        id: ir::EventId,
+        file: FileId,
+    ) -> Option<Vec<ir::EventField>> {
+        if !self.same_context || self.cache.changed(file) {
+            return None;
+        }
+        let event = self.previous.as_mut()?.events.get_mut(id)?;
+        Some(std::mem::take(&mut event.fields))
+    }
+
+    /// Keeps what collecting gave for the next resolution.
+    pub fn keep_collected(&mut self, routes: Vec<RouteFact>, units: &[super::UnitInfo]) {
+        self.cache.route_facts = routes;
+        self.cache.unit_sizes = units
+            .iter()
+            .map(|u| (u.decls.len(), u.callables.len()))
+            .collect();
     }
 
     /// The kind of type `id` in the last resolution's program, moved out.

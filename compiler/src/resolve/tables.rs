@@ -119,6 +119,10 @@ impl<V> NameMap<V> {
         self.map.contains_key(name)
     }
 
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
     pub fn reserve(&mut self, additional: usize) {
         self.map.reserve(additional);
     }

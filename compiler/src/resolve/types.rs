@@ -432,6 +432,14 @@ impl<'a> Builder<'a> {
             .unwrap_or_default();
         let mut old = old.into_iter();
         let mut memos = Vec::new();
+        let old_defs = reuse
+            .as_deref_mut()
+            .map(|r| std::mem::take(&mut r.cache.def_items))
+            .unwrap_or_default();
+        let mut defs = Defs {
+            old: old_defs.into_iter(),
+            new: Vec::new(),
+        };
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
             for file in self.unit_asts[u].clone() {
@@ -448,16 +456,84 @@ impl<'a> Builder<'a> {
                             );
                             memos.extend(memo);
                         }
-                        None => self.resolve_def_item(owner, item),
+                        None => self.define_item(
+                            reuse.as_deref_mut(),
+                            &mut defs,
+                            (owner, file.file),
+                            item,
+                        ),
                     }
                 }
             }
         }
+        self.check_alias_cycles();
+        self.compute_event_sizes(reuse.as_deref_mut());
         if let Some(r) = reuse {
             r.cache.type_defs = memos;
+            r.cache.def_items = defs.new;
         }
-        self.check_alias_cycles();
-        self.compute_event_sizes();
+    }
+
+    /// Resolves what an entity, failure, store or config item defines; with
+    /// `reuse`, an entity's or failure's definition is taken from the last
+    /// program while its memo holds.
+    fn define_item(
+        &mut self,
+        reuse: Option<&mut Reuse<'_>>,
+        defs: &mut Defs,
+        (owner, file): (Owner, crate::span::FileId),
+        item: &ast::Item,
+    ) {
+        let Some(r) = reuse.filter(|_| matches!(item, Item::Entity(_) | Item::Failure(_))) else {
+            self.resolve_def_item(owner, item);
+            return;
+        };
+        if let Some(memo) = defs.old.next().filter(|m| r.holds(Some(m), file)) {
+            if self.take_def(r, owner, item) {
+                r.cache.reused += 1;
+                self.diags.extend(memo.diags.iter().cloned());
+                defs.new.push(memo);
+                return;
+            }
+        }
+        r.cache.computed += 1;
+        let start = self.diags.len();
+        self.resolve_def_item(owner, item);
+        let diags = self.diags.get(start..).unwrap_or_default();
+        // The definition's own spans are in its file: only the
+        // diagnostics can point elsewhere.
+        defs.new.push(Memo::new(file, &[], diags));
+    }
+
+    /// Moves an entity's or failure's definition from the last program,
+    /// which holds it (the memo holds); `false` when it is not there.
+    fn take_def(&mut self, r: &mut Reuse<'_>, owner: Owner, item: &ast::Item) -> bool {
+        match item {
+            Item::Entity(e) => {
+                let Some(Decl::Entity(eid, id)) = self.own_decl(owner, e.name) else {
+                    return true;
+                };
+                let Some((kind, store)) = r.previous_entity(eid, id) else {
+                    return false;
+                };
+                self.types[id].kind = kind;
+                self.prog.entities[eid].store = store;
+                true
+            }
+            Item::Failure(f) => {
+                let Some(Decl::Failure(id)) = self.own_decl(owner, f.name) else {
+                    return true;
+                };
+                let Some((code, fields)) = r.previous_failure(id) else {
+                    return false;
+                };
+                let failure = &mut self.prog.failures[id];
+                failure.code = code;
+                failure.fields = fields;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Sets the kind `item` defines for type `id`: `kept` when its memo
@@ -582,7 +658,7 @@ impl<'a> Builder<'a> {
     }
 
     /// The worst-case JSON size of each event field.
-    fn compute_event_sizes(&mut self) {
+    fn compute_event_sizes(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
             // Each event's sizes land at its own index: the order is moot.
@@ -596,6 +672,14 @@ impl<'a> Builder<'a> {
                 .collect();
             let _ = owner;
             for (e, t) in decls {
+                let file = self.prog.events[e].span.file;
+                let kept = reuse
+                    .as_deref_mut()
+                    .and_then(|r| r.previous_event_fields(e, file));
+                if let Some(fields) = kept {
+                    self.prog.events[e].fields = fields;
+                    continue;
+                }
                 let TypeKind::Record(fields) = &self.types[t].kind else {
                     continue;
                 };
@@ -665,4 +749,11 @@ impl<'a> Tables<'a> {
             _ => false,
         }
     }
+}
+
+/// The memos of entity and failure definitions: the last resolution's, in
+/// item order, and this one's.
+struct Defs {
+    old: std::vec::IntoIter<Memo>,
+    new: Vec<Memo>,
 }
