@@ -338,19 +338,27 @@ struct Slots<'p> {
 }
 
 impl Slots<'_> {
-    /// The cached entry for `key`, if the last analysis left one.
-    fn reuse(&mut self, id: ActionId, key: Option<Key>) -> Option<Arc<Cached>> {
-        let k = key?;
-        let (old, entry) = self.previous.get(id)?.as_ref()?;
-        if *old != k {
-            return None;
+    /// Takes the last analysis's entry for `id` when it has `key`, and
+    /// fills the slots with it. The entry moves to the cache's list
+    /// instead of being shared and dropped: a large app reuses tens of
+    /// thousands on every edit.
+    fn reuse(&mut self, id: ActionId, key: Option<Key>) -> bool {
+        let Some(k) = key else { return false };
+        let Some(slot) = self.previous.get_mut(id) else {
+            return false;
+        };
+        if !matches!(slot, Some((old, _)) if *old == k) {
+            return false;
         }
-        let entry = entry.clone();
+        let Some((_, entry)) = slot.take() else {
+            return false;
+        };
         self.reused += 1;
+        self.fill(id, &entry);
         if let Some(slot) = self.kept.get_mut(id) {
-            *slot = Some((k, entry.clone()));
+            *slot = Some((k, entry));
         }
-        Some(entry)
+        true
     }
 
     /// Summarises one action from the slots filled so far.
@@ -366,13 +374,17 @@ impl Slots<'_> {
         })
     }
 
-    fn store(&mut self, id: ActionId, key: Option<Key>, entry: Arc<Cached>, fresh: bool) {
-        if fresh {
-            self.computed += 1;
-            if let (Some(k), Some(slot)) = (key, self.kept.get_mut(id)) {
-                *slot = Some((k, entry.clone()));
-            }
+    /// Fills the slots with an entry computed now, keeping it for the next
+    /// analysis.
+    fn store(&mut self, id: ActionId, key: Option<Key>, entry: Arc<Cached>) {
+        self.computed += 1;
+        self.fill(id, &entry);
+        if let (Some(k), Some(slot)) = (key, self.kept.get_mut(id)) {
+            *slot = Some((k, entry));
         }
+    }
+
+    fn fill(&mut self, id: ActionId, entry: &Cached) {
         if let Some(slot) = self.summaries.list.get_mut(id) {
             *slot = Some(entry.summary.clone());
         }
@@ -389,27 +401,22 @@ impl Slots<'_> {
         let mut todo = Vec::new();
         for comp in comps.iter().filter(|c| !c.cyclic) {
             for &id in &comp.members {
-                let key = keys.get(id);
-                match self.reuse(id, key) {
-                    Some(entry) => self.store(id, key, entry, false),
-                    None => todo.push(id),
+                if !self.reuse(id, keys.get(id)) {
+                    todo.push(id);
                 }
             }
         }
         let this = &*self;
         let done: Vec<Arc<Cached>> = todo.par_iter().map(|&id| this.compute(id)).collect();
         for (id, entry) in todo.into_iter().zip(done) {
-            self.store(id, keys.get(id), entry, true);
+            self.store(id, keys.get(id), entry);
         }
         for comp in comps.iter().filter(|c| c.cyclic) {
             for &id in &comp.members {
                 let key = keys.get(id);
-                match self.reuse(id, key) {
-                    Some(entry) => self.store(id, key, entry, false),
-                    None => {
-                        let entry = self.compute(id);
-                        self.store(id, key, entry, true);
-                    }
+                if !self.reuse(id, key) {
+                    let entry = self.compute(id);
+                    self.store(id, key, entry);
                 }
             }
         }

@@ -127,13 +127,16 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
         },
     );
     drop(old);
-    // Most actions have no finding: the per-check passes below go over
-    // the few that have.
-    let with_findings: Vec<&Judged> = judged
-        .iter()
-        .map(|(j, _)| j.as_ref())
-        .filter(|j| !j.by_check.is_empty())
-        .collect();
+    // Most actions have no finding: each action's findings are sorted by
+    // check in one pass over the few that have any, in action order.
+    let mut by_check: Vec<Vec<&Finding>> = vec![Vec::new(); checks.len()];
+    for (j, _) in &judged {
+        for (k, found) in &j.by_check {
+            if let Some(list) = by_check.get_mut(*k) {
+                list.extend(found.iter());
+            }
+        }
+    }
     // Declines are applied before copying: a large app declines thousands
     // of kept findings, which would be copied on every edit to be dropped.
     let mut declines = super::decline::Declines::new(cx);
@@ -146,12 +149,9 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
                 }
             }
             Check::PerAction(_) => {
-                for j in &with_findings {
-                    if let Some((_, found)) = j.by_check.iter().find(|(c, _)| *c == k) {
-                        let kept = found.iter().filter(|f| !declines.declines(f));
-                        findings.extend(kept.cloned());
-                    }
-                }
+                let found = by_check.get(k).map_or(&[][..], Vec::as_slice);
+                let kept = found.iter().filter(|f| !declines.declines(f));
+                findings.extend(kept.map(|f| (*f).clone()));
             }
         }
     }

@@ -46,7 +46,13 @@ macro_rules! rule_info {
 pub(crate) use rule_info;
 
 pub fn lookup(code: &str) -> Option<&'static RuleInfo> {
-    registry().find(|r| r.code == code)
+    // By code: a large app's thousands of declines are looked up on every
+    // check, and a scan of the registry for each added up.
+    static BY_CODE: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, &'static RuleInfo>,
+    > = std::sync::OnceLock::new();
+    let by_code = BY_CODE.get_or_init(|| registry().map(|r| (r.code, r)).collect());
+    by_code.get(code).copied()
 }
 
 /// A rule's check over the whole program: reads the analysis, pushes
