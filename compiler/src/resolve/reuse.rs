@@ -45,11 +45,10 @@ pub struct Cache {
     bodies: Vec<Memo>,
     pub(super) headers: Vec<(Memo, Header)>,
     pub(super) function_headers: Vec<(Memo, (Params, Ty))>,
-    /// The kinds of types, events and route paths, in declaration order.
-    pub(super) type_defs: Vec<(Memo, TypeKind)>,
-    /// The definitions of entities and failures, in item order (the
-    /// definitions themselves are in the last program).
-    pub(super) def_items: Vec<Memo>,
+    /// The memos of kept definitions (the kinds of types, events and route
+    /// paths, entities, failures), in item order; the definitions
+    /// themselves are in the last program.
+    pub(super) defs: Vec<Memo>,
     /// Each entry point's memo, and its index in the program's entries
     /// with the hash of its duplicate key (`None`: it lowered to nothing).
     entries: Vec<(Memo, Option<(u32, u64)>)>,
@@ -207,28 +206,6 @@ impl<'c> Reuse<'c> {
             && memo.foreign.iter().all(|f| !self.cache.changed(*f))
     }
 
-    /// `kept` when its memo still holds for an item in `file`, else
-    /// `compute`'s result with a new memo (its spans by `spans`, its
-    /// diagnostics in it); counted as reused or computed.
-    pub fn kept_or<R>(
-        &mut self,
-        kept: Option<(Memo, R)>,
-        file: FileId,
-        spans: fn(&R, &mut Vec<Span>),
-        compute: impl FnOnce(&mut Vec<Diagnostic>) -> R,
-    ) -> (Memo, R) {
-        if let Some(kept) = kept.filter(|(memo, _)| self.holds(Some(memo), file)) {
-            self.cache.reused += 1;
-            return kept;
-        }
-        self.cache.computed += 1;
-        let mut diags = Vec::new();
-        let value = compute(&mut diags);
-        let mut held = Vec::new();
-        spans(&value, &mut held);
-        (Memo::new(file, &held, &diags), value)
-    }
-
     pub fn body_holds(&self, index: usize, file: FileId) -> bool {
         self.holds(self.cache.bodies.get(index), file)
     }
@@ -326,9 +303,8 @@ impl<'c> Reuse<'c> {
     }
 
     /// The kind of type `id` in the last resolution's program, moved out.
-    /// Only for a kept kind: ids mean what they meant, and the program holds
-    /// the kind the cache holds, except an alias in a circle, which the
-    /// last resolution reset to `Pending` (then `None`: copy the cache's).
+    /// Only for a kept kind: ids mean what they meant. `None` for an alias
+    /// in a circle, which the last resolution reset to `Pending`.
     pub fn previous_kind(&mut self, id: ir::TypeId) -> Option<TypeKind> {
         let def = self.previous.as_mut()?.types.get_mut(id)?;
         if matches!(def.kind, TypeKind::Pending) {

@@ -13,13 +13,6 @@ use super::reuse::{Memo, Reuse};
 use super::tables::{Bounds, Decl, FieldDef, Prim, Ty, TypeKind};
 use super::{Builder, Resolver, Tables};
 
-/// The spans a kind holds: its fields' names.
-fn kind_spans(kind: &TypeKind, out: &mut Vec<Span>) {
-    if let TypeKind::Record(fields) = kind {
-        out.extend(fields.iter().map(|f| f.span));
-    }
-}
-
 impl<'a> Resolver<'_, 'a> {
     /// The kind an item with a [`Builder::kind_target`] defines.
     fn item_kind(&mut self, unit: Owner, item: &ast::Item) -> TypeKind {
@@ -422,46 +415,39 @@ impl<'a> Resolver<'_, 'a> {
 impl<'a> Builder<'a> {
     /// Second pass: the definitions of types, events, entities and config
     /// entries, now that every name is known, in declaration order. With
-    /// `reuse`, the kind of a type, event or route path whose memo still
-    /// holds is taken again instead of resolved (the rest of each item is
-    /// always resolved).
+    /// `reuse`, the kind of a type, event or route path, and an entity's or
+    /// failure's definition, whose memo still holds is moved from the last
+    /// program instead of resolved.
     pub(super) fn resolve_type_defs(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
         let old = reuse
             .as_deref_mut()
-            .map(|r| std::mem::take(&mut r.cache.type_defs))
-            .unwrap_or_default();
-        let mut old = old.into_iter();
-        let mut memos = Vec::new();
-        let old_defs = reuse
-            .as_deref_mut()
-            .map(|r| std::mem::take(&mut r.cache.def_items))
+            .map(|r| std::mem::take(&mut r.cache.defs))
             .unwrap_or_default();
         let mut defs = Defs {
-            old: old_defs.into_iter(),
+            old: old.into_iter(),
             new: Vec::new(),
         };
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
             for file in self.unit_asts[u].clone() {
                 for item in &file.items {
+                    let r = reuse.as_deref_mut();
                     match self.kind_target(owner, item) {
-                        Some(id) => {
-                            let kept = old.next();
-                            let memo = self.define_kind(
-                                reuse.as_deref_mut(),
-                                kept,
-                                (owner, file.file),
-                                item,
-                                id,
-                            );
-                            memos.extend(memo);
-                        }
-                        None => self.define_item(
-                            reuse.as_deref_mut(),
+                        Some(id) => self.define(
+                            r,
                             &mut defs,
-                            (owner, file.file),
-                            item,
+                            file.file,
+                            |b, r| b.take_kind(r, id),
+                            |b| b.types[id].kind = b.rx().item_kind(owner, item),
                         ),
+                        None if matches!(item, Item::Entity(_) | Item::Failure(_)) => self.define(
+                            r,
+                            &mut defs,
+                            file.file,
+                            |b, r| b.take_def(r, owner, item),
+                            |b| b.resolve_def_item(owner, item),
+                        ),
+                        None => self.resolve_def_item(owner, item),
                     }
                 }
             }
@@ -469,27 +455,28 @@ impl<'a> Builder<'a> {
         self.check_alias_cycles();
         self.compute_event_sizes(reuse.as_deref_mut());
         if let Some(r) = reuse {
-            r.cache.type_defs = memos;
-            r.cache.def_items = defs.new;
+            r.cache.defs = defs.new;
         }
     }
 
-    /// Resolves what an entity, failure, store or config item defines; with
-    /// `reuse`, an entity's or failure's definition is taken from the last
-    /// program while its memo holds.
-    fn define_item(
+    /// One kept definition of an item in `file`: moved from the last
+    /// program by `take` while its memo holds, else resolved by `compute`
+    /// with a new memo of its diagnostics (a definition's own spans are in
+    /// its file: only diagnostics can point elsewhere).
+    fn define(
         &mut self,
         reuse: Option<&mut Reuse<'_>>,
         defs: &mut Defs,
-        (owner, file): (Owner, crate::span::FileId),
-        item: &ast::Item,
+        file: crate::span::FileId,
+        take: impl FnOnce(&mut Self, &mut Reuse<'_>) -> bool,
+        compute: impl FnOnce(&mut Self),
     ) {
-        let Some(r) = reuse.filter(|_| matches!(item, Item::Entity(_) | Item::Failure(_))) else {
-            self.resolve_def_item(owner, item);
+        let Some(r) = reuse else {
+            compute(self);
             return;
         };
         if let Some(memo) = defs.old.next().filter(|m| r.holds(Some(m), file)) {
-            if self.take_def(r, owner, item) {
+            if take(self, r) {
                 r.cache.reused += 1;
                 self.diags.extend(memo.diags.iter().cloned());
                 defs.new.push(memo);
@@ -498,11 +485,19 @@ impl<'a> Builder<'a> {
         }
         r.cache.computed += 1;
         let start = self.diags.len();
-        self.resolve_def_item(owner, item);
+        compute(self);
         let diags = self.diags.get(start..).unwrap_or_default();
-        // The definition's own spans are in its file: only the
-        // diagnostics can point elsewhere.
         defs.new.push(Memo::new(file, &[], diags));
+    }
+
+    /// Moves type `id`'s kind from the last program; `false` when it is
+    /// not there (an alias in a circle was reset there).
+    fn take_kind(&mut self, r: &mut Reuse<'_>, id: ir::TypeId) -> bool {
+        let Some(kind) = r.previous_kind(id) else {
+            return false;
+        };
+        self.types[id].kind = kind;
+        true
     }
 
     /// Moves an entity's or failure's definition from the last program,
@@ -534,33 +529,6 @@ impl<'a> Builder<'a> {
             }
             _ => false,
         }
-    }
-
-    /// Sets the kind `item` defines for type `id`: `kept` when its memo
-    /// holds, else resolved. Gives the memo to keep (none without `reuse`).
-    fn define_kind(
-        &mut self,
-        reuse: Option<&mut Reuse<'_>>,
-        kept: Option<(Memo, TypeKind)>,
-        (owner, file): (Owner, crate::span::FileId),
-        item: &ast::Item,
-        id: ir::TypeId,
-    ) -> Option<(Memo, TypeKind)> {
-        let Some(r) = reuse else {
-            self.types[id].kind = self.rx().item_kind(owner, item);
-            return None;
-        };
-        let reused = kept.as_ref().is_some_and(|(m, _)| r.holds(Some(m), file));
-        let t = &self.t;
-        let (memo, kind) = r.kept_or(kept, file, kind_spans, |diags| {
-            Resolver::new(t, diags).item_kind(owner, item)
-        });
-        self.diags.extend(memo.diags.iter().cloned());
-        // A kept kind is already in the last program: moving it from there
-        // spares copying every type of the app on every edit.
-        let moved = reused.then(|| r.previous_kind(id)).flatten();
-        self.types[id].kind = moved.unwrap_or_else(|| kind.clone());
-        Some((memo, kind))
     }
 
     /// The type whose kind `item` defines: a type's, an event's, or a
@@ -751,8 +719,8 @@ impl<'a> Tables<'a> {
     }
 }
 
-/// The memos of entity and failure definitions: the last resolution's, in
-/// item order, and this one's.
+/// The memos of kept definitions (kinds, entities, failures): the last
+/// resolution's, in item order, and this one's.
 struct Defs {
     old: std::vec::IntoIter<Memo>,
     new: Vec<Memo>,
