@@ -15,3 +15,4 @@ mod resolve_errors;
 mod resolve_example;
 mod resolve_incremental;
 mod resolve_support;
+mod units;

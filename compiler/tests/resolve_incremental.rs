@@ -8,6 +8,7 @@
 use jadpo_compiler::ir::Program;
 use jadpo_compiler::load::{self, loaders::MemLoader};
 use jadpo_compiler::{parser, resolve};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -215,7 +216,7 @@ fn name_and_syntax_fixtures_edited_match_fresh_resolutions() {
     let mut apps = fixtures("names");
     apps.extend(fixtures("syntax"));
     assert!(apps.len() > 30, "only {} fixtures found", apps.len());
-    let reused: usize = apps.iter().map(edit_each_file).sum();
+    let reused: usize = apps.par_iter().map(edit_each_file).sum();
     assert!(reused > 100, "only {reused} results reused");
 }
 
@@ -224,7 +225,7 @@ fn rule_and_package_fixtures_edited_match_fresh_resolutions() {
     let mut apps = fixtures("rules");
     apps.extend(fixtures("packages"));
     assert!(apps.len() > 30, "only {} fixtures found", apps.len());
-    let reused: usize = apps.iter().map(edit_each_file).sum();
+    let reused: usize = apps.par_iter().map(edit_each_file).sum();
     assert!(reused > 500, "only {reused} results reused");
 }
 

@@ -3,6 +3,8 @@
 
 mod billing;
 mod commit;
+mod record;
 mod steps;
 mod suite;
 mod support;
+mod value;

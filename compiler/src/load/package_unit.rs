@@ -103,7 +103,8 @@ fn peek_name(yaml: &mut yaml::Cache, folder: &Folder) -> Option<String> {
 }
 
 /// The last segment of a folder path, for a package whose name cannot be read.
-fn folder_name(root: &str) -> String {
+#[doc(hidden)]
+pub fn folder_name(root: &str) -> String {
     root.trim_end_matches('/')
         .rsplit('/')
         .find(|s| !s.is_empty() && *s != ".")
@@ -127,27 +128,4 @@ fn no_manifest(cx: &mut Ctx, root: &str, name: &str) {
         .with_reason("a package is a folder with a package.yaml naming the package, its version and its operations")
         .with_fix("create package.yaml with `package: <name>` and `version: <semver>`"),
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::load::MemLoader;
-
-    #[test]
-    fn a_folder_without_package_yaml_cannot_be_loaded() {
-        let mem = MemLoader::new().with("pkg/a.jadpo", "type A = Text\n");
-        let fatal = load_package_unit(&mem, "pkg", None).err();
-        let codes: Vec<&str> = fatal
-            .iter()
-            .flat_map(|f| f.diagnostics.iter().map(|d| d.code))
-            .collect();
-        assert_eq!(codes, ["manifest.missing"]);
-    }
-
-    #[test]
-    fn folder_name_skips_trailing_slashes_and_dots() {
-        assert_eq!(folder_name("packages/mailer/"), "mailer");
-        assert_eq!(folder_name("."), "package");
-    }
 }

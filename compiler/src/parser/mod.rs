@@ -205,6 +205,41 @@ pub fn parse_whole_full(file: FileId, text: &str) -> (SourceFileAst, Vec<Diagnos
     finish(file, text, &lexed, items, errs)
 }
 
+/// The size of the groups [`parse_file`] splits a file with a syntax error
+/// into.
+#[doc(hidden)]
+pub const GROUP_TOKENS: usize = split::GROUP_TOKENS;
+
+/// Whether the split path read `text` and found errors (rather than
+/// giving up and leaving the file to the full grammar): the differential
+/// test counts these to know the path it tests was taken.
+#[doc(hidden)]
+pub fn split_found_errors(file: FileId, text: &str, group_tokens: usize) -> bool {
+    let lexed = lexer::lex(file, text);
+    let read = split::parse(file, text, &lexed.strings, &lexed.tokens, group_tokens);
+    read.is_some_and(|(_, errors)| !errors.is_empty())
+}
+
+/// Both grammars on `text`: the fast one's items (`None` when it refused
+/// the text), and the full one's items and error count, the items as
+/// `Debug` text. The fast grammar must read only what the full one reads
+/// without errors, into the same tree.
+#[doc(hidden)]
+pub fn both_grammars(text: &str) -> (Option<String>, String, usize) {
+    let file = FileId(0);
+    let lexed = lexer::lex(file, text);
+    let end = text.len() as u32;
+    let eoi = Span::new(file, end, end);
+    let fast = fast::parse(
+        text,
+        &lexed.strings,
+        lexed.tokens.as_slice().map(eoi, split_token),
+    )
+    .map(|items| format!("{items:?}"));
+    let (items, errs) = whole_full(text, &lexed.strings, &lexed.tokens, eoi);
+    (fast, format!("{items:?}"), errs.len())
+}
+
 /// Parses one file the way [`parse_file`] does, with the fast pass reading
 /// groups of pieces of about `group_tokens` tokens.
 #[doc(hidden)]
@@ -259,128 +294,5 @@ pub fn parse_each(files: &Files, ids: &[FileId]) -> Vec<(SourceFileAst, Vec<Diag
             .par_iter()
             .map(|&id| parse_file(id, &files.get(id).text))
             .collect(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Many files parsed from a thread of another, small-stack pool (the
-    /// language server calls from rayon's global pool): one wait for all
-    /// files, not a wait per file stacked on the caller's stack.
-    #[test]
-    fn many_files_parse_from_a_small_stack_pool() {
-        let mut files = Files::new();
-        let text = "action a() -> Unit {\n    return\n}\n";
-        let ids: Vec<FileId> = (0..3000)
-            .map(|i| files.add(format!("f{i}.jadpo"), text, crate::source::Unit::App))
-            .collect();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .stack_size(128 * 1024)
-            .build();
-        let Ok(pool) = pool else { return };
-        let parsed = pool.install(|| parse_each(&files, &ids));
-        assert_eq!(parsed.len(), 3000);
-        assert!(parsed
-            .iter()
-            .all(|(ast, diags)| ast.items.len() == 1 && diags.is_empty()));
-    }
-
-    /// Both grammars on `text`: the fast one's items, and the full one's
-    /// items and error count.
-    fn both(text: &str) -> (Option<String>, String, usize) {
-        let file = FileId(0);
-        let lexed = lexer::lex(file, text);
-        let end = text.len() as u32;
-        let eoi = Span::new(file, end, end);
-        let fast = fast::parse(
-            text,
-            &lexed.strings,
-            lexed.tokens.as_slice().map(eoi, split_token),
-        )
-        .map(|items| format!("{items:?}"));
-        let src = common::Src {
-            text,
-            strings: &lexed.strings,
-        };
-        let (items, errs) = items::file(src)
-            .parse(lexed.tokens.as_slice().map(eoi, split_token))
-            .into_output_errors();
-        (fast, format!("{:?}", items.unwrap_or_default()), errs.len())
-    }
-
-    /// The fast grammar reads only what the full grammar reads without
-    /// errors, into the same tree.
-    #[track_caller]
-    fn agree(text: &str) -> bool {
-        let (fast, full, errors) = both(text);
-        if let Some(fast) = &fast {
-            assert_eq!(errors, 0, "fast pass accepted a file with errors: {text}");
-            assert_eq!(*fast, full, "trees differ for: {text}");
-        }
-        fast.is_some() || errors > 0
-    }
-
-    #[test]
-    fn fast_and_full_grammars_agree_on_expressions() {
-        let exprs = [
-            "a + b * c - d / e",
-            "-a * -b - - c",
-            "not a == b and c or not d",
-            "attempt a or b and not c",
-            "attempt not - x.y(z)[0]",
-            "a < b",
-            "a < b < c",
-            "a == not b",
-            "a + not b",
-            "x + attempt y",
-            "not attempt x",
-            "- not x",
-            "a and b or c and d or e",
-            "a == b == c",
-            "1 + 2 * 3 < 4 - 5 / 6 and 7 >= 8 or 9 != 10",
-            "Foo { a: 1 }",
-            "Foo.Bar { a: 1 }.b",
-            "foo { a: 1 }",
-            "Foo",
-            "f(Foo { x: 1 }, [1, 2], (a + b) * c)",
-        ];
-        for e in exprs {
-            let var = format!("function f() -> Int {{\n    var x = {e}\n    return x\n}}\n");
-            // Every error-free file is read by the fast pass.
-            assert!(agree(&var), "{var}");
-            agree(&format!(
-                "function f() -> Int {{\n    if {e} {{\n        return 1\n    }}\n}}\n"
-            ));
-            agree(&format!("application A {{\n    key: {e}\n}}\n"));
-        }
-        let long = vec!["a"; 300].join(" + ");
-        agree(&format!("function f() -> Int {{\n    return {long}\n}}\n"));
-        let nots = "not ".repeat(300);
-        agree(&format!(
-            "function f() -> Int {{\n    return {nots} a\n}}\n"
-        ));
-    }
-
-    #[test]
-    fn fast_and_full_grammars_agree_on_the_examples() {
-        let mut stack = vec![std::path::PathBuf::from("../examples")];
-        let mut seen = 0;
-        while let Some(path) = stack.pop() {
-            if path.is_dir() {
-                for entry in std::fs::read_dir(&path).into_iter().flatten().flatten() {
-                    stack.push(entry.path());
-                }
-            } else if path.extension().is_some_and(|e| e == "jadpo") {
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                let (fast, _, errors) = both(&text);
-                assert!(errors > 0 || fast.is_some(), "{}", path.display());
-                agree(&text);
-                seen += 1;
-            }
-        }
-        assert!(seen > 0);
     }
 }

@@ -310,7 +310,3 @@ impl<'src> Cut<'src> {
         (items.unwrap_or_default(), errors)
     }
 }
-
-#[cfg(test)]
-#[path = "split_tests.rs"]
-mod tests;

@@ -1,10 +1,11 @@
-//! Differential test of [`super::parse`]: every fixture and example, damaged
+//! Differential test of `parser::split::parse`: every fixture and example, damaged
 //! at seeded random places, must give exactly the AST and diagnostics of the
 //! full grammar over the whole file.
 
-use crate::lexer;
-use crate::parser::{parse_split, parse_whole_full};
-use crate::span::FileId;
+use jadpo_compiler::lexer;
+use jadpo_compiler::parser::{self, parse_split, parse_whole_full};
+use jadpo_compiler::span::FileId;
+use rayon::prelude::*;
 use std::path::PathBuf;
 
 /// A small seeded generator (xorshift), so failures can be replayed.
@@ -145,16 +146,26 @@ fn compare(text: &str, group_tokens: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn run_all(rounds: usize) -> (usize, Vec<String>) {
+/// One text to compare: where it came from and the size of its groups.
+struct Case {
+    name: String,
+    text: String,
+    group_tokens: usize,
+}
+
+/// Every file undamaged (cut into pieces of every size), then damaged
+/// `rounds` times each. The damage is drawn in order from one seeded
+/// generator; only the comparisons run in parallel.
+fn cases(rounds: usize) -> Vec<Case> {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut failures = Vec::new();
-    let mut split_used = 0;
+    let mut cases = Vec::new();
     for (path, text) in sources() {
-        // Undamaged, cut into pieces of every size.
-        for group_tokens in [1, 40, super::GROUP_TOKENS] {
-            if let Err(why) = compare(&text, group_tokens) {
-                failures.push(format!("{} undamaged: {why}", path.display()));
-            }
+        for group_tokens in [1, 40, parser::GROUP_TOKENS] {
+            cases.push(Case {
+                name: format!("{} undamaged", path.display()),
+                text: text.clone(),
+                group_tokens,
+            });
         }
         for round in 0..rounds {
             let mut broken = damage(&text, &mut rng);
@@ -162,26 +173,33 @@ fn run_all(rounds: usize) -> (usize, Vec<String>) {
                 broken = damage(&broken, &mut rng);
             }
             // Groups of one piece, of a few, and of the real size.
-            let group_tokens = [1, 40, super::GROUP_TOKENS][round % 3];
-            let lexed = lexer::lex(FileId(0), &broken);
-            let split = super::parse(
-                FileId(0),
-                &broken,
-                &lexed.strings,
-                &lexed.tokens,
-                group_tokens,
-            );
-            if split.is_some_and(|(_, errors)| !errors.is_empty()) {
-                split_used += 1;
-            }
-            if let Err(why) = compare(&broken, group_tokens) {
-                failures.push(format!(
-                    "{} round {round}: {why}\n--- text ---\n{broken}",
-                    path.display()
-                ));
-            }
+            cases.push(Case {
+                name: format!("{} round {round}", path.display()),
+                text: broken,
+                group_tokens: [1, 40, parser::GROUP_TOKENS][round % 3],
+            });
         }
     }
+    cases
+}
+
+/// How many damaged texts the split path read with errors, and every
+/// difference found.
+fn run_all(rounds: usize) -> (usize, Vec<String>) {
+    let cases = cases(rounds);
+    let split_used = cases
+        .par_iter()
+        .filter(|c| !c.name.ends_with(" undamaged"))
+        .filter(|c| parser::split_found_errors(FileId(0), &c.text, c.group_tokens))
+        .count();
+    let failures = cases
+        .par_iter()
+        .filter_map(|c| {
+            compare(&c.text, c.group_tokens)
+                .err()
+                .map(|why| format!("{}: {why}\n--- text ---\n{}", c.name, c.text))
+        })
+        .collect();
     (split_used, failures)
 }
 
@@ -192,10 +210,7 @@ fn split_parse_matches_the_whole_file_parse_on_damaged_files() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(6);
     let run = move || run_all(rounds);
-    let (split_used, failures) = match crate::parser::parse_pool() {
-        Some(pool) => pool.install(run),
-        None => run(),
-    };
+    let (split_used, failures) = parser::install(run);
     eprintln!(
         "split path used {split_used} times, {} differ",
         failures.len()
