@@ -79,8 +79,8 @@ fn compare(app: &App, caches: &mut Caches, what: &str) -> usize {
     let rules_cached = run_rules(&program, &files, &cached, Some(&mut caches.rules));
     let rules_fresh = run_rules(&program, &files, &fresh, None);
     assert_eq!(
-        format!("{rules_cached:#?}"),
-        format!("{rules_fresh:#?}"),
+        format!("{rules_cached:?}"),
+        format!("{rules_fresh:?}"),
         "cached and fresh rule findings differ after {what}"
     );
     cache.reused

@@ -59,13 +59,13 @@ impl Session {
             self.previous.as_mut(),
         );
         same(
-            &format!("{diags:#?}"),
-            &format!("{:#?}", fresh.diagnostics),
+            &diags,
+            &fresh.diagnostics,
             &format!("diagnostics after {what}"),
         );
         same(
-            &format!("{:#?}", Some(&program)),
-            &format!("{:#?}", fresh.program),
+            &Some(&program),
+            &fresh.program.as_ref(),
             &format!("programs after {what}"),
         );
         self.reused += self.cache.reused;
@@ -73,11 +73,14 @@ impl Session {
     }
 }
 
-/// Fails with the first line where the two texts differ.
-fn same(reused: &str, fresh: &str, what: &str) {
-    if reused == fresh {
+/// Fails with the first line where the two values' layouts differ. They
+/// are compared as compact text and laid out only to show a difference:
+/// pretty-printing every program was most of these tests' time.
+fn same<T: std::fmt::Debug>(reused: &T, fresh: &T, what: &str) {
+    if format!("{reused:?}") == format!("{fresh:?}") {
         return;
     }
+    let (reused, fresh) = (&format!("{reused:#?}"), &format!("{fresh:#?}"));
     let at = reused
         .lines()
         .zip(fresh.lines())
@@ -301,8 +304,8 @@ fn lowering_code_changes_nothing_else() {
         let plain = jadpo_compiler::compile(&loader, "app");
         let coded = jadpo_compiler::compile_with(&loader, "app", resolve::Lowering::Code);
         same(
-            &format!("{:#?}", coded.diagnostics),
-            &format!("{:#?}", plain.diagnostics),
+            &coded.diagnostics,
+            &plain.diagnostics,
             "diagnostics with and without code",
         );
         let has_code = coded
@@ -311,8 +314,8 @@ fn lowering_code_changes_nothing_else() {
             .is_some_and(|p| p.actions.iter().any(|a| !a.code.stmts.is_empty()));
         with_code += usize::from(has_code);
         same(
-            &format!("{:#?}", coded.program.map(without_code)),
-            &format!("{:#?}", plain.program),
+            &coded.program.map(without_code),
+            &plain.program,
             "effect trees with and without code",
         );
     }
