@@ -34,6 +34,8 @@ struct Session {
     cache: resolve::Cache,
     previous: Option<Program>,
     reused: usize,
+    /// Edits resolved by moving the last resolution (`patch.rs`).
+    patched: usize,
 }
 
 impl Session {
@@ -69,6 +71,7 @@ impl Session {
             &format!("programs after {what}"),
         );
         self.reused += self.cache.reused;
+        self.patched += usize::from(self.cache.patched);
         self.previous = Some(program);
     }
 }
@@ -100,9 +103,25 @@ fn same<T: std::fmt::Debug>(reused: &T, fresh: &T, what: &str) {
     );
 }
 
-/// Edits every source file of `app` in turn, comparing after each edit;
-/// returns how many results were reused.
-fn edit_each_file(app: &App) -> usize {
+/// What editing an app kept: results reused, and edits resolved by moving
+/// the last resolution.
+#[derive(Clone, Copy, Default, Debug)]
+struct Kept {
+    reused: usize,
+    patched: usize,
+}
+
+impl std::iter::Sum for Kept {
+    fn sum<I: Iterator<Item = Kept>>(iter: I) -> Kept {
+        iter.fold(Kept::default(), |a, b| Kept {
+            reused: a.reused + b.reused,
+            patched: a.patched + b.patched,
+        })
+    }
+}
+
+/// Edits every source file of `app` in turn, comparing after each edit.
+fn edit_each_file(app: &App) -> Kept {
     let mut session = Session::default();
     session.compare(app, "the first resolution");
     session.compare(app, "no edit");
@@ -130,7 +149,10 @@ fn edit_each_file(app: &App) -> usize {
             session.compare(&edited, &format!("{what} in {path}"));
         }
     }
-    session.reused
+    Kept {
+        reused: session.reused,
+        patched: session.patched,
+    }
 }
 
 /// A comment line after the first line opening an action's body.
@@ -201,15 +223,18 @@ fn fixtures(area: &str) -> Vec<App> {
 
 #[test]
 fn example_apps_edited_match_fresh_resolutions() {
-    let mut reused = 0;
+    let mut kept = Vec::new();
     for name in ["billing", "mistakes"] {
         let root = repo(&format!("examples/{name}"));
         let mut app = App::new();
         read_dir(&root, &root, &mut app);
         assert!(app.len() > 2, "examples/{name} not found");
-        reused += edit_each_file(&app);
+        kept.push(edit_each_file(&app));
     }
-    assert!(reused > 200, "only {reused} results reused");
+    let kept: Kept = kept.into_iter().sum();
+    assert!(kept.reused > 200, "only {} results reused", kept.reused);
+    // Most edits keep the context and move the last resolution.
+    assert!(kept.patched > 35, "only {} edits moved", kept.patched);
 }
 
 /// Name, type and failure fixtures: the diagnostics that point across
@@ -219,8 +244,9 @@ fn name_and_syntax_fixtures_edited_match_fresh_resolutions() {
     let mut apps = fixtures("names");
     apps.extend(fixtures("syntax"));
     assert!(apps.len() > 30, "only {} fixtures found", apps.len());
-    let reused: usize = apps.par_iter().map(edit_each_file).sum();
-    assert!(reused > 100, "only {reused} results reused");
+    let kept: Kept = apps.par_iter().map(edit_each_file).sum();
+    assert!(kept.reused > 100, "only {} results reused", kept.reused);
+    assert!(kept.patched > 250, "only {} edits moved", kept.patched);
 }
 
 #[test]
@@ -228,8 +254,9 @@ fn rule_and_package_fixtures_edited_match_fresh_resolutions() {
     let mut apps = fixtures("rules");
     apps.extend(fixtures("packages"));
     assert!(apps.len() > 30, "only {} fixtures found", apps.len());
-    let reused: usize = apps.par_iter().map(edit_each_file).sum();
-    assert!(reused > 500, "only {reused} results reused");
+    let kept: Kept = apps.par_iter().map(edit_each_file).sum();
+    assert!(kept.reused > 500, "only {} results reused", kept.reused);
+    assert!(kept.patched > 500, "only {} edits moved", kept.patched);
 }
 
 /// A diagnostic in one file with a label in another (`code` is declared

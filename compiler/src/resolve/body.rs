@@ -421,11 +421,14 @@ impl<'a> Resolver<'_, 'a> {
         let Some(sig) = t.functions.get(i) else {
             return Default::default();
         };
+        let Some(decl) = sig.decl else {
+            return Default::default();
+        };
         let mut cx = Cx::new(sig.unit, BodyKind::Function, sig.ret.clone());
         Self::bind_params(&mut cx, &sig.params);
         let mut out = ir::Block::default();
-        let stmts = self.stmts(&mut cx, &sig.decl.body.stmts, &mut out);
-        self.check_ends(&cx, &sig.decl.body, sig.decl.returns.span, sig.decl.name);
+        let stmts = self.stmts(&mut cx, &decl.body.stmts, &mut out);
+        self.check_ends(&cx, &decl.body, decl.returns.span, decl.name);
         let body = self.lower(|| code::Body {
             stmts,
             locals: cx.slots,

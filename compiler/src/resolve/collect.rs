@@ -20,7 +20,8 @@ impl<'a> Builder<'a> {
             let owner = self.units[u].owner;
             let asts = self.unit_asts[u].clone();
             for file in asts {
-                for item in &file.items {
+                for (index, item) in file.items.iter().enumerate() {
+                    self.item_at = Some((file.file, index as u32));
                     self.collect_item(owner, item);
                 }
             }
@@ -281,7 +282,7 @@ impl<'a> Builder<'a> {
         let params = self.no_params.clone();
         self.functions.push(FnSig {
             unit,
-            decl: f,
+            decl: Some(f),
             params,
             ret: Ty::Error,
         });
@@ -365,6 +366,7 @@ impl<'a> Builder<'a> {
             reads: ir::Reads::default(),
         });
         let (params, fails) = (self.no_params.clone(), self.no_fails.clone());
+        self.at.push(decl.and(self.item_at));
         self.actions.push(ActionSig {
             unit,
             decl,

@@ -11,6 +11,7 @@ use crate::ir::{self, ActionId};
 use crate::span::{FileId, Span};
 
 use super::body::{Header, RouteBody};
+use super::patch::BodyJob;
 use super::reuse::{block_spans, Cache, Memo, Reuse};
 use super::{Builder, Resolver, Tables};
 use crate::ir::code;
@@ -34,7 +35,7 @@ enum Done {
 
 /// Runs `f` on each item in parallel with a resolver of its own; returns the
 /// results in item order with each item's diagnostics.
-fn par_resolve<'a, T: Sync, R: Send>(
+pub(super) fn par_resolve<'a, T: Sync, R: Send>(
     t: &Tables<'a>,
     items: &[T],
     f: impl Fn(&mut Resolver<'_, 'a>, &T) -> R + Sync,
@@ -139,23 +140,26 @@ impl<'a> Builder<'a> {
             sig.params = params.into();
             sig.ret = ret;
         }
-        let functions: Vec<ir::FnId> = self.functions.ids().collect();
-        let files: Vec<FileId> = self.functions.iter().map(|f| f.decl.span.file).collect();
+        let functions: Vec<(ir::FnId, &'a ast::FunctionDecl)> = self
+            .functions
+            .iter_enumerated()
+            .filter_map(|(i, f)| f.decl.map(|d| (i, d)))
+            .collect();
+        let files: Vec<FileId> = functions.iter().map(|(_, d)| d.span.file).collect();
         let done = par_resolve_reusing(
             &self.t,
             (&functions, &files),
             reuse,
             |c| &mut c.function_headers,
             |(params, _), out| out.extend(params.iter().map(|(_, _, s)| *s)),
-            |r, i| {
-                let sig = &r.functions[*i];
-                let (unit, decl) = (sig.unit, sig.decl);
+            |r, (i, decl)| {
+                let unit = r.functions[*i].unit;
                 let params = r.params(unit, &decl.params).into();
                 let ret = r.resolve_type(unit, &decl.returns);
                 (params, ret)
             },
         );
-        for (i, ((params, ret), mut diags)) in functions.into_iter().zip(done) {
+        for ((i, _), ((params, ret), mut diags)) in functions.into_iter().zip(done) {
             self.diags.append(&mut diags);
             self.functions[i].params = params;
             self.functions[i].ret = ret;
@@ -176,6 +180,14 @@ impl<'a> Builder<'a> {
     /// resolution's results and checks only the rest.
     pub(super) fn check_bodies(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
         let jobs = self.body_jobs();
+        self.jobs = jobs
+            .iter()
+            .map(|job| match job {
+                Job::Action(id, _) => BodyJob::Action(*id),
+                Job::Route(..) => BodyJob::Route,
+                Job::Function(_) => BodyJob::Function,
+            })
+            .collect();
         let files: Vec<FileId> = jobs.iter().map(|j| self.job_file(j)).collect();
         let kept: Vec<bool> = match reuse.as_deref() {
             Some(r) => files
@@ -258,7 +270,8 @@ impl<'a> Builder<'a> {
             Job::Function(i) => self
                 .functions
                 .get(*i)
-                .map(|f| f.decl.span.file)
+                .and_then(|f| f.decl)
+                .map(|d| d.span.file)
                 .unwrap_or_default(),
         }
     }

@@ -17,8 +17,12 @@
 //! by [`Name`] hash its id and are iterated only in text order.
 //!
 //! The language server resolves again after every edit with
-//! [`resolve_cached`]: the tables are rebuilt, but checked headers, bodies and
-//! entry points are kept while they still hold (`reuse.rs`).
+//! [`resolve_cached`]. An edit that keeps the context (`reuse.rs`) moves the
+//! last resolution: its program, tables and diagnostics are kept, the spans
+//! of the edited files move with the edit (`relocate.rs`), and only the
+//! bodies of those files are checked again (`patch.rs`). Any other edit
+//! rebuilds the tables and keeps the checked headers, bodies and entry
+//! points that still hold (`reuse.rs`).
 
 mod body;
 mod calls;
@@ -33,8 +37,9 @@ mod lookup;
 mod matching;
 mod narrow;
 mod ops;
-
+mod patch;
 mod query;
+mod relocate;
 mod reuse;
 pub mod size;
 mod tables;
@@ -125,6 +130,12 @@ pub(crate) struct Builder<'a> {
     /// What each route declares, in collection order (kept for the next
     /// resolution: see [`reuse::RouteFact`]).
     route_facts: Vec<reuse::RouteFact>,
+    /// The item being collected: its file and index among the file's items.
+    item_at: Option<(FileId, u32)>,
+    /// Where each action is declared (see [`patch::Kept`]).
+    at: IndexVec<ActionId, Option<(FileId, u32)>>,
+    /// The bodies in the order they were checked.
+    jobs: Vec<patch::BodyJob>,
 }
 
 impl<'a> std::ops::Deref for Builder<'a> {
@@ -190,6 +201,9 @@ pub fn resolve_cached(
 ) -> Program {
     let syntax_files = syntax_files(diagnostics);
     let mut reuse = Reuse::begin(cache, previous, project, asts, &syntax_files);
+    if let Some(program) = patch::run(project, asts, diagnostics, &mut reuse, &syntax_files) {
+        return program;
+    }
     run(
         project,
         asts,
@@ -228,17 +242,31 @@ fn run(
     b.lower_signatures();
     b.shells = None;
     b.resolve_application();
+    let bodies_from = b.diags.len();
     b.check_bodies(reuse.as_deref_mut());
-    b.resolve_entries(reuse);
+    let bodies = bodies_from..b.diags.len();
+    b.resolve_entries(reuse.as_deref_mut());
     b.resolve_tests();
+    let kept_diags = reuse.as_ref().map(|_| b.diags.clone());
     diagnostics.append(&mut b.diags);
     b.lower_config();
     let mut prog = std::mem::take(&mut b.t.prog);
     prog.types = std::mem::take(&mut b.t.types);
-    // The largest table owns nothing borrowed: another thread frees it
-    // while the caller goes on.
-    let units = std::mem::take(&mut b.t.units);
-    rayon::spawn(move || drop(units));
+    match (reuse, kept_diags) {
+        (Some(r), Some(diags)) => {
+            let last = r
+                .cache
+                .kept
+                .replace(patch::Kept::new(&mut b, diags, bodies));
+            rayon::spawn(move || drop(last));
+        }
+        _ => {
+            // The largest table owns nothing borrowed: another thread
+            // frees it while the caller goes on.
+            let units = std::mem::take(&mut b.t.units);
+            rayon::spawn(move || drop(units));
+        }
+    }
     mark_package_errors(project, &mut prog, diagnostics);
     prog
 }
@@ -264,13 +292,16 @@ impl<'a> Builder<'a> {
             .t
             .functions
             .iter()
-            .map(|f| ir::code::Function {
-                name: f.decl.name.name,
-                params: f.params.iter().map(|(n, t, _)| (*n, t.clone())).collect(),
-                ret: f.ret.clone(),
-                span: f.decl.name.span,
-                code: ir::code::Body::default(),
-                reads: ir::Reads::default(),
+            .filter_map(|f| {
+                let decl = f.decl?;
+                Some(ir::code::Function {
+                    name: decl.name.name,
+                    params: f.params.iter().map(|(n, t, _)| (*n, t.clone())).collect(),
+                    ret: f.ret.clone(),
+                    span: decl.name.span,
+                    code: ir::code::Body::default(),
+                    reads: ir::Reads::default(),
+                })
             })
             .collect();
     }
@@ -319,6 +350,9 @@ impl<'a> Builder<'a> {
             no_params: std::sync::Arc::from([]),
             no_fails: std::sync::Arc::from([]),
             route_facts: Vec::new(),
+            item_at: None,
+            at: IndexVec::new(),
+            jobs: Vec::new(),
         };
         r.prog.app.name = project.app.app.node.clone();
         r.setup_units();
@@ -326,16 +360,6 @@ impl<'a> Builder<'a> {
         r.add_standard_failures();
         r.assign_asts(asts);
         r
-    }
-
-    /// The package checked on its own, or the app.
-    fn tested_owner(&self) -> Owner {
-        let Some(name) = &self.project.tested_package else {
-            return Owner::App;
-        };
-        self.loaded_packages()
-            .position(|p| &p.manifest.name.node == name)
-            .map_or(Owner::App, |i| Owner::Package(PkgId(i as u32)))
     }
 
     /// A resolver reading the tables as they are, reporting into the
@@ -353,6 +377,16 @@ impl<'a> Builder<'a> {
 }
 
 impl<'a> Tables<'a> {
+    /// The package checked on its own, or the app.
+    fn tested_owner(&self) -> Owner {
+        let Some(name) = &self.project.tested_package else {
+            return Owner::App;
+        };
+        self.loaded_packages()
+            .position(|p| &p.manifest.name.node == name)
+            .map_or(Owner::App, |i| Owner::Package(PkgId(i as u32)))
+    }
+
     /// Every loaded package, in `PkgId` order: stdlib packages, then the
     /// project's packages (sorted by name by the loader).
     pub fn loaded_packages(&self) -> impl Iterator<Item = &'a LoadedPackage> {

@@ -60,6 +60,12 @@ pub struct Cache {
     /// resolution.
     pub reused: usize,
     pub computed: usize,
+    /// Whether the last resolution moved the one before it with an edit
+    /// (`patch.rs`) rather than resolving the app again.
+    pub patched: bool,
+    /// The last resolution's tables and diagnostics, for an edit that
+    /// keeps the context (`patch.rs`).
+    pub(super) kept: Option<super::patch::Kept>,
 }
 
 /// A file as the last resolution saw it.
@@ -68,7 +74,17 @@ struct FileState {
     text: std::sync::Arc<str>,
     /// The file's part of the context.
     context: blake3::Hash,
+    /// Its action bodies' spans (start, end), when read from its syntax
+    /// tree (none for a file counted whole).
+    bodies: Box<[(u32, u32)]>,
     changed: bool,
+}
+
+/// A changed file's last text and bodies, as the last resolution saw it.
+pub(super) struct Replaced {
+    pub file: FileId,
+    pub text: std::sync::Arc<str>,
+    pub bodies: Box<[(u32, u32)]>,
 }
 
 /// Where a kept result came from: its file, the other files its spans
@@ -171,6 +187,8 @@ pub(super) struct Reuse<'c> {
     /// of it on first use. Kept entries are taken in index order, so one
     /// pass over them moves each once.
     old_entries: Option<std::iter::Enumerate<std::vec::IntoIter<ir::Entry>>>,
+    /// The files changed since the last resolution, as it saw them.
+    pub replaced: Vec<Replaced>,
 }
 
 impl<'c> Reuse<'c> {
@@ -183,16 +201,18 @@ impl<'c> Reuse<'c> {
         asts: &[SourceFileAst],
         syntax_files: &HashSet<FileId>,
     ) -> Self {
-        let context = cache.refresh(project, asts, syntax_files);
+        let (context, replaced) = cache.refresh(project, asts, syntax_files);
         let same_context = previous.is_some() && cache.context == Some(context);
         cache.context = Some(context);
         cache.reused = 0;
         cache.computed = 0;
+        cache.patched = false;
         Reuse {
             cache,
             previous,
             same_context,
             old_entries: None,
+            replaced,
         }
     }
 
@@ -373,7 +393,62 @@ impl Memo {
     }
 }
 
+impl Memo {
+    /// Whether the result is in a file `changed` says changed, or points
+    /// into one.
+    pub fn touches(&self, changed: impl Fn(FileId) -> bool) -> bool {
+        changed(self.file) || self.foreign.iter().any(|f| changed(*f))
+    }
+}
+
 impl Cache {
+    /// The kept bodies' memos, in the order the bodies are checked.
+    pub(super) fn bodies_memos(&self) -> &[Memo] {
+        &self.bodies
+    }
+
+    pub(super) fn bodies_mut(&mut self) -> &mut [Memo] {
+        &mut self.bodies
+    }
+
+    /// How many results the cache keeps (headers, definitions, bodies,
+    /// entry points).
+    pub(super) fn kept_results(&self) -> usize {
+        self.headers.len()
+            + self.function_headers.len()
+            + self.defs.len()
+            + self.bodies.len()
+            + self.entries.len()
+    }
+
+    /// Moves the spans of every kept result but the bodies at `skip`
+    /// (checked again) with an edit (`patch.rs`).
+    pub(super) fn move_memos(&mut self, moves: &mut super::relocate::Moves, skip: &HashSet<usize>) {
+        for (memo, header) in &mut self.headers {
+            moves.diagnostics(&mut memo.diags);
+            moves.shared(&mut header.params);
+            moves.shared(&mut header.fails);
+        }
+        for (memo, (params, _)) in &mut self.function_headers {
+            moves.diagnostics(&mut memo.diags);
+            moves.shared(params);
+        }
+        for memo in &mut self.defs {
+            moves.diagnostics(&mut memo.diags);
+        }
+        for (memo, _) in &mut self.entries {
+            moves.diagnostics(&mut memo.diags);
+        }
+        for (i, memo) in self.bodies.iter_mut().enumerate() {
+            if !skip.contains(&i) {
+                moves.diagnostics(&mut memo.diags);
+            }
+        }
+        for fact in &mut self.route_facts {
+            moves.opt(&mut fact.action);
+        }
+    }
+
     fn changed(&self, file: FileId) -> bool {
         self.files.get(file.0 as usize).is_none_or(|f| f.changed)
     }
@@ -387,18 +462,19 @@ impl Cache {
     }
 
     /// Compares every file with the last resolution's, and returns the
-    /// context hash.
+    /// context hash and the changed files as they were.
     fn refresh(
         &mut self,
         project: &LoadedProject,
         asts: &[SourceFileAst],
         syntax_files: &HashSet<FileId>,
-    ) -> blake3::Hash {
+    ) -> (blake3::Hash, Vec<Replaced>) {
         let files = &project.files;
         self.files.truncate(files.len());
         let by_file: std::collections::HashMap<FileId, &SourceFileAst> =
             asts.iter().map(|a| (a.file, a)).collect();
         let mut all = blake3::Hasher::new();
+        let mut replaced = Vec::new();
         all.update(&(files.len() as u64).to_le_bytes());
         for (id, file) in files.iter() {
             let index = id.0 as usize;
@@ -410,14 +486,24 @@ impl Cache {
                     f.changed = false;
                 }
             } else {
+                let ast = by_file.get(&id).copied();
+                let (context, bodies) = file_context(id, &file.text, ast, syntax_files);
                 let state = FileState {
                     path: file.path.clone(),
                     text: file.text.clone(),
-                    context: file_context(id, &file.text, by_file.get(&id).copied(), syntax_files),
+                    context,
+                    bodies,
                     changed: true,
                 };
                 match self.files.get_mut(index) {
-                    Some(slot) => *slot = state,
+                    Some(slot) => {
+                        let old = std::mem::replace(slot, state);
+                        replaced.push(Replaced {
+                            file: id,
+                            text: old.text,
+                            bodies: old.bodies,
+                        });
+                    }
                     None => self.files.push(state),
                 }
             }
@@ -432,32 +518,25 @@ impl Cache {
         for f in broken {
             all.update(&f.to_le_bytes());
         }
-        all.finalize()
+        (all.finalize(), replaced)
     }
 }
 
 /// A file's part of the context: the tokens outside action bodies of a
-/// readable source, else the whole text.
+/// readable source, else the whole text; and its bodies' spans.
 fn file_context(
     id: FileId,
     text: &str,
     ast: Option<&SourceFileAst>,
     syntax_files: &HashSet<FileId>,
-) -> blake3::Hash {
+) -> (blake3::Hash, Box<[(u32, u32)]>) {
     let Some(ast) = ast.filter(|_| !syntax_files.contains(&id)) else {
         let mut h = blake3::Hasher::new();
         h.update(b"whole");
         h.update(text.as_bytes());
-        return h.finalize();
+        return (h.finalize(), Box::default());
     };
-    let bodies: Vec<Span> = ast
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            Item::Action(a) => Some(a.body.span),
-            _ => None,
-        })
-        .collect();
+    let bodies = body_spans(ast);
     let mut h = blake3::Hasher::new();
     h.update(b"tokens");
     let mut next = bodies.iter().peekable();
@@ -478,7 +557,19 @@ fn file_context(
         h.update(&(slice.len() as u64).to_le_bytes());
         h.update(slice.as_bytes());
     }
-    h.finalize()
+    let bodies = bodies.iter().map(|b| (b.start, b.end)).collect();
+    (h.finalize(), bodies)
+}
+
+/// The spans of a file's action bodies, in order.
+pub(super) fn body_spans(ast: &SourceFileAst) -> Vec<Span> {
+    ast.items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Action(a) => Some(a.body.span),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every span a diagnostic holds.

@@ -156,6 +156,12 @@ impl<V> NameMap<V> {
     pub fn values_unordered(&self) -> impl Iterator<Item = &V> {
         self.map.values()
     }
+
+    /// Values to change in place, in no particular order (the names and
+    /// their order stay).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.map.values_mut()
+    }
 }
 
 impl<'m, V> IntoIterator for &'m NameMap<V> {
@@ -226,7 +232,9 @@ pub(crate) struct ActionSig<'a> {
 #[derive(Clone, Debug)]
 pub(crate) struct FnSig<'a> {
     pub unit: Owner,
-    pub decl: &'a ast::FunctionDecl,
+    /// `None` only in the tables of an edit resolved by moving the last
+    /// resolution's results (`patch.rs`), which checks no function.
+    pub decl: Option<&'a ast::FunctionDecl>,
     pub params: std::sync::Arc<[(Name, Ty, Span)]>,
     pub ret: Ty,
 }

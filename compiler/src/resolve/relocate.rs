@@ -1,0 +1,319 @@
+//! Moving kept results with an edit that keeps the context (`patch.rs`).
+//!
+//! In the same context an edited file holds the same tokens outside its
+//! action bodies, in the same order, each starting a line where it did;
+//! only their offsets moved. Every result read from those tokens is then
+//! the last one with its spans moved: a span's start is the start of a
+//! token or of a body, its end the end of one, and each maps to the same
+//! token's or body's place in the new text. A span that is neither (an
+//! insertion point between two tokens, a place inside a body) has no
+//! certain place: [`Moves::exact`] turns false, and the edit is resolved
+//! the full way.
+
+use std::sync::Arc;
+
+use crate::diag::Diagnostic;
+use crate::ir::{self, Program};
+use crate::lexer;
+use crate::span::{FileId, Span};
+
+use super::tables::{TypeDef, TypeKind, UnitInfo};
+
+/// Where the token and body boundaries of one file were and are.
+struct Moved {
+    file: FileId,
+    /// Starts of tokens outside bodies and of bodies, in order.
+    starts: (Vec<u32>, Vec<u32>),
+    /// Their ends, in the same order.
+    ends: (Vec<u32>, Vec<u32>),
+}
+
+/// The boundaries of one text: token starts and ends outside the bodies,
+/// the bodies' own, and whether each outside token starts a line.
+struct Boundaries {
+    starts: Vec<u32>,
+    ends: Vec<u32>,
+    lines: Vec<bool>,
+}
+
+fn boundaries(file: FileId, text: &str, bodies: &[(u32, u32)]) -> Boundaries {
+    let mut out = Boundaries {
+        starts: Vec::new(),
+        ends: Vec::new(),
+        lines: Vec::new(),
+    };
+    let mut next = bodies.iter().peekable();
+    for token in lexer::lex(file, text).tokens {
+        let (start, end) = (token.span.start, token.span.end);
+        while next.peek().is_some_and(|(_, b_end)| *b_end <= start) {
+            if let Some((b_start, b_end)) = next.next() {
+                out.starts.push(*b_start);
+                out.ends.push(*b_end);
+            }
+        }
+        if next
+            .peek()
+            .is_some_and(|(b_start, b_end)| *b_start <= start && end <= *b_end)
+        {
+            continue;
+        }
+        out.starts.push(start);
+        out.ends.push(end);
+        out.lines.push(lexer::starts_line(text, start));
+    }
+    for (b_start, b_end) in next {
+        out.starts.push(*b_start);
+        out.ends.push(*b_end);
+    }
+    out
+}
+
+/// How the spans of the changed files move.
+pub(super) struct Moves {
+    files: Vec<Moved>,
+    /// False once a span had no certain place.
+    pub exact: bool,
+    /// Whether spans are moved, or only looked at (a first pass that
+    /// finds whether every span has a place, before anything changes).
+    pub apply: bool,
+}
+
+/// An entry of a shared list that carries a span.
+pub(super) trait Spanned {
+    fn span(&self) -> Span;
+    fn span_mut(&mut self) -> &mut Span;
+}
+
+impl<A, B> Spanned for (A, B, Span) {
+    fn span(&self) -> Span {
+        self.2
+    }
+    fn span_mut(&mut self) -> &mut Span {
+        &mut self.2
+    }
+}
+
+impl<A> Spanned for (A, Span) {
+    fn span(&self) -> Span {
+        self.1
+    }
+    fn span_mut(&mut self) -> &mut Span {
+        &mut self.1
+    }
+}
+
+/// A file's text before and after the edit, with its bodies' spans.
+pub(super) struct Change<'t> {
+    pub file: FileId,
+    pub old: (&'t str, &'t [(u32, u32)]),
+    pub new: (&'t str, &'t [(u32, u32)]),
+}
+
+impl Moves {
+    /// The moves of `changes`, or `None` when a file's tokens outside its
+    /// bodies are not the same ones on the same lines.
+    pub fn new(changes: &[Change<'_>]) -> Option<Moves> {
+        let mut files = Vec::with_capacity(changes.len());
+        for c in changes {
+            let old = boundaries(c.file, c.old.0, c.old.1);
+            let new = boundaries(c.file, c.new.0, c.new.1);
+            if old.starts.len() != new.starts.len() || old.lines != new.lines {
+                return None;
+            }
+            files.push(Moved {
+                file: c.file,
+                starts: (old.starts, new.starts),
+                ends: (old.ends, new.ends),
+            });
+        }
+        files.sort_by_key(|m| m.file);
+        Some(Moves {
+            files,
+            exact: true,
+            apply: false,
+        })
+    }
+
+    /// Whether `file` is one of the changed files.
+    pub fn touches(&self, file: FileId) -> bool {
+        self.files.binary_search_by_key(&file, |m| m.file).is_ok()
+    }
+
+    /// Moves `span` with its file's edit.
+    pub fn span(&mut self, span: &mut Span) {
+        let Ok(at) = self.files.binary_search_by_key(&span.file, |m| m.file) else {
+            return;
+        };
+        let Some(moved) = self.files.get(at) else {
+            return;
+        };
+        let place = |(old, new): &(Vec<u32>, Vec<u32>), offset: u32| {
+            let i = old.binary_search(&offset).ok()?;
+            new.get(i).copied()
+        };
+        let found = if span.start == span.end {
+            // An empty span is a place before a token or after one; it
+            // has one when both readings agree.
+            match (
+                place(&moved.starts, span.start),
+                place(&moved.ends, span.end),
+            ) {
+                (Some(a), Some(b)) if a != b => None,
+                (Some(a), _) | (None, Some(a)) => Some((a, a)),
+                (None, None) => None,
+            }
+        } else {
+            place(&moved.starts, span.start).zip(place(&moved.ends, span.end))
+        };
+        match found {
+            Some((start, end)) if self.apply => (span.start, span.end) = (start, end),
+            Some(_) => {}
+            None => self.exact = false,
+        }
+    }
+
+    pub fn opt(&mut self, span: &mut Option<Span>) {
+        if let Some(s) = span {
+            self.span(s);
+        }
+    }
+
+    /// Moves the spans of a shared list, copying it only when one of them
+    /// is in a changed file.
+    pub fn shared<T: Clone + Spanned>(&mut self, list: &mut Arc<[T]>) {
+        if !list.iter().any(|item| self.touches(item.span().file)) {
+            return;
+        }
+        let mut items: Vec<T> = list.to_vec();
+        for item in &mut items {
+            self.span(item.span_mut());
+        }
+        if self.apply {
+            *list = items.into();
+        }
+    }
+
+    pub fn diagnostic(&mut self, d: &mut Diagnostic) {
+        self.span(&mut d.span);
+        for label in &mut d.related {
+            self.span(&mut label.span);
+        }
+        for fix in &mut d.fixes {
+            for edit in &mut fix.edits {
+                self.span(&mut edit.span);
+            }
+        }
+    }
+
+    pub fn diagnostics<'d>(&mut self, diags: impl IntoIterator<Item = &'d mut Diagnostic>) {
+        for d in diags {
+            self.diagnostic(d);
+        }
+    }
+
+    /// The tables' declarations: names, callables, stores, config entries.
+    pub fn units(&mut self, units: &mut [UnitInfo]) {
+        for unit in units {
+            for (_, span) in unit.decls.values_mut() {
+                self.span(span);
+            }
+            for (_, span) in unit.callables.values_mut() {
+                self.span(span);
+            }
+            for span in unit.stores.values_mut() {
+                self.span(span);
+            }
+            for entry in unit.config.values_mut() {
+                self.span(&mut entry.span);
+            }
+        }
+    }
+
+    pub fn type_def(&mut self, def: &mut TypeDef) {
+        self.opt(&mut def.span);
+        if let TypeKind::Record(fields) = &mut def.kind {
+            for f in fields {
+                self.span(&mut f.span);
+            }
+        }
+    }
+
+    /// Everything of `program` outside action bodies (bodies of the
+    /// changed files are checked again; a route's inline body is refused
+    /// by `patch.rs`, and so is the code of entry points, which a
+    /// resolution for the editor does not build).
+    pub fn program(&mut self, p: &mut Program) {
+        self.app(&mut p.app);
+        for a in p.actions.iter_mut() {
+            if !self.touches(a.span.file) {
+                continue;
+            }
+            self.span(&mut a.span);
+            self.span(&mut a.name_span);
+            for (_, span) in &mut a.fails {
+                self.span(span);
+            }
+            for d in &mut a.declines {
+                self.span(&mut d.span);
+            }
+        }
+        for f in p.failures.iter_mut() {
+            self.opt(&mut f.span);
+            for field in &mut f.fields {
+                self.span(&mut field.span);
+            }
+        }
+        for e in p.events.iter_mut() {
+            self.span(&mut e.span);
+            for field in &mut e.fields {
+                self.span(&mut field.span);
+            }
+        }
+        for e in p.entities.iter_mut() {
+            self.span(&mut e.span);
+        }
+        for e in &mut p.entries {
+            self.entry(e);
+        }
+        for t in p.types.iter_mut() {
+            self.type_def(t);
+        }
+        for f in p.functions.iter_mut() {
+            self.span(&mut f.span);
+        }
+        for c in &mut p.config {
+            self.span(&mut c.span);
+        }
+    }
+
+    fn app(&mut self, app: &mut ir::AppSettings) {
+        self.opt(&mut app.span);
+        if let Some((_, span)) = &mut app.events_store {
+            self.span(span);
+        }
+        if let Some(key) = &mut app.encryption_key {
+            self.span(&mut key.span);
+            self.opt(&mut key.config_span);
+        }
+    }
+
+    fn entry(&mut self, e: &mut ir::Entry) {
+        if !self.touches(e.span.file) {
+            return;
+        }
+        if !e.run_args.is_empty() {
+            self.exact = false;
+        }
+        self.span(&mut e.span);
+        self.span(&mut e.run_span);
+        if let ir::EntryKind::Route {
+            key_span,
+            deadline_span,
+            ..
+        } = &mut e.kind
+        {
+            self.opt(key_span);
+            self.opt(deadline_span);
+        }
+    }
+}
