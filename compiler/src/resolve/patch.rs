@@ -134,13 +134,7 @@ pub(super) fn run(
         })
         .collect();
     let mut moves = Moves::new(&changes)?;
-    let recheck = rechecks(
-        kept,
-        reuse.cache.bodies_memos(),
-        previous,
-        &moves,
-        &by_file,
-    )?;
+    let recheck = rechecks(kept, reuse.cache.bodies_memos(), previous, &moves, &by_file)?;
     let skip: HashSet<usize> = recheck.iter().map(|(j, ..)| *j).collect();
     // Every span must have a place before anything moves.
     move_all(reuse, &mut moves, &skip);
@@ -234,17 +228,23 @@ fn rechecks<'a>(
 /// Moves (or, in the first pass, looks at) every span the last resolution
 /// left outside the bodies checked again.
 fn move_all(reuse: &mut Reuse<'_>, moves: &mut Moves, skip: &HashSet<usize>) {
-    if let Some(previous) = reuse.previous.as_deref_mut() {
-        moves.program(previous);
-    }
+    let Some(previous) = reuse.previous.as_deref_mut() else {
+        return;
+    };
+    moves.program(previous);
     let cache = &mut *reuse.cache;
     if let Some(kept) = cache.kept.as_mut() {
         moves.units(&mut kept.units);
-        for sig in kept.actions.iter_mut() {
-            moves.shared(&mut sig.params);
+        // A signature's spans are in its declaration's file.
+        for (sig, action) in kept.actions.iter_mut().zip(previous.actions.iter()) {
+            if moves.touches(action.span.file) {
+                moves.shared(&mut sig.params);
+            }
         }
-        for sig in kept.functions.iter_mut() {
-            moves.shared(&mut sig.params);
+        for (sig, f) in kept.functions.iter_mut().zip(previous.functions.iter()) {
+            if moves.touches(f.span.file) {
+                moves.shared(&mut sig.params);
+            }
         }
         let (before, after) = split_around(&mut kept.diags, &kept.bodies);
         moves.diagnostics(before.iter_mut().chain(after.iter_mut()));

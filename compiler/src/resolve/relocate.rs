@@ -135,16 +135,33 @@ impl Moves {
     }
 
     /// Whether `file` is one of the changed files.
+    #[inline]
     pub fn touches(&self, file: FileId) -> bool {
-        self.files.binary_search_by_key(&file, |m| m.file).is_ok()
+        self.moved(file).is_some()
+    }
+
+    #[inline]
+    fn moved(&self, file: FileId) -> Option<&Moved> {
+        match self.files.as_slice() {
+            [] => None,
+            [one] => (one.file == file).then_some(one),
+            many => many
+                .binary_search_by_key(&file, |m| m.file)
+                .ok()
+                .and_then(|at| many.get(at)),
+        }
     }
 
     /// Moves `span` with its file's edit.
+    #[inline]
     pub fn span(&mut self, span: &mut Span) {
-        let Ok(at) = self.files.binary_search_by_key(&span.file, |m| m.file) else {
-            return;
-        };
-        let Some(moved) = self.files.get(at) else {
+        if self.touches(span.file) {
+            self.place(span);
+        }
+    }
+
+    fn place(&mut self, span: &mut Span) {
+        let Some(moved) = self.moved(span.file) else {
             return;
         };
         let place = |(old, new): &(Vec<u32>, Vec<u32>), offset: u32| {
@@ -229,7 +246,12 @@ impl Moves {
         }
     }
 
+    /// A type's declaration and its fields (a route's path type has no
+    /// declaration of its own: its fields are in the route's file).
     pub fn type_def(&mut self, def: &mut TypeDef) {
+        if def.span.is_some_and(|s| !self.touches(s.file)) {
+            return;
+        }
         self.opt(&mut def.span);
         if let TypeKind::Record(fields) = &mut def.kind {
             for f in fields {
@@ -258,15 +280,19 @@ impl Moves {
             }
         }
         for f in p.failures.iter_mut() {
-            self.opt(&mut f.span);
-            for field in &mut f.fields {
-                self.span(&mut field.span);
+            if f.span.is_some_and(|s| self.touches(s.file)) {
+                self.opt(&mut f.span);
+                for field in &mut f.fields {
+                    self.span(&mut field.span);
+                }
             }
         }
         for e in p.events.iter_mut() {
-            self.span(&mut e.span);
-            for field in &mut e.fields {
-                self.span(&mut field.span);
+            if self.touches(e.span.file) {
+                self.span(&mut e.span);
+                for field in &mut e.fields {
+                    self.span(&mut field.span);
+                }
             }
         }
         for e in p.entities.iter_mut() {

@@ -399,6 +399,11 @@ impl Memo {
     pub fn touches(&self, changed: impl Fn(FileId) -> bool) -> bool {
         changed(self.file) || self.foreign.iter().any(|f| changed(*f))
     }
+
+    /// Whether an edit moves some of the result's spans.
+    fn moved_by(&self, moves: &super::relocate::Moves) -> bool {
+        self.touches(|f| moves.touches(f))
+    }
 }
 
 impl Cache {
@@ -424,23 +429,32 @@ impl Cache {
     /// Moves the spans of every kept result but the bodies at `skip`
     /// (checked again) with an edit (`patch.rs`).
     pub(super) fn move_memos(&mut self, moves: &mut super::relocate::Moves, skip: &HashSet<usize>) {
+        // A result's spans are in its memo's files: only those in or
+        // pointing into a changed file move.
         for (memo, header) in &mut self.headers {
-            moves.diagnostics(&mut memo.diags);
-            moves.shared(&mut header.params);
-            moves.shared(&mut header.fails);
+            if memo.moved_by(moves) {
+                moves.diagnostics(&mut memo.diags);
+                moves.shared(&mut header.params);
+                moves.shared(&mut header.fails);
+            }
         }
         for (memo, (params, _)) in &mut self.function_headers {
-            moves.diagnostics(&mut memo.diags);
-            moves.shared(params);
+            if memo.moved_by(moves) {
+                moves.diagnostics(&mut memo.diags);
+                moves.shared(params);
+            }
         }
-        for memo in &mut self.defs {
-            moves.diagnostics(&mut memo.diags);
-        }
-        for (memo, _) in &mut self.entries {
-            moves.diagnostics(&mut memo.diags);
+        let others = self
+            .defs
+            .iter_mut()
+            .chain(self.entries.iter_mut().map(|(m, _)| m));
+        for memo in others {
+            if memo.moved_by(moves) {
+                moves.diagnostics(&mut memo.diags);
+            }
         }
         for (i, memo) in self.bodies.iter_mut().enumerate() {
-            if !skip.contains(&i) {
+            if memo.moved_by(moves) && !skip.contains(&i) {
                 moves.diagnostics(&mut memo.diags);
             }
         }
