@@ -10,8 +10,9 @@ use jadpo_checker::analysis::{self, Analysed, Cache};
 use jadpo_checker::rules::Cache as RulesCache;
 use jadpo_checker::{rules, Scope};
 use jadpo_compiler::ir::{ActionId, Program, Revision};
-use jadpo_compiler::load::loaders::MemLoader;
+use jadpo_compiler::load::{self, loaders::MemLoader};
 use jadpo_compiler::source::Files;
+use jadpo_compiler::{parser, resolve};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -54,20 +55,45 @@ fn describe(program: &Program, files: &Files, analysed: &Analysed) -> String {
     out
 }
 
-/// The caches kept between edits, as the language server keeps them.
+/// The caches kept between edits, as the language server keeps them: the
+/// resolution's too, so bodies keep their revisions and the program its
+/// context, and the last analysis is handed back to be patched.
 #[derive(Default)]
 struct Caches {
     summaries: Cache,
     rules: RulesCache,
+    resolved: resolve::Cache,
+    program: Option<Program>,
+    /// Analyses patched from the last one.
+    patched: usize,
+}
+
+/// `app` resolved with the kept resolution, as the language server does.
+fn compile_kept(app: &App, caches: &mut Caches) -> Option<(Program, Files)> {
+    let mut loader = MemLoader::new();
+    for (path, text) in app {
+        loader.insert(format!("app/{path}"), text.as_bytes());
+    }
+    let Ok(loaded) = load::load_project(&loader, "app") else {
+        caches.program = None;
+        return None;
+    };
+    let mut diags = loaded.diagnostics.clone();
+    let asts = parser::parse_files(&loaded.files, &loaded.all_sources(), &mut diags);
+    let previous = caches.program.as_mut();
+    let program =
+        resolve::resolve_cached(&loaded, &asts, &mut diags, &mut caches.resolved, previous);
+    Some((program, loaded.files))
 }
 
 /// Analyses `app` with the caches and from scratch, and says how many
 /// summaries were reused.
 fn compare(app: &App, caches: &mut Caches, what: &str) -> usize {
-    let Some((program, files)) = compile(app) else {
+    let Some((program, files)) = compile_kept(app, caches) else {
         return 0;
     };
     let cached = analysis::analyse_cached(&program, &mut caches.summaries);
+    caches.patched += usize::from(caches.summaries.patched);
     let fresh = analysis::analyse(&program);
     assert_eq!(
         describe(&program, &files, &cached),
@@ -83,7 +109,10 @@ fn compare(app: &App, caches: &mut Caches, what: &str) -> usize {
         format!("{rules_fresh:?}"),
         "cached and fresh rule findings differ after {what}"
     );
-    cache.reused
+    let reused = cache.reused;
+    caches.summaries.give_back(cached);
+    caches.program = Some(program);
+    reused
 }
 
 /// `rules::run`, or `rules::run_cached` with `cache`.
@@ -105,8 +134,9 @@ fn run_rules(
     }
 }
 
-/// Edits every source file of `app` in turn, comparing after each edit.
-fn edit_each_file(app: &App) {
+/// Edits every source file of `app` in turn, comparing after each edit;
+/// says how many analyses were patched from the last one.
+fn edit_each_file(app: &App) -> usize {
     let mut cache = Caches::default();
     compare(app, &mut cache, "the first analysis");
     let again = compare(app, &mut cache, "no edit");
@@ -144,6 +174,7 @@ fn edit_each_file(app: &App) {
             compare(&edited, &mut cache, &format!("{what} in {path}"));
         }
     }
+    cache.patched
 }
 
 /// The first action declared at the start of a line renamed everywhere,
@@ -217,20 +248,23 @@ fn repo(rel: &str) -> std::path::PathBuf {
 
 #[test]
 fn example_apps_edited_match_fresh_analyses() {
+    let mut patched = 0;
     for name in ["billing", "mistakes"] {
         let root = repo(&format!("examples/{name}"));
         let mut app = App::new();
         read_dir(&root, &root, &mut app);
         assert!(app.len() > 2, "examples/{name} not found");
-        edit_each_file(&app);
+        patched += edit_each_file(&app);
     }
+    // Most edits change a few bodies and no call.
+    assert!(patched > 35, "only {patched} analyses patched");
 }
 
 /// The step and follow-up rule fixtures (cycles, loops, emits, package
 /// calls), each edited the same way.
 #[test]
 fn rule_fixtures_edited_match_fresh_analyses() {
-    let mut found = 0;
+    let (mut found, mut patched) = (0, 0);
     for family in ["step", "effect", "follow_up"] {
         let dir = repo(&format!("tests/fixtures/rules/{family}"));
         let Ok(rules) = std::fs::read_dir(&dir) else {
@@ -253,11 +287,12 @@ fn rule_fixtures_edited_match_fresh_analyses() {
                     continue;
                 }
                 found += 1;
-                edit_each_file(&app);
+                patched += edit_each_file(&app);
             }
         }
     }
     assert!(found > 20, "only {found} fixtures found");
+    assert!(patched > 180, "only {patched} analyses patched");
 }
 
 /// An event declared in one file and emitted in another: a line added
@@ -288,7 +323,7 @@ fn event_declared_in_another_file_edited() {
         found.iter().any(|d| d.code == "follow_up.unbounded"),
         "{found:#?}"
     );
-    edit_each_file(&app);
+    assert!(edit_each_file(&app) > 0, "no analysis patched");
 }
 
 /// Two versions of one app: the second's `charge` makes a provider call
@@ -355,4 +390,44 @@ fn a_new_revision_is_read_again() {
         describe(&second, &files, &cached),
         describe(&second, &files, &analysis::analyse(&second)),
     );
+}
+
+/// A callee's body edited in one file, its caller in another file left as
+/// it is: the caller's summary must follow the callee's (a patched
+/// analysis walks up to the callers whose keys change). The second charge
+/// makes `bill` multi-step, which `step.context` reports on the schedule
+/// that reaches it through `nightly`.
+#[test]
+fn a_callee_edited_in_another_file_changes_its_callers() {
+    let charge = |amount: u32| {
+        format!("    attempt stripe.charges.create(stripe.ChargeCreate {{ customer: customer amount: {amount} currency: \"usd\" }})\n")
+    };
+    let bill = |calls: &str| {
+        format!("action bill(customer: stripe.CustomerId) fails stripe.CardDeclined -> Unit {{\n{calls}}}\n")
+    };
+    let mut app = App::new();
+    app.insert("jadpo.yaml".into(), MANIFEST.into());
+    app.insert(
+        "app.jadpo".into(),
+        "application Fixture {\n    steps: { encryption_key: config.steps_key }\n    events: { store: primary }\n}\n\n\
+         config FixtureConfig {\n    steps_key: StepsKey { binding: \"STEPS_KEY\" secret: true }\n}\n\n\
+         store primary { kind: postgres }\n\ntype StepsKey = Text { max_length: 128 }\n\n\
+         action nightly() fails stripe.CardDeclined -> Unit {\n    attempt bill(\"cus_1\")\n}\n\n\
+         schedule nightly_bill every 1h {\n    run: nightly()\n}\n"
+            .into(),
+    );
+    app.insert("bill.jadpo".into(), bill(&charge(1)));
+    let mut caches = Caches::default();
+    compare(&app, &mut caches, "the first analysis");
+    app.insert(
+        "bill.jadpo".into(),
+        bill(&format!("{}{}", charge(1), charge(2))),
+    );
+    compare(&app, &mut caches, "a second charge in the callee");
+    assert_eq!(caches.patched, 1, "the edit was not patched");
+    let Some((program, files)) = compile(&app) else {
+        panic!("the app does not compile");
+    };
+    let found = run_rules(&program, &files, &analysis::analyse(&program), None);
+    assert!(found.iter().any(|d| d.code == "step.context"), "{found:#?}");
 }

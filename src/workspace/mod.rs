@@ -246,6 +246,13 @@ impl Workspace {
             rayon::spawn(move || drop(asts));
             Vec::new()
         };
+        // The last analysis is patched where an edit changed few bodies;
+        // the snapshot it belonged to is being replaced.
+        if let (Some(c), Some(s)) = (self.caches.as_mut(), self.snapshot.as_mut()) {
+            if let Some(last) = s.analysed.take() {
+                c.checker.summaries.give_back(last);
+            }
+        }
         let checker = self.caches.as_mut().map(|c| &mut c.checker);
         let checked = jadpo_checker::run(
             &program,
@@ -259,8 +266,12 @@ impl Workspace {
             let (summaries, rules) = (&c.checker.summaries, &c.checker.rules);
             timer.note(|| {
                 format!(
-                    "{} summaries reused, {} computed; {} actions' findings reused, {} judged",
-                    summaries.reused, summaries.computed, rules.reused, rules.computed
+                    "{} summaries reused, {} computed{}; {} actions' findings reused, {} judged",
+                    summaries.reused,
+                    summaries.computed,
+                    if summaries.patched { " (patched)" } else { "" },
+                    rules.reused,
+                    rules.computed
                 )
             });
         }
@@ -302,8 +313,10 @@ impl Workspace {
         timer.lap("resolve");
         timer.note(|| {
             format!(
-                "{} resolved items reused, {} checked",
-                cache.reused, cache.computed
+                "{} resolved items reused, {} checked{}",
+                cache.reused,
+                cache.computed,
+                if cache.patched { " (moved)" } else { "" }
             )
         });
         program

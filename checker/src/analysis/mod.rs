@@ -9,6 +9,7 @@ pub mod follow_up;
 pub mod key;
 pub mod late;
 pub mod misc;
+mod patch;
 pub mod rope;
 pub mod values;
 
@@ -145,10 +146,19 @@ pub struct Cache {
     memos: Memos,
     /// Each body's key and calls, by the revision they were read from.
     bodies: IndexVec<ActionId, Body>,
+    /// The same keys alone, as the keys of the last analysis read them.
+    body_keys: IndexVec<ActionId, Key>,
+    /// The program context the last analysis saw, and its key.
+    context: Option<(Revision, Key)>,
+    /// The last analysis, handed back to be patched after an edit
+    /// (`patch.rs`).
+    last: Option<Analysed>,
     /// Actions whose summary was reused in the last analysis.
     pub reused: usize,
     /// Actions summarised afresh in the last analysis.
     pub computed: usize,
+    /// Whether the last analysis patched the one before it (`patch.rs`).
+    pub patched: bool,
 }
 
 struct Cached {
@@ -171,6 +181,8 @@ struct Graph {
     calls: Calls,
     callers: Arc<Calls>,
     levels: Vec<Vec<Component>>,
+    /// Each action's component: its level and its index in the level.
+    place: IndexVec<ActionId, (u32, u32)>,
 }
 
 /// Each action's callees, in body order.
@@ -257,10 +269,21 @@ fn call_graph(mut calls: Calls) -> Graph {
         list.dedup();
     }
     let levels = levels(&graph, &calls, &self_calls);
+    let mut place: IndexVec<ActionId, (u32, u32)> = vec![(0, 0); n].into();
+    for (l, comps) in levels.iter().enumerate() {
+        for (c, comp) in comps.iter().enumerate() {
+            for m in &comp.members {
+                if let Some(slot) = place.get_mut(*m) {
+                    *slot = (l as u32, c as u32);
+                }
+            }
+        }
+    }
     Graph {
         calls,
         callers: Arc::new(callers),
         levels,
+        place,
     }
 }
 
@@ -384,6 +407,16 @@ impl Slots<'_> {
         }
     }
 
+    /// Empties the slots of `id`, to summarise it again.
+    fn clear(&mut self, id: ActionId) {
+        if let Some(slot) = self.summaries.list.get_mut(id) {
+            *slot = None;
+        }
+        if let Some(slot) = self.follow_ups.get_mut(id) {
+            *slot = None;
+        }
+    }
+
     fn fill(&mut self, id: ActionId, entry: &Cached) {
         if let Some(slot) = self.summaries.list.get_mut(id) {
             *slot = Some(entry.summary.clone());
@@ -423,8 +456,36 @@ impl Slots<'_> {
     }
 }
 
+impl Cache {
+    /// Hands back the last analysis this cache made, for the next one to
+    /// patch when an edit changed few bodies.
+    pub fn give_back(&mut self, last: Analysed) {
+        self.last = Some(last);
+    }
+
+    /// The key of `program`'s context: the last one when the program says
+    /// its context is the one the last analysis saw.
+    fn context(&mut self, program: &Program) -> Key {
+        match self.context {
+            Some((revision, key)) if revision.is_known() && revision == program.context => key,
+            _ => {
+                let key = key::context(program);
+                self.context = Some((program.context, key));
+                key
+            }
+        }
+    }
+}
+
 /// [`analyse`] or [`analyse_cached`], on the calling thread's pool.
 pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
+    if let Some(c) = cache.as_deref_mut() {
+        c.patched = false;
+        if let Some(analysed) = patch::run(program, c) {
+            c.patched = true;
+            return analysed;
+        }
+    }
     let n = program.actions.len();
     let last_graph = cache.as_mut().and_then(|c| c.graph.take());
     let last_memos = cache
@@ -442,11 +503,12 @@ pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed 
                     c.bodies.iter().map(|b| b.calls.clone()).collect(),
                 )),
             };
-            (Keys::new(program, n, Some(&c.bodies), last_memos), g)
+            let context = c.context(program);
+            (Keys::new(n, Some((&c.bodies, context)), last_memos), g)
         }
         None => {
             let g = Arc::new(call_graph(calls_of(program)));
-            (Keys::new(program, n, None, last_memos), g)
+            (Keys::new(n, None, last_memos), g)
         }
     };
     let mut slots = Slots {
@@ -478,13 +540,19 @@ pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed 
         }));
     }
     let callers = g.callers.clone();
-    let Keys { list, memos, .. } = keys;
+    let Keys {
+        list,
+        memos,
+        bodies,
+        ..
+    } = keys;
     if let Some(c) = cache {
         c.entries = slots.kept;
         c.reused = slots.reused;
         c.computed = slots.computed;
         c.graph = Some(g);
         c.memos = memos;
+        c.body_keys = bodies;
     }
     cycles.sort_by(|a, b| a.members.cmp(&b.members));
     Analysed {
@@ -527,16 +595,17 @@ struct Keys {
 }
 
 impl Keys {
-    /// The keys' starting point: with `bodies` read (a cache is kept),
-    /// keys are made; without, they are not needed.
-    fn new(program: &Program, n: usize, bodies: Option<&[Body]>, last: Memos) -> Keys {
+    /// The keys' starting point: with `bodies` read and the context's key
+    /// (a cache is kept), keys are made; without, they are not needed.
+    fn new(n: usize, bodies: Option<(&[Body], Key)>, last: Memos) -> Keys {
         let on = bodies.is_some();
-        let bodies: Vec<Key> = bodies.unwrap_or_default().iter().map(|b| b.key).collect();
-        let context = if on {
-            key::context(program)
-        } else {
-            blake3::hash(&[])
-        };
+        let context = bodies.map_or_else(|| blake3::hash(&[]), |(_, k)| k);
+        let bodies: Vec<Key> = bodies
+            .map(|(b, _)| b)
+            .unwrap_or_default()
+            .iter()
+            .map(|b| b.key)
+            .collect();
         let last = if last.context == Some(context) {
             last.list
         } else {

@@ -53,6 +53,11 @@ pub struct Program {
     pub fixtures: IndexVec<test::FixtureId, test::Fixture>,
     /// Tests in source order (files by path, then position).
     pub tests: Vec<test::Test>,
+    /// Which context everything outside action bodies is: a resolution
+    /// that keeps the last one's context (an edit inside bodies, a comment,
+    /// a blank line) keeps its revision, so whatever was computed from the
+    /// declarations alone still holds (see [`Revision`]).
+    pub context: Revision,
 }
 
 /// Lookups by an id of this program, which its resolver made: always in

@@ -252,6 +252,9 @@ fn run(
     b.lower_config();
     let mut prog = std::mem::take(&mut b.t.prog);
     prog.types = std::mem::take(&mut b.t.types);
+    if reuse.is_some() {
+        prog.context = ir::Revision::fresh();
+    }
     match (reuse, kept_diags) {
         (Some(r), Some(diags)) => {
             let last = r

@@ -89,6 +89,11 @@ impl FollowUps {
         self.list.get(id).and_then(Option::as_deref)
     }
 
+    /// The results by action id (to patch after an edit).
+    pub fn into_list(self) -> Done {
+        self.list
+    }
+
     /// Frees the results on all threads (see `Analysed::release`).
     pub fn release(self) {
         use rayon::prelude::*;
