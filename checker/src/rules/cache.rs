@@ -1,19 +1,20 @@
 //! Rule findings kept between two runs over an edited program (the language
 //! server). The per-action checks of an action are judged again only when
 //! something they read may have changed: the action's summary key (its body,
-//! its callees' keys, the facts of operations and events), its own header,
+//! its callees' keys, the facts of operations and events), its own spans,
 //! the names of everything a message can mention, the checked scope, the
 //! files' units, and the declared fields' spans of the events it stages
 //! (a finding points at them). Every span they report is in the IR, so
-//! nothing else is read. Whole-program checks run every time. The findings
-//! come out in exactly the order of [`super::run`].
+//! nothing else is read. The context (scope, units, names) is hashed once
+//! per program context revision; which events' fields moved is found once
+//! per run. Whole-program checks run every time. The findings come out in
+//! exactly the order of [`super::run`].
 
 use std::sync::Arc;
 
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::index::IndexVec;
-use jadpo_compiler::intern::Name;
-use jadpo_compiler::ir::{Action, ActionId, EventId, Owner};
+use jadpo_compiler::ir::{Action, ActionId, EventId, Revision};
 use jadpo_compiler::source::Unit;
 use jadpo_compiler::span::Span;
 
@@ -26,6 +27,12 @@ use crate::Scope;
 pub struct Cache {
     /// The context of the last run ([`context`]).
     context: Option<Key>,
+    /// The program context and scope it was computed for: the same
+    /// program context (same declarations, same files) and scope give the
+    /// same key without hashing every name again.
+    context_of: Option<(Revision, Scope)>,
+    /// Each event's declared fields' spans in the last run.
+    event_fields: IndexVec<EventId, Box<[Span]>>,
     slots: IndexVec<ActionId, Option<Arc<Judged>>>,
     /// Actions whose findings were reused in the last run.
     pub reused: usize,
@@ -33,55 +40,45 @@ pub struct Cache {
     pub computed: usize,
 }
 
-/// What the per-action checks read of an action besides its summary.
+/// What the per-action checks read of an action besides its summary and
+/// the run's context. Its name, owner and qualified name are in the
+/// context ([`context`]): with another context no finding is kept.
 #[derive(PartialEq)]
 struct Header {
     summary: Option<Key>,
-    owner: Owner,
-    name: Name,
-    qualified: String,
     name_span: Span,
     span: Span,
-    /// The events its own emits stage, in emit order, and the spans of
-    /// their declared fields. The list follows from the body, which the
-    /// summary key covers; the spans are compared again on every run.
-    emitted: Vec<(EventId, Vec<Span>)>,
+    /// The events its own emits stage, in emit order. The list follows
+    /// from the body, which the summary key covers; whether their declared
+    /// fields moved (a finding points at them) is found once per run.
+    emitted: Vec<EventId>,
 }
 
 impl Header {
-    /// Whether this is the header of `action` with summary key `summary`.
-    fn is(&self, cx: &Cx, summary: Key, action: &Action) -> bool {
+    /// Whether this is the header of `action` with summary key `summary`,
+    /// in a run where the events `moved` says moved their fields.
+    fn is(&self, moved: &IndexVec<EventId, bool>, summary: Key, action: &Action) -> bool {
         self.summary == Some(summary)
-            && self.owner == action.owner
-            && self.name == action.name
-            && self.qualified == action.qualified
             && self.name_span == action.name_span
             && self.span == action.span
-            && self.emitted.iter().all(|(event, spans)| {
-                let now = cx
-                    .program
-                    .events
-                    .get(*event)
-                    .map_or(&[][..], |e| &e.fields[..]);
-                now.len() == spans.len() && now.iter().zip(spans).all(|(f, s)| f.span == *s)
-            })
+            && self.emitted.iter().all(|e| moved.get(*e) == Some(&false))
     }
 }
 
-/// The events `action`'s own emits stage, in emit order, with their
-/// declared fields' spans.
-fn emitted(cx: &Cx, action: &Action) -> Vec<(EventId, Vec<Span>)> {
+/// The events `action`'s own emits stage, in emit order.
+fn emitted(action: &Action) -> Vec<EventId> {
     crate::analysis::follow_up::emits_in(&action.body)
         .iter()
-        .map(|emit| {
-            let spans = cx
-                .program
-                .events
-                .get(emit.event)
-                .map(|e| e.fields.iter().map(|f| f.span).collect())
-                .unwrap_or_default();
-            (emit.event, spans)
-        })
+        .map(|emit| emit.event)
+        .collect()
+}
+
+/// Every event's declared fields' spans, by event.
+fn event_fields(cx: &Cx) -> IndexVec<EventId, Box<[Span]>> {
+    cx.program
+        .events
+        .iter()
+        .map(|e| e.fields.iter().map(|f| f.span).collect())
         .collect()
 }
 
@@ -103,7 +100,19 @@ pub fn run_cached(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
 
 fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
     use rayon::prelude::*;
-    let context = context(cx);
+    let of = (cx.program.context, cx.scope.clone());
+    let same_context = of.0.is_known() && cache.context_of.as_ref() == Some(&of);
+    let context = match cache.context {
+        Some(key) if same_context => key,
+        _ => context(cx),
+    };
+    cache.context_of = Some(of);
+    let fields = event_fields(cx);
+    let moved: IndexVec<EventId, bool> = fields
+        .iter_enumerated()
+        .map(|(e, now)| cache.event_fields.get(e) != Some(now))
+        .collect();
+    cache.event_fields = fields;
     let ids: Vec<ActionId> = cx.actions().collect();
     let mut old = std::mem::take(&mut cache.slots);
     if cache.context != Some(context) {
@@ -112,7 +121,11 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
     type Judgement = (Arc<Judged>, bool);
     let checks = checks();
     let (judged, mut whole): (Vec<Judgement>, Vec<Vec<Finding>>) = rayon::join(
-        || ids.par_iter().map(|&id| judge(cx, &old, id)).collect(),
+        || {
+            ids.par_iter()
+                .map(|&id| judge(cx, &moved, &old, id))
+                .collect()
+        },
         || {
             checks
                 .par_iter()
@@ -172,13 +185,14 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
 /// and header are the same, else judged now.
 fn judge(
     cx: &Cx,
+    moved: &IndexVec<EventId, bool>,
     old: &IndexVec<ActionId, Option<Arc<Judged>>>,
     id: ActionId,
 ) -> (Arc<Judged>, bool) {
     let summary = cx.analysed.key(id);
     let action = cx.program.actions.get(id);
     if let (Some(k), Some(a), Some(Some(last))) = (summary, action, old.get(id)) {
-        if last.header.is(cx, k, a) {
+        if last.header.is(moved, k, a) {
             return (last.clone(), true);
         }
     }
@@ -209,12 +223,9 @@ fn header(cx: &Cx, id: ActionId) -> Header {
     let action = cx.program.actions.get(id);
     Header {
         summary: cx.analysed.key(id),
-        owner: action.map_or(Owner::App, |a| a.owner),
-        name: action.map_or_else(|| Name::new(""), |a| a.name),
-        qualified: action.map(|a| a.qualified.clone()).unwrap_or_default(),
         name_span: action.map_or(Span::default(), |a| a.name_span),
         span: action.map_or(Span::default(), |a| a.span),
-        emitted: action.map(|a| emitted(cx, a)).unwrap_or_default(),
+        emitted: action.map(emitted).unwrap_or_default(),
     }
 }
 
