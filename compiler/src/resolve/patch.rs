@@ -122,17 +122,23 @@ pub(super) fn run(
             *slot = Some(ast);
         }
     }
-    let new_bodies = changed_bodies(reuse, &by_file)?;
+    if !followed(reuse, &by_file) {
+        return None;
+    }
     let changes: Vec<Change<'_>> = reuse
         .replaced
         .iter()
-        .zip(&new_bodies)
-        .map(|(old, new)| Change {
-            file: old.file,
-            old: (&old.text, &old.bodies),
-            new: (&project.files.get(old.file).text, new),
+        .map(|old| {
+            Some(Change {
+                file: old.file,
+                old: (&old.text, &old.bodies),
+                new: (
+                    &project.files.get(old.file).text,
+                    reuse.cache.bodies_of(old.file)?,
+                ),
+            })
         })
-        .collect();
+        .collect::<Option<_>>()?;
     let mut moves = Moves::new(&changes)?;
     let recheck = rechecks(kept, reuse.cache.bodies_memos(), previous, &moves, &by_file)?;
     let skip: HashSet<usize> = recheck.iter().map(|(j, ..)| *j).collect();
@@ -156,32 +162,21 @@ pub(super) fn run(
     ))
 }
 
-/// The bodies' spans of each changed file, in the order of
-/// `reuse.replaced`; `None` when a changed file is one this path does not
-/// follow: no syntax tree, a test or fixture (their checked statements
-/// hold spans everywhere), or a route with an inline action.
-fn changed_bodies(
-    reuse: &Reuse<'_>,
-    by_file: &[Option<&SourceFileAst>],
-) -> Option<Vec<Vec<(u32, u32)>>> {
+/// Whether this path follows every changed file: one with a syntax tree
+/// and no test or fixture (their checked statements hold spans
+/// everywhere) or route with an inline action (a body outside actions).
+fn followed(reuse: &Reuse<'_>, by_file: &[Option<&SourceFileAst>]) -> bool {
     let inline = super::tables::words().action;
-    reuse
-        .replaced
-        .iter()
-        .map(|r| {
-            let ast = (*by_file.get(r.file.0 as usize)?)?;
-            let refused = ast.items.iter().any(|item| match item {
-                Item::Test(_) | Item::Fixture(_) | Item::Error(_) => true,
-                Item::Route(route) => route.settings.iter().any(|s| s.key.name == inline),
-                _ => false,
-            });
-            if refused {
-                return None;
-            }
-            let spans = super::reuse::body_spans(ast);
-            Some(spans.iter().map(|s| (s.start, s.end)).collect())
+    reuse.replaced.iter().all(|r| {
+        let Some(Some(ast)) = by_file.get(r.file.0 as usize) else {
+            return false;
+        };
+        !ast.items.iter().any(|item| match item {
+            Item::Test(_) | Item::Fixture(_) | Item::Error(_) => true,
+            Item::Route(route) => route.settings.iter().any(|s| s.key.name == inline),
+            _ => false,
         })
-        .collect()
+    })
 }
 
 /// The action bodies to check again: those of the changed files and those

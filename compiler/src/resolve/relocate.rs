@@ -201,13 +201,17 @@ impl Moves {
         if !list.iter().any(|item| self.touches(item.span().file)) {
             return;
         }
+        if !self.apply {
+            for item in list.iter() {
+                self.span(&mut item.span());
+            }
+            return;
+        }
         let mut items: Vec<T> = list.to_vec();
         for item in &mut items {
             self.span(item.span_mut());
         }
-        if self.apply {
-            *list = items.into();
-        }
+        *list = items.into();
     }
 
     pub fn diagnostic(&mut self, d: &mut Diagnostic) {

@@ -407,6 +407,11 @@ impl Memo {
 }
 
 impl Cache {
+    /// The action bodies' spans of `file` as the last refresh read them.
+    pub(super) fn bodies_of(&self, file: FileId) -> Option<&[(u32, u32)]> {
+        self.files.get(file.0 as usize).map(|f| &f.bodies[..])
+    }
+
     /// The kept bodies' memos, in the order the bodies are checked.
     pub(super) fn bodies_memos(&self) -> &[Memo] {
         &self.bodies
@@ -576,7 +581,7 @@ fn file_context(
 }
 
 /// The spans of a file's action bodies, in order.
-pub(super) fn body_spans(ast: &SourceFileAst) -> Vec<Span> {
+fn body_spans(ast: &SourceFileAst) -> Vec<Span> {
     ast.items
         .iter()
         .filter_map(|item| match item {
