@@ -1,6 +1,7 @@
 //! The integration tests, one binary: each file is a module (rust-analyzer's layout;
 //! one link instead of one per file).
 
+mod differ;
 mod load_compile_packages;
 mod load_limits;
 mod load_manifest;

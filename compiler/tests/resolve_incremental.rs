@@ -5,6 +5,7 @@
 //! undone), and after each edit the program and the diagnostics of the
 //! reusing resolution are compared with a fresh compile's.
 
+use crate::differ::difference;
 use jadpo_compiler::ir::Program;
 use jadpo_compiler::load::{self, loaders::MemLoader};
 use jadpo_compiler::{parser, resolve};
@@ -76,31 +77,11 @@ impl Session {
     }
 }
 
-/// Fails with the first line where the two values' layouts differ. They
-/// are compared as compact text and laid out only to show a difference:
-/// pretty-printing every program was most of these tests' time.
+/// Fails with the first line where the two values' layouts differ.
 fn same<T: std::fmt::Debug>(reused: &T, fresh: &T, what: &str) {
-    if format!("{reused:?}") == format!("{fresh:?}") {
-        return;
+    if let Some((at, reused, fresh)) = difference(reused, fresh) {
+        panic!("{what} differ at line {at}:\n--- reused\n{reused}\n--- fresh\n{fresh}");
     }
-    let (reused, fresh) = (&format!("{reused:#?}"), &format!("{fresh:#?}"));
-    let at = reused
-        .lines()
-        .zip(fresh.lines())
-        .position(|(a, b)| a != b)
-        .unwrap_or(0);
-    let around = |t: &str| {
-        t.lines()
-            .skip(at.saturating_sub(12))
-            .take(16)
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    panic!(
-        "{what} differ at line {at}:\n--- reused\n{}\n--- fresh\n{}",
-        around(reused),
-        around(fresh)
-    );
 }
 
 /// What editing an app kept: results reused, and edits resolved by moving

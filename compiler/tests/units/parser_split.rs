@@ -2,6 +2,7 @@
 //! at seeded random places, must give exactly the AST and diagnostics of the
 //! full grammar over the whole file.
 
+use crate::differ::difference;
 use jadpo_compiler::lexer;
 use jadpo_compiler::parser::{self, parse_split, parse_whole_full};
 use jadpo_compiler::span::FileId;
@@ -123,29 +124,12 @@ fn compare(text: &str, group_tokens: usize) -> Result<(), String> {
             "diagnostics differ\nsplit: {split_diags:#?}\nwhole: {whole_diags:#?}"
         ));
     }
-    // Compared as compact text; laid out only to show a difference
-    // (pretty-printing every tree was three quarters of this test).
-    if format!("{split_ast:?}") != format!("{whole_ast:?}") {
-        let (split_ast, whole_ast) = (format!("{split_ast:#?}"), format!("{whole_ast:#?}"));
-        let at = split_ast
-            .lines()
-            .zip(whole_ast.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(0);
-        let near = |s: &str| {
-            s.lines()
-                .skip(at.saturating_sub(12))
-                .take(16)
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        return Err(format!(
-            "ASTs differ (groups of {group_tokens} tokens) at line {at}\nsplit:\n{}\nwhole:\n{}",
-            near(&split_ast),
-            near(&whole_ast)
-        ));
+    match difference(&split_ast, &whole_ast) {
+        Some((at, split, whole)) => Err(format!(
+            "ASTs differ (groups of {group_tokens} tokens) at line {at}\nsplit:\n{split}\nwhole:\n{whole}"
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// One text to compare: where it came from and the size of its groups.
