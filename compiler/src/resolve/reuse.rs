@@ -220,10 +220,7 @@ impl<'c> Reuse<'c> {
     /// in `file`.
     pub fn holds(&self, kept: Option<&Memo>, file: FileId) -> bool {
         let Some(memo) = kept else { return false };
-        self.same_context
-            && memo.file == file
-            && !self.cache.changed(file)
-            && memo.foreign.iter().all(|f| !self.cache.changed(*f))
+        self.same_context && memo.file == file && !memo.touches(|f| self.cache.changed(f))
     }
 
     pub fn body_holds(&self, index: usize, file: FileId) -> bool {
@@ -391,9 +388,7 @@ impl Memo {
             diags: diags.to_vec(),
         }
     }
-}
 
-impl Memo {
     /// Whether the result is in a file `changed` says changed, or points
     /// into one.
     pub fn touches(&self, changed: impl Fn(FileId) -> bool) -> bool {
