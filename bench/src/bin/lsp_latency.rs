@@ -1,8 +1,10 @@
-//! `lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH]`: measures
-//! `jadpo lsp` as an editor sees it: the time from sending a `didChange` to
-//! receiving the `publishDiagnostics` for that file, over N edits of one
-//! file of the app (alternately adding and removing a line, and breaking and
-//! fixing a name), and prints the cold start, p50, p95 and max.
+//! `lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax]`:
+//! measures `jadpo lsp` as an editor sees it: the time from sending a
+//! `didChange` to receiving the `publishDiagnostics` for that file, over N
+//! edits of one file of the app (alternately adding and removing a line,
+//! and breaking and fixing a name; with `--syntax`, opening a parenthesis
+//! in a call and closing it again, a syntax error half the time), and
+//! prints the cold start, p50, p95 and max.
 //!
 //! Used by `scripts/lsp_latency.sh` on a generated 100k-line app.
 
@@ -20,11 +22,15 @@ struct Args {
     file: Option<String>,
     edits: usize,
     jadpo: PathBuf,
+    /// Edits that leave a syntax error every other time.
+    syntax: bool,
 }
 
 fn main() -> ExitCode {
     let Some(args) = parse_args() else {
-        eprintln!("usage: lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH]");
+        eprintln!(
+            "usage: lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax]"
+        );
         return ExitCode::from(2);
     };
     match run(&args) {
@@ -43,9 +49,14 @@ fn parse_args() -> Option<Args> {
         file: None,
         edits: 200,
         jadpo: beside,
+        syntax: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--syntax" {
+            args.syntax = true;
+            continue;
+        }
         let value = it.next()?;
         match flag.as_str() {
             "--app" => args.app = PathBuf::from(value),
@@ -175,7 +186,11 @@ fn measure(
     let mut hovers = Vec::new();
     let (name_line, name_col, name_len) = first_call(text).ok_or("no call to break in the file")?;
     for i in 0..args.edits {
-        let change = edit(i, name_line, name_col, name_len);
+        let change = if args.syntax {
+            syntax_edit(i, name_line, name_col + name_len)
+        } else {
+            edit(i, name_line, name_col, name_len)
+        };
         let start = Instant::now();
         server.notify(
             "textDocument/didChange",
@@ -239,6 +254,17 @@ fn edit(i: usize, line: usize, col: usize, len: usize) -> Value {
         _ => {
             json!({ "range": { "start": at(line, col + len), "end": at(line, col + len + 2) }, "text": "" })
         }
+    }
+}
+
+/// Edit `i` with `--syntax`: even edits open a parenthesis right after the
+/// first call's name (the file no longer parses), odd ones remove it.
+fn syntax_edit(i: usize, line: usize, col: usize) -> Value {
+    let at = |c: usize| json!({ "line": line, "character": c });
+    if i.is_multiple_of(2) {
+        json!({ "range": { "start": at(col), "end": at(col) }, "text": "(" })
+    } else {
+        json!({ "range": { "start": at(col), "end": at(col + 1) }, "text": "" })
     }
 }
 
