@@ -113,6 +113,7 @@ fn edit_each_file(app: &App) -> Kept {
         .collect();
     for path in sources {
         let original = app.get(&path).cloned().unwrap_or_default();
+        let opened = original.replacen("attempt ", "attempt (", 1);
         let edits = [
             ("a comment line added", format!("// edited\n{original}")),
             ("a line added in a body", in_first_body(&original)),
@@ -120,6 +121,10 @@ fn edit_each_file(app: &App) -> Kept {
                 "a call broken",
                 original.replacen("attempt ", "attempt x_", 1),
             ),
+            // A syntax error in a body, then an edit of the broken file
+            // (typing passes through such states).
+            ("a parenthesis opened", opened.clone()),
+            ("a line added above it", format!("// edited\n{opened}")),
             ("an action added in front", format!("{ADDED}{original}")),
             ("a brace removed", original.replacen('}', "", 1)),
             ("the edit undone", original.clone()),
@@ -265,6 +270,39 @@ fn labels_into_an_edited_file_follow_the_edit() {
     app.insert("a.jadpo".into(), a.into());
     session.compare(&app, "the lines removed");
     assert!(session.reused > 0, "nothing reused");
+}
+
+/// Typing inside a file that does not parse: once a parenthesis is open,
+/// further edits keep the same tokens outside bodies and the same broken
+/// file, so they move the last resolution instead of resolving the app
+/// again; each result is a fresh resolution's.
+#[test]
+fn edits_of_a_file_that_does_not_parse_are_moved() {
+    let root = repo("examples/billing");
+    let mut app = App::new();
+    read_dir(&root, &root, &mut app);
+    let path = "src/payments.jadpo".to_string();
+    let original = app.get(&path).cloned().unwrap_or_default();
+    let call = "stripe.subscriptions.cancel(";
+    assert!(original.contains(call), "{path} changed");
+    let open = |typed: &str| original.replacen(call, &format!("{call}({typed}"), 1);
+    let mut session = Session::default();
+    session.compare(&app, "the first resolution");
+    for (what, text) in [
+        ("a parenthesis opened", open("")),
+        ("a letter typed in it", open("x")),
+        ("another letter", open("xy")),
+        ("a line added above", format!("// note\n{}", open("xy"))),
+        ("the letters removed", format!("// note\n{}", open(""))),
+    ] {
+        app.insert(path.clone(), text);
+        session.compare(&app, what);
+    }
+    // All but the first edit, which breaks the file, keep the context.
+    assert_eq!(
+        session.patched, 4,
+        "edits of the broken file were not moved"
+    );
 }
 
 /// The effect tree with the code stripped: what an effects-only resolution

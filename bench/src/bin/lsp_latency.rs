@@ -3,8 +3,8 @@
 //! `didChange` to receiving the `publishDiagnostics` for that file, over N
 //! edits of one file of the app (alternately adding and removing a line,
 //! and breaking and fixing a name; with `--syntax`, opening a parenthesis
-//! in a call and closing it again, a syntax error half the time), and
-//! prints the cold start, p50, p95 and max.
+//! in a call, typing in it and closing it again, the file broken in
+//! between), and prints the cold start, p50, p95 and max.
 //!
 //! Used by `scripts/lsp_latency.sh` on a generated 100k-line app.
 
@@ -257,15 +257,19 @@ fn edit(i: usize, line: usize, col: usize, len: usize) -> Value {
     }
 }
 
-/// Edit `i` with `--syntax`: even edits open a parenthesis right after the
-/// first call's name (the file no longer parses), odd ones remove it.
+/// Edit `i` with `--syntax`, as typing inside a call passes through a
+/// broken file: 0 opens a parenthesis right after the first call's name
+/// (the file no longer parses), 1 types a letter after it, 2 removes the
+/// letter, 3 the parenthesis; and again.
 fn syntax_edit(i: usize, line: usize, col: usize) -> Value {
     let at = |c: usize| json!({ "line": line, "character": c });
-    if i.is_multiple_of(2) {
-        json!({ "range": { "start": at(col), "end": at(col) }, "text": "(" })
-    } else {
-        json!({ "range": { "start": at(col), "end": at(col + 1) }, "text": "" })
-    }
+    let (start, end, text) = match i % 4 {
+        0 => (col, col, "("),
+        1 => (col + 1, col + 1, "x"),
+        2 => (col + 1, col + 2, ""),
+        _ => (col, col + 1, ""),
+    };
+    json!({ "range": { "start": at(start), "end": at(end) }, "text": text })
 }
 
 /// Line, column and length of the first `attempt name(` callee in the text

@@ -17,8 +17,10 @@
 //! - no other file whose spans the result holds (a related label at a
 //!   declaration elsewhere, a fix editing another file) has changed.
 //!
-//! A file with syntax errors counts whole, tokens in bodies too: the
-//! parser's recovery may turn a damaged body into a dropped declaration.
+//! A file with syntax errors also counts how the parser read it (each
+//! item's kind and the tokens it spans): its recovery may let a damaged
+//! body swallow or drop what follows. Which files have syntax errors is
+//! part of the context: checking a body there judges less.
 //! `compiler/tests/resolve_incremental.rs` compares reused results against
 //! fresh resolutions after edits to every fixture.
 
@@ -536,15 +538,17 @@ impl Cache {
     }
 }
 
-/// A file's part of the context: the tokens outside action bodies of a
-/// readable source, else the whole text; and its bodies' spans.
+/// A file's part of the context: the tokens outside action bodies, and
+/// its bodies' spans. A file the parser had to recover adds how it read
+/// it: each item's kind and the tokens it spans, since a recovered body can
+/// swallow or drop what follows it. Without a syntax tree, the whole text.
 fn file_context(
     id: FileId,
     text: &str,
     ast: Option<&SourceFileAst>,
     syntax_files: &HashSet<FileId>,
 ) -> (blake3::Hash, Box<[(u32, u32)]>) {
-    let Some(ast) = ast.filter(|_| !syntax_files.contains(&id)) else {
+    let Some(ast) = ast else {
         let mut h = blake3::Hasher::new();
         h.update(b"whole");
         h.update(text.as_bytes());
@@ -553,26 +557,70 @@ fn file_context(
     let bodies = body_spans(ast);
     let mut h = blake3::Hasher::new();
     h.update(b"tokens");
+    // What lies outside bodies, in order: each token, and each body as one.
+    let mut units: Vec<(u32, u32)> = Vec::new();
     let mut next = bodies.iter().peekable();
     for token in lexer::lex(id, text).tokens {
         while next.peek().is_some_and(|b| b.end <= token.span.start) {
             next.next();
         }
-        if next
+        if let Some(b) = next
             .peek()
-            .is_some_and(|b| b.start <= token.span.start && token.span.end <= b.end)
+            .filter(|b| b.start <= token.span.start && token.span.end <= b.end)
         {
-            if next.peek().is_some_and(|b| b.start == token.span.start) {
+            if b.start == token.span.start {
                 h.update(b"\x00body");
+                units.push((b.start, b.end));
             }
             continue;
         }
         let slice = text.get(token.span.range()).unwrap_or("");
         h.update(&(slice.len() as u64).to_le_bytes());
         h.update(slice.as_bytes());
+        units.push((token.span.start, token.span.end));
+    }
+    if syntax_files.contains(&id) {
+        recovered_items(&mut h, ast, &units);
     }
     let bodies = bodies.iter().map(|b| (b.start, b.end)).collect();
     (h.finalize(), bodies)
+}
+
+/// How the parser read a file it had to recover: each item's kind and the
+/// first and last of `units` (the tokens outside bodies and the bodies, in
+/// order) it spans, by index: offsets move with any edit, and a body's
+/// tokens with any edit inside it.
+fn recovered_items(h: &mut blake3::Hasher, ast: &SourceFileAst, units: &[(u32, u32)]) {
+    h.update(b"recovered");
+    for item in &ast.items {
+        let (kind, span) = item_kind_span(item);
+        let first = units.partition_point(|(start, _)| *start < span.start);
+        let last = units.partition_point(|(_, end)| *end <= span.end);
+        h.update(&[kind]);
+        h.update(&(first as u64).to_le_bytes());
+        h.update(&(last as u64).to_le_bytes());
+    }
+}
+
+/// An item's kind, as a tag, and its span.
+fn item_kind_span(item: &Item) -> (u8, Span) {
+    match item {
+        Item::Application(a) => (0, a.span),
+        Item::Config(c) => (1, c.span),
+        Item::Store(s) => (2, s.span),
+        Item::Type(t) => (3, t.span),
+        Item::Entity(e) => (4, e.span),
+        Item::Failure(f) => (5, f.span),
+        Item::Event(e) => (6, e.span),
+        Item::Action(a) => (7, a.span),
+        Item::Function(f) => (8, f.span),
+        Item::Route(r) => (9, r.span),
+        Item::Subscriber(s) => (10, s.span),
+        Item::Schedule(s) => (11, s.span),
+        Item::Fixture(f) => (12, f.span),
+        Item::Test(t) => (13, t.span),
+        Item::Error(span) => (14, *span),
+    }
 }
 
 /// The spans of a file's action bodies, in order.
