@@ -73,12 +73,27 @@ fn emitted(action: &Action) -> Vec<EventId> {
         .collect()
 }
 
-/// Every event's declared fields' spans, by event.
-fn event_fields(cx: &Cx) -> IndexVec<EventId, Box<[Span]>> {
-    cx.program
-        .events
-        .iter()
-        .map(|e| e.fields.iter().map(|f| f.span).collect())
+/// Which events' declared fields moved since the last run (or are new),
+/// keeping their spans now for the next run; only moved ones are copied.
+fn moved_events(cx: &Cx, kept: &mut IndexVec<EventId, Box<[Span]>>) -> IndexVec<EventId, bool> {
+    let events = &cx.program.events;
+    kept.as_vec_mut().truncate(events.len());
+    events
+        .iter_enumerated()
+        .map(|(e, event)| {
+            let now = || event.fields.iter().map(|f| f.span);
+            match kept.get_mut(e) {
+                Some(last) if last.iter().copied().eq(now()) => false,
+                Some(last) => {
+                    *last = now().collect();
+                    true
+                }
+                None => {
+                    kept.push(now().collect());
+                    true
+                }
+            }
+        })
         .collect()
 }
 
@@ -107,12 +122,7 @@ fn run_here(cx: &Cx, cache: &mut Cache) -> Vec<Diagnostic> {
         _ => context(cx),
     };
     cache.context_of = Some(of);
-    let fields = event_fields(cx);
-    let moved: IndexVec<EventId, bool> = fields
-        .iter_enumerated()
-        .map(|(e, now)| cache.event_fields.get(e) != Some(now))
-        .collect();
-    cache.event_fields = fields;
+    let moved = moved_events(cx, &mut cache.event_fields);
     let ids: Vec<ActionId> = cx.actions().collect();
     let mut old = std::mem::take(&mut cache.slots);
     if cache.context != Some(context) {
