@@ -8,7 +8,9 @@ use jadpo_compiler::load::loaders::join;
 use jadpo_compiler::load::Loader;
 use jadpo_compiler::resolve::Lowering;
 use jadpo_compiler::source::Files;
-use jadpo_runtime::suite::{listing_lines, Failure, FailureKind, Options, Suite, TestReport};
+use jadpo_runtime::suite::{
+    listing_lines, marked_listing_lines, Failure, FailureKind, Options, Suite, TestReport,
+};
 use jadpo_runtime::ListedStep;
 use serde::Serialize;
 use std::io::Write;
@@ -18,9 +20,6 @@ use crate::render::{self, json, Summary};
 
 /// Bumped whenever a field of the JSON output changes meaning or goes.
 pub const FORMAT: u32 = 1;
-
-/// Failing crash runs shown in full per test; the rest are counted.
-const SHOWN_CRASH_FAILURES: usize = 3;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TestArgs<'a> {
@@ -146,27 +145,9 @@ fn human_report(files: &Files, r: &TestReport, color: bool, base: &str) -> Strin
         return out;
     }
     out.push_str("FAILED\n");
-    let crash_failures = r
-        .failures
-        .iter()
-        .filter(|f| f.kind == FailureKind::CrashRun)
-        .count();
-    let mut shown_crash = 0;
+    // A test stops at its first failure, crash runs included.
     for f in &r.failures {
-        let is_crash = f.kind == FailureKind::CrashRun;
-        if is_crash {
-            shown_crash += 1;
-            if shown_crash > SHOWN_CRASH_FAILURES {
-                continue;
-            }
-        }
         out.push_str(&failure_text(files, f, color, base));
-    }
-    if crash_failures > SHOWN_CRASH_FAILURES {
-        out.push_str(&format!(
-            "... and {} more failing crash runs\n\n",
-            crash_failures - SHOWN_CRASH_FAILURES
-        ));
     }
     out
 }
@@ -191,7 +172,12 @@ fn failure_text(files: &Files, f: &Failure, color: bool, base: &str) -> String {
         if steps.is_empty() {
             out.push_str("    (no steps recorded)\n");
         }
-        for line in listing_lines(steps) {
+        let lines = if crash {
+            marked_listing_lines(steps, f.differs_at)
+        } else {
+            listing_lines(steps)
+        };
+        for line in lines {
             out.push_str(&format!("    {line}\n"));
         }
     }
@@ -256,6 +242,9 @@ struct JsonFailure<'a> {
     steps: Vec<JsonStep<'a>>,
     /// A crash run's own listing (empty otherwise).
     crash_steps: Vec<JsonStep<'a>>,
+    /// A crash run's first step that differs between the two listings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_differing_step: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -265,6 +254,9 @@ struct JsonStep<'a> {
     state: &'static str,
     sent_at: String,
     detail: &'a str,
+    /// The answer this run saw (canonical JSON, cut), when it answered.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    answer: &'a str,
 }
 
 fn json_document(files: &Files, reports: &[TestReport]) -> String {
@@ -287,6 +279,7 @@ fn json_document(files: &Files, reports: &[TestReport]) -> String {
                         span: json::location(files, f.span),
                         steps: json_steps(&f.steps),
                         crash_steps: json_steps(&f.crash_steps),
+                        first_differing_step: f.differs_at,
                     })
                     .collect(),
             })
@@ -309,6 +302,7 @@ fn json_steps(steps: &[ListedStep]) -> Vec<JsonStep<'_>> {
             state: s.state,
             sent_at: jadpo_runtime::value::instant_text(s.sent_at),
             detail: &s.detail,
+            answer: &s.answer,
         })
         .collect()
 }

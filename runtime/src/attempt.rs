@@ -64,6 +64,45 @@ pub enum Seen {
     Replayed,
     Answered,
     InDoubt,
+    /// It answered, but the answer is over [`MAX_ANSWER`]: the delivery
+    /// faults and the answer is not recorded.
+    TooLarge,
+}
+
+/// What an attempt saw of one step: how it went, the listing's detail, and
+/// the answer (its canonical JSON, cut) for a test's crash-run listings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sight {
+    pub seen: Seen,
+    pub detail: String,
+    pub answer: String,
+}
+
+impl Sight {
+    fn of(seen: Seen, detail: impl Into<String>) -> Sight {
+        Sight {
+            seen,
+            detail: detail.into(),
+            answer: String::new(),
+        }
+    }
+
+    fn answer(program: &Program, seen: Seen, op: OpId, answer: &R<Value>) -> Sight {
+        let text = match answer {
+            Ok(v) => String::from_utf8_lossy(&v.canonical()).into_owned(),
+            Err(Flow::Fail(f)) => format!(
+                "{} {}",
+                program.failure(f.failure).qualified,
+                String::from_utf8_lossy(&f.fields.canonical())
+            ),
+            Err(_) => String::new(),
+        };
+        Sight {
+            seen,
+            detail: detail_of(program, op, answer),
+            answer: cut(&text, 120),
+        }
+    }
 }
 
 /// An entity's rows as this attempt has changed them: for each key, the
@@ -89,7 +128,7 @@ pub struct Attempt<'s, 'w> {
     staged: Staged,
     pub follow_ups: Vec<Follow>,
     /// What this attempt saw of each step, with the listing's detail.
-    pub seen: BTreeMap<u32, (Seen, String)>,
+    pub seen: BTreeMap<u32, Sight>,
 }
 
 impl<'s, 'w> Attempt<'s, 'w> {
@@ -291,6 +330,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
             fingerprint: request.fingerprint(),
             key: None,
             repeat_safe: true,
+            changes: self.s.program.op(op).changes,
         };
         let mut last = Answer::Unavailable;
         for _ in 0..facts.attempts {
@@ -351,8 +391,8 @@ impl<'s, 'w> Attempt<'s, 'w> {
                 }
                 if let RowState::Answered(sealed) = &row.state {
                     let answer = self.replay(op, pos, sealed);
-                    self.seen
-                        .insert(pos, (Seen::Replayed, detail_of(self.s.program, &answer)));
+                    let sight = Sight::answer(self.s.program, Seen::Replayed, op, &answer);
+                    self.seen.insert(pos, sight);
                     return answer;
                 }
                 self.judge(op, &row, &facts)?
@@ -531,6 +571,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
                 fingerprint,
                 key: key.as_deref(),
                 repeat_safe,
+                changes: o.changes,
             };
             last = self.provider.send(&call);
             self.crash_point(pos, Point::AfterSendBeforeRecord)?;
@@ -544,13 +585,13 @@ impl<'s, 'w> Attempt<'s, 'w> {
                         },
                     )?;
                     self.seen
-                        .insert(pos, (Seen::InDoubt, "answered 5xx".into()));
+                        .insert(pos, Sight::of(Seen::InDoubt, "answered 5xx"));
                     return Err(Flow::Stop(Stop::RetryLater(format!(
                         "step {pos} `{operation}` answered 5xx: in doubt"
                     ))));
                 }
                 Answer::Lost => {
-                    self.seen.insert(pos, (Seen::InDoubt, "no answer".into()));
+                    self.seen.insert(pos, Sight::of(Seen::InDoubt, "no answer"));
                     return Err(Flow::Stop(Stop::RetryLater(format!(
                         "the answer of step {pos} `{operation}` was lost: in doubt"
                     ))));
@@ -581,14 +622,18 @@ impl<'s, 'w> Attempt<'s, 'w> {
     /// to the code.
     fn answered(&mut self, op: OpId, pos: u32, answer: Answer) -> R<Value> {
         if self.s.mode == Mode::Steps {
-            let plain = encode_answer(self.s.program, &answer);
-            if plain.len() > MAX_ANSWER {
+            // The limit is on the answer's own canonical encoding, not on
+            // the record's wrapper around it (design section 9).
+            let size = answer_size(&answer);
+            if size > MAX_ANSWER {
                 let operation = &self.s.program.op(op).qualified;
+                self.seen
+                    .insert(pos, Sight::of(Seen::TooLarge, format!("{size} bytes")));
                 return fault(format!(
-                    "step {pos} `{operation}` answered {} bytes; a recorded answer is at most {MAX_ANSWER}",
-                    plain.len()
+                    "step {pos} `{operation}` answered {size} bytes; a recorded answer is at most {MAX_ANSWER}"
                 ));
             }
+            let plain = encode_answer(self.s.program, &answer);
             let sealed = self.s.sealer.seal(self.s.delivery, pos, &plain);
             self.set_state(pos, RowState::Answered(sealed))?;
         } else {
@@ -599,8 +644,8 @@ impl<'s, 'w> Attempt<'s, 'w> {
             Answer::Failed { failure, fields } => Err(Flow::Fail(Failed { failure, fields })),
             _ => fault("an answer that is not one"),
         };
-        self.seen
-            .insert(pos, (Seen::Answered, detail_of(self.s.program, &answer)));
+        let sight = Sight::answer(self.s.program, Seen::Answered, op, &answer);
+        self.seen.insert(pos, sight);
         self.crash_point(pos, Point::AfterRecord)?;
         answer
     }
@@ -728,6 +773,16 @@ fn first_off_path(shape: &jadpo_checker::plan::Shape, ops: &[&str]) -> Option<us
     None
 }
 
+/// The bytes of an answer's canonical encoding: the value answered, or the
+/// fields of the failure decided.
+fn answer_size(answer: &Answer) -> usize {
+    match answer {
+        Answer::Done(v) => v.canonical().len(),
+        Answer::Failed { fields, .. } => fields.canonical().len(),
+        _ => 0,
+    }
+}
+
 /// An answer's canonical plaintext: `{"answer": value}` or
 /// `{"failure": code-name, "fields": ...}`.
 fn encode_answer(program: &Program, answer: &Answer) -> Vec<u8> {
@@ -763,16 +818,47 @@ fn words() -> &'static Words {
     })
 }
 
-/// What a listing shows of an answer: its `id`, or the failure it gave.
-fn detail_of(program: &Program, answer: &R<Value>) -> String {
+/// What a listing shows of an answer: its `id`, else its first field
+/// (`deleted: true`), else its type's name; `done` for an operation that
+/// answers nothing; or the failure it gave.
+fn detail_of(program: &Program, op: OpId, answer: &R<Value>) -> String {
     match answer {
-        Ok(Value::Record(r)) => match r.get(words().id) {
-            Value::Text(id) => id.to_string(),
-            _ => "done".into(),
-        },
-        Ok(_) => "done".into(),
+        Ok(Value::Record(r)) => {
+            if let Value::Text(id) = r.get(words().id) {
+                return id.to_string();
+            }
+            let types = program.type_table();
+            let ty = &program.op(op).answer;
+            // The first declared field the answer holds.
+            let first = types.record(ty).and_then(|(_, defs)| {
+                defs.iter()
+                    .map(|d| (d.name, r.get(d.name)))
+                    .find(|(_, v)| *v != Value::None)
+            });
+            match first {
+                Some((field, v)) if is_scalar(&v) => format!(
+                    "{field}: {}",
+                    cut(&String::from_utf8_lossy(&v.canonical()), 32)
+                ),
+                _ => types.name(ty, &program.packages),
+            }
+        }
+        Ok(Value::Unit) => "done".into(),
+        Ok(v) => cut(&String::from_utf8_lossy(&v.canonical()), 32),
         Err(Flow::Fail(f)) => format!("failed {}", program.failure(f.failure).qualified),
         Err(_) => String::new(),
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !matches!(v, Value::Record(_) | Value::List(_))
+}
+
+/// At most `n` characters of a text, with `…` when it is cut.
+fn cut(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or(text)),
+        None => text.to_string(),
     }
 }
 

@@ -89,8 +89,13 @@ pub struct ListedStep {
     /// `answered`, `replayed`, `in doubt` or `sent`.
     pub state: &'static str,
     pub sent_at: Instant,
-    /// The answer's `id`, the failure it answered, or the step's key.
+    /// The answer's `id` (else its first field, else its type), the
+    /// failure it answered, the step's key, or an answer's size.
     pub detail: String,
+    /// The answer as this run saw it (canonical JSON, cut), for a test's
+    /// crash-run listings; empty when it did not answer. Never shown by
+    /// the server's listings, which carry no answers.
+    pub answer: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -351,22 +356,22 @@ fn listing(a: &Attempt<'_, '_>) -> Vec<ListedStep> {
     rec.steps
         .iter()
         .map(|row| {
-            let seen = a.seen.get(&row.position);
+            let sight = a.seen.get(&row.position);
             let key = || {
                 row.key
                     .as_deref()
                     .map_or("no key".into(), |k| format!("key {}", short(k)))
             };
+            let seen = sight.map(|s| (s.seen, s.detail.clone()));
             let (state, detail) = match (&row.state, seen) {
-                (RowState::Answered(_), Some((Seen::Replayed, d))) => ("replayed", d.clone()),
-                (RowState::Answered(_) | RowState::Dispatched, Some((_, d))) => {
-                    ("answered", d.clone())
-                }
+                (RowState::Answered(_), Some((Seen::Replayed, d))) => ("replayed", d),
+                (RowState::Answered(_) | RowState::Dispatched, Some((_, d))) => ("answered", d),
                 (RowState::Answered(_), None) => ("answered", String::new()),
                 (RowState::Dispatched, None) => ("answered", key()),
                 (RowState::Sent { .. }, Some((Seen::Answered | Seen::Replayed, _))) => {
                     ("sent", key())
                 }
+                (RowState::Sent { .. }, Some((Seen::TooLarge, d))) => ("too large", d),
                 (RowState::Sent { .. }, _) => ("in doubt", key()),
             };
             ListedStep {
@@ -375,6 +380,7 @@ fn listing(a: &Attempt<'_, '_>) -> Vec<ListedStep> {
                 state,
                 sent_at: row.sent_at,
                 detail,
+                answer: sight.map(|s| s.answer.clone()).unwrap_or_default(),
             }
         })
         .collect()

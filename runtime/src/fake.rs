@@ -9,9 +9,10 @@
 //! for `in_use`, `Unavailable`, `RateLimited` or another `server_error`. A
 //! later call under a kept key gets the kept answer when the fingerprint
 //! matches and the mismatch answer when it differs; neither acts or uses an
-//! answer. An effect is a used answer that is a construction or `done`,
-//! bare or under `lost`; a second identical request to a `keyed: false`
-//! operation is no new effect.
+//! answer. An effect is a used answer of a changing operation that is a
+//! construction or `done`, bare or under `lost`; a read acts on nothing, so
+//! sending it again is never an effect; a second identical request to a
+//! `keyed: false` operation is no new effect.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -179,7 +180,7 @@ impl Provider for Fake {
                 },
             );
         }
-        if let Some(v) = effect {
+        if let Some(v) = effect.filter(|_| call.changes) {
             let repeated = call.repeat_safe && !self.repeats.insert((call.op, call.fingerprint));
             if !repeated {
                 self.effects.push(Effect {

@@ -20,6 +20,9 @@ pub struct Call<'a> {
     pub key: Option<&'a str>,
     /// The operation is `keyed: false`: safe to repeat as it is.
     pub repeat_safe: bool,
+    /// The operation is `changes: true`: its answers are effects; a read
+    /// acts on nothing.
+    pub changes: bool,
 }
 
 /// What a send came back with.

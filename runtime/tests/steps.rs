@@ -280,6 +280,7 @@ fn the_mismatch_answer_holds_the_delivery_as_diverged() {
         fingerprint: other.fingerprint(),
         key: Some(&key),
         repeat_safe: false,
+        changes: true,
     };
     jadpo_runtime::provider::Provider::send(&mut fake, &call);
     let out = run(&app, &d, &mut store, &mut fake, None);

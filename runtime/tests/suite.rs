@@ -34,6 +34,14 @@ action store_order(o: OrderReq) -> Unit {
     attempt create Order { id: o.id charge: "none" }
 }
 
+// A read after the first changing call: a step, sent again after a crash.
+action charge_read_tag(o: OrderReq) fails pay.Declined -> Int {
+    attempt pay.charges.create(pay.ChargeReq { order: o.id amount: o.amount })
+    var seen = attempt pay.charges.get(pay.ChargeReq { order: o.id amount: 0 })
+    attempt pay.tags.put(pay.ChargeReq { order: o.id amount: 0 })
+    return seen.amount
+}
+
 action stamp() -> Instant {
     return clock.now
 }
@@ -449,4 +457,112 @@ test "recursion" {
         "{}",
         r.failures[0].message
     );
+}
+
+#[test]
+fn a_read_step_sent_again_after_a_crash_is_no_effect() {
+    let r = one(r#"
+fixture read_step {
+    fake pay {
+        charges.create => pay.Charge { id: "ch_1" amount: 100 }
+        charges.get => pay.Charge { id: "ch_1" amount: 100 }
+        tags.put => pay.Charge { id: "tag" amount: 0 }
+    }
+}
+
+test "a read after the first step" using read_step {
+    var n = call charge_read_tag(o("a"))
+    assert n == 100
+    assert sent pay.charges.create == 1
+}
+"#);
+    assert_passes(&r);
+    assert_eq!(r.crash_runs, 9, "three steps, the read included");
+}
+
+#[test]
+fn a_crash_run_keeps_the_clean_runs_time_line() {
+    // The clean run's first delivery takes a retry (the tag's answer is
+    // lost); a crash after that send resumes at once and completes a minute
+    // earlier. The next statement must still start where the clean run's
+    // did.
+    let r = one(r#"
+fixture lost_tag {
+    clock: "2026-01-15T12:00:00Z"
+    fake pay {
+        charges.create => pay.Charge { id: "ch_1" amount: 100 }
+        tags.put => lost pay.Charge { id: "tag" amount: 0 }
+        tags.put => pay.Charge { id: "tag" amount: 0 }
+    }
+}
+
+test "the time line" using lost_tag {
+    var start = clock.now
+    call charge_and_tag(o("a"))
+    assert clock.now == start + 1m
+    var at = call stamp()
+    assert at == start + 1m
+}
+"#);
+    assert_passes(&r);
+    assert_eq!(r.crash_runs, 6);
+}
+
+#[test]
+fn a_unit_action_that_completes_is_described_as_completed() {
+    let r = one(r#"
+test "expects a fault" {
+    call store_order(o("a")) ends fault
+}
+"#);
+    assert_eq!(r.failures[0].kind, FailureKind::Outcome);
+    assert_eq!(
+        r.failures[0].message,
+        "expected `store_order` to end fault; it completed"
+    );
+}
+
+#[test]
+fn a_failing_crash_run_marks_the_first_step_whose_answer_differs() {
+    // The read is answered 100 and then 200 under the same id: a crash
+    // after its send makes the resend take the second answer. The two
+    // listings read the same but for that step's answer.
+    let r = one(r#"
+fixture moving_read {
+    fake pay {
+        charges.create => pay.Charge { id: "ch_1" amount: 100 }
+        charges.get => pay.Charge { id: "ch_1" amount: 100 }
+        charges.get => pay.Charge { id: "ch_1" amount: 200 }
+        tags.put => pay.Charge { id: "tag" amount: 0 }
+    }
+}
+
+test "a moving read" using moving_read {
+    call charge_read_tag(o("a"))
+}
+"#);
+    assert_eq!(r.failures.len(), 1, "{:#?}", r.failures);
+    let f = &r.failures[0];
+    assert_eq!(f.kind, FailureKind::CrashRun);
+    assert!(
+        f.message.contains("step 2 after_send_before_record"),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.differs_at, Some(2));
+    let clean = jadpo_runtime::suite::marked_listing_lines(&f.steps, f.differs_at);
+    let crashed = jadpo_runtime::suite::marked_listing_lines(&f.crash_steps, f.differs_at);
+    assert!(clean[0].starts_with("  1  pay.charges.create"), "{clean:?}");
+    assert!(
+        clean[1].starts_with("> 2  pay.charges.get")
+            && clean[1].ends_with(r#"(answer: {"amount":100,"id":"ch_1"})"#),
+        "{clean:?}"
+    );
+    assert!(
+        crashed[1].ends_with(r#"(answer: {"amount":200,"id":"ch_1"})"#),
+        "{crashed:?}"
+    );
+    // The matrix stops at its first failing run: step 1 three times,
+    // then step 2 before the send and after it.
+    assert_eq!(r.crash_runs, 5);
 }

@@ -7,10 +7,13 @@ use jadpo_compiler::ir::Program;
 
 use super::run::{describe_end, Ran};
 use super::{Failure, FailureKind};
-use crate::delivery::End;
+use crate::delivery::{End, ListedStep};
 use crate::CrashAt;
 
-/// The first way `crashed` differs from `clean`, as the test's failure.
+/// The first way `crashed` differs from `clean`, as the test's failure,
+/// with the step listings of the delivery the difference is in (the
+/// crashed one unless another delivery ended otherwise) and the first step
+/// whose line or answer differs between them.
 pub fn first_difference(
     program: &Program,
     clean: &Ran,
@@ -18,14 +21,16 @@ pub fn first_difference(
     delivery: usize,
     crash: CrashAt,
 ) -> Option<Failure> {
-    let difference = difference(program, clean, crashed)?;
+    let (difference, at) = difference(program, clean, crashed)?;
+    let shown = at.unwrap_or(delivery);
     let of = |r: &Ran| {
         r.deliveries
-            .get(delivery)
+            .get(shown)
             .map(|d| d.steps.clone())
             .unwrap_or_default()
     };
     let target = clean.deliveries.get(delivery)?;
+    let (steps, crash_steps) = (of(clean), of(crashed));
     Some(Failure {
         kind: FailureKind::CrashRun,
         message: format!(
@@ -35,25 +40,53 @@ pub fn first_difference(
             target.id
         ),
         span: target.span,
-        steps: of(clean),
-        crash_steps: of(crashed),
+        differs_at: first_differing_step(&steps, &crash_steps),
+        steps,
+        crash_steps,
+    })
+}
+
+/// The position of the first step whose listing line (times aside) or
+/// answer differs between two listings.
+pub fn first_differing_step(a: &[ListedStep], b: &[ListedStep]) -> Option<u32> {
+    // An answer replayed from the record is the answer the step got.
+    let state = |s: &ListedStep| match s.state {
+        "replayed" => "answered",
+        other => other,
+    };
+    let same = |x: &ListedStep, y: &ListedStep| {
+        (x.position, &x.operation, state(x), &x.detail, &x.answer)
+            == (y.position, &y.operation, state(y), &y.detail, &y.answer)
+    };
+    let n = a.len().max(b.len());
+    (0..n).find_map(|i| match (a.get(i), b.get(i)) {
+        (Some(x), Some(y)) if same(x, y) => None,
+        (Some(x), _) => Some(x.position),
+        (None, Some(y)) => Some(y.position),
+        (None, None) => None,
     })
 }
 
 /// The first difference, causes before symptoms: each delivery's outcome,
 /// the providers' effects, the committed rows, the outbox, and only then
 /// the verdict (a failed assertion is usually one of those seen by a test).
-fn difference(program: &Program, clean: &Ran, crashed: &Ran) -> Option<String> {
-    for (a, b) in clean.deliveries.iter().zip(&crashed.deliveries) {
+/// With it, the delivery that ended otherwise, when that is the difference.
+fn difference(program: &Program, clean: &Ran, crashed: &Ran) -> Option<(String, Option<usize>)> {
+    for (i, (a, b)) in clean.deliveries.iter().zip(&crashed.deliveries).enumerate() {
         if !same_end(&a.end, &b.end) {
-            return Some(format!(
+            let text = format!(
                 "delivery `{}` {} in the clean run, but {} after the crash",
                 a.id,
                 describe_end(program, &a.end),
                 describe_end(program, &b.end)
-            ));
+            );
+            return Some((text, Some(i)));
         }
     }
+    difference_in_state(program, clean, crashed).map(|d| (d, None))
+}
+
+fn difference_in_state(program: &Program, clean: &Ran, crashed: &Ran) -> Option<String> {
     if let Some(d) = effects_difference(&clean.effects, &crashed.effects) {
         return Some(d);
     }

@@ -81,6 +81,9 @@ pub struct Failure {
     pub steps: Vec<ListedStep>,
     /// A crash run's own step listing.
     pub crash_steps: Vec<ListedStep>,
+    /// For a crash run: the first step whose line or answer differs
+    /// between the two listings.
+    pub differs_at: Option<u32>,
 }
 
 /// One test's result.
@@ -163,7 +166,7 @@ impl<'p> Suite<'p> {
             limit: options.time_limit.unwrap_or(TIME_LIMIT),
         };
         let prepared = fixture::prepare(self.runtime.program, test);
-        let clean = run::Run::new(&self.runtime, test, &prepared, None, deadline).finish();
+        let clean = run::Run::new(&self.runtime, test, &prepared, None, &[], deadline).finish();
         let mut report = TestReport {
             name: test.name.clone(),
             span: test.span,
@@ -183,6 +186,7 @@ impl<'p> Suite<'p> {
                 test,
                 &prepared,
                 Some((delivery, crash)),
+                &clean.clocks,
                 deadline,
             )
             .finish();
@@ -195,10 +199,13 @@ impl<'p> Suite<'p> {
                 report.failures.push(f.clone());
                 break;
             }
+            // Like the clean run, the matrix stops at its first failure:
+            // the closing total counts the crash runs up to it.
             if let Some(f) =
                 compare::first_difference(self.runtime.program, &clean, &crashed, delivery, crash)
             {
                 report.failures.push(f);
+                break;
             }
         }
         report
@@ -230,6 +237,26 @@ impl<'p> Suite<'p> {
         }
         out
     }
+}
+
+/// A crash-run failure's listing: each line of [`listing_lines`] after
+/// `  `, and the first step that differs between the two runs after `> `,
+/// with the answer this run saw there, so two listings that read the same
+/// still show where the runs parted.
+pub fn marked_listing_lines(steps: &[ListedStep], differs_at: Option<u32>) -> Vec<String> {
+    steps
+        .iter()
+        .zip(listing_lines(steps))
+        .map(|(s, line)| {
+            if Some(s.position) != differs_at {
+                return format!("  {line}");
+            }
+            match s.answer.is_empty() {
+                true => format!("> {line}"),
+                false => format!("> {line}  (answer: {})", s.answer),
+            }
+        })
+        .collect()
 }
 
 /// `1  stripe.customers.create  answered  12:00:00  cus_1`: a step listing

@@ -43,6 +43,9 @@ pub struct Ran {
     pub rows: BTreeMap<EntityId, Vec<String>>,
     pub outbox: Vec<String>,
     pub effects: Vec<String>,
+    /// The test clock after each statement: the time line a crash run
+    /// keeps.
+    pub clocks: Vec<Instant>,
 }
 
 pub struct Run<'r, 'p> {
@@ -50,6 +53,8 @@ pub struct Run<'r, 'p> {
     test: &'r Test,
     prep: &'r Prepared,
     crash: Option<(usize, CrashAt)>,
+    /// The clean run's clock after each statement, for a crash run.
+    timeline: &'r [Instant],
     deadline: Deadline,
     clock: Instant,
     locals: Vec<Value>,
@@ -60,11 +65,15 @@ pub struct Run<'r, 'p> {
 }
 
 impl<'r, 'p> Run<'r, 'p> {
+    /// A run of `test`; a crash run (`crash` given) keeps `timeline`, the
+    /// clean run's clock after each statement (design section 10), so a
+    /// crash that saves or adds an attempt moves no later statement's time.
     pub fn new(
         rt: &'r Runtime<'p>,
         test: &'r Test,
         prep: &'r Prepared,
         crash: Option<(usize, CrashAt)>,
+        timeline: &'r [Instant],
         deadline: Deadline,
     ) -> Self {
         Run {
@@ -72,6 +81,7 @@ impl<'r, 'p> Run<'r, 'p> {
             test,
             prep,
             crash,
+            timeline,
             deadline,
             clock: prep.clock,
             locals: vec![Value::Unit; test.locals as usize],
@@ -84,6 +94,7 @@ impl<'r, 'p> Run<'r, 'p> {
                 rows: BTreeMap::new(),
                 outbox: Vec::new(),
                 effects: Vec::new(),
+                clocks: Vec::new(),
             },
         }
     }
@@ -98,7 +109,7 @@ impl<'r, 'p> Run<'r, 'p> {
                 Vec::new(),
             );
         }
-        for step in &self.test.steps {
+        for (i, step) in self.test.steps.iter().enumerate() {
             if !self.ran.failures.is_empty() {
                 break;
             }
@@ -107,6 +118,10 @@ impl<'r, 'p> Run<'r, 'p> {
                 break;
             }
             self.step(&step.kind, step.span);
+            if let Some(clean) = self.timeline.get(i) {
+                self.clock = *clean;
+            }
+            self.ran.clocks.push(self.clock);
         }
         self.take_stock();
         self.ran
@@ -119,6 +134,7 @@ impl<'r, 'p> Run<'r, 'p> {
             span,
             steps,
             crash_steps: Vec::new(),
+            differs_at: None,
         });
     }
 
@@ -359,6 +375,7 @@ pub fn over_time(span: Span, deadline: Deadline) -> Failure {
         span,
         steps: Vec::new(),
         crash_steps: Vec::new(),
+        differs_at: None,
     }
 }
 
@@ -407,6 +424,7 @@ fn expected_text(program: &Program, expect: Expect) -> String {
 /// `stripe.CardDeclined``, `parked as outcome_unknown at step 2: ...`.
 pub fn describe_end(program: &Program, end: &End) -> String {
     match end {
+        End::Completed(Value::Unit) => "completed".into(),
         End::Completed(v) => format!("completed with {}", shown(v)),
         End::Failed(f) => format!("failed with `{}`", program.failure(f.failure).qualified),
         End::Parked { step, why } => format!("parked as outcome_unknown at step {step}: {why}"),
