@@ -102,8 +102,9 @@ pub struct WatchArgs {
 #[derive(Debug, clap::Args)]
 pub struct FmtArgs {
     /// `.jadpo` files, or folders searched for them (hidden folders,
-    /// `target`, `build` and links skipped).
-    #[arg(default_value = ".")]
+    /// `target`, `build`, links, other apps and other repositories
+    /// skipped). Without a path: the app (or package) the current folder
+    /// is in, as `jadpo check` finds it.
     pub paths: Vec<String>,
     /// Change nothing: list the files that would change, exit 1 if any.
     #[arg(long)]

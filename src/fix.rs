@@ -4,7 +4,7 @@
 //! left for the next run; every write is atomic and refuses links.
 
 use crate::check::Outcome;
-use crate::write::write_atomic;
+use crate::write::rewrite_source;
 use jadpo_compiler::diag::{Diagnostic, Edit};
 use jadpo_compiler::span::FileId;
 use std::collections::{BTreeMap, BTreeSet};
@@ -115,15 +115,50 @@ fn whole_line(text: &str, e: &Edit) -> (usize, usize) {
     }
 }
 
-/// Writes each fixed file under `root`. Returns the files written, or the
-/// first file that could not be written and why.
-pub fn write_fixes(root: &str, fixes: &[FileFix]) -> Result<usize, String> {
+/// What writing the fixes did: the fixes written, and each file that
+/// could not be written with the reason (the others are still written).
+pub struct Written<'f> {
+    pub written: Vec<&'f FileFix>,
+    pub failed: Vec<String>,
+}
+
+/// Writes each fixed file under `root`, keeping its mode and owner, and
+/// leaving a file that changed since the check read it.
+pub fn write_fixes<'f>(root: &str, fixes: &'f [FileFix]) -> Written<'f> {
+    let mut out = Written {
+        written: Vec::new(),
+        failed: Vec::new(),
+    };
     for fix in fixes {
         let path = Path::new(root).join(&fix.path);
-        write_atomic(&path, fix.after.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        match rewrite_source(&path, fix.before.as_bytes(), fix.after.as_bytes()) {
+            Ok(()) => out.written.push(fix),
+            Err(e) => out.failed.push(format!(
+                "cannot write {}: {e}; left as it is",
+                path.display()
+            )),
+        }
     }
-    Ok(fixes.len())
+    out
+}
+
+/// Why no fix may be applied to `outcome`, if one may not: a fix is safe
+/// only when every error left is one a safe fix removes. An error such as
+/// an operation's typo can hide a warning, so its `decline` reads as unused
+/// and removing it would lose the decline and its reason.
+pub fn blocked(outcome: &Outcome) -> Option<String> {
+    let errors = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error() && !jadpo_checker::registry::fix_is_safe(d.code))
+        .count();
+    (errors > 0).then(|| {
+        format!(
+            "no fix applied: the app has {} without a safe fix, which may hide what the fixes judge; fix {} first",
+            crate::render::plural(errors, "error"),
+            if errors == 1 { "it" } else { "them" }
+        )
+    })
 }
 
 /// The fixes as a unified diff (`--diff`), paths as the check shows them.

@@ -319,6 +319,19 @@ fn locate(path: &str) -> Result<jadpo::locate::Project, ExitCode> {
     })
 }
 
+/// [`locate`] for a command whose output is one machine document: a path
+/// that cannot be read is left to the loader, which reports it in the
+/// document (with exit status 2), so a reader of stdout always gets one.
+fn locate_for_document(path: &str, document: bool) -> Result<jadpo::locate::Project, ExitCode> {
+    match jadpo::locate::locate(path) {
+        Err(_) if document => Ok(jadpo::locate::Project::Neither(path.to_string())),
+        other => other.map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }),
+    }
+}
+
 /// The app folder a command's path names; a package is refused with the
 /// command that takes it.
 fn locate_app(path: &str, command: &str) -> Result<String, ExitCode> {
@@ -335,14 +348,15 @@ fn locate_app(path: &str, command: &str) -> Result<String, ExitCode> {
 }
 
 fn check(args: &CheckArgs) -> ExitCode {
-    let dir = match locate(&args.path) {
+    let dir = match locate_for_document(&args.path, args.format != Format::Human) {
         Ok(jadpo::locate::Project::Package(dir)) => return check_package(args, &dir),
         Ok(jadpo::locate::Project::App(dir) | jadpo::locate::Project::Neither(dir)) => dir,
         Err(status) => return status,
     };
     let mut outcome = run(&dir, false);
+    let mut unwritten = false;
     if args.fix || args.diff {
-        outcome = match fix(args, &dir, outcome) {
+        (outcome, unwritten) = match fix(args, &dir, outcome) {
             Ok(now) => now,
             Err(status) => return status,
         };
@@ -356,7 +370,7 @@ fn check(args: &CheckArgs) -> ExitCode {
     );
     let status = if outcome.program.is_none() {
         ExitCode::from(2)
-    } else if outcome.has_errors() || (args.deny_warnings && outcome.has_warnings()) {
+    } else if outcome.has_errors() || unwritten || (args.deny_warnings && outcome.has_warnings()) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -369,7 +383,14 @@ fn check(args: &CheckArgs) -> ExitCode {
 
 /// `--diff` prints the safe fixes and ends the command (its status);
 /// `--fix` writes them and gives the check of the files as they are now.
-fn fix(args: &CheckArgs, dir: &str, outcome: Outcome) -> Result<Outcome, ExitCode> {
+fn fix(args: &CheckArgs, dir: &str, outcome: Outcome) -> Result<(Outcome, bool), ExitCode> {
+    if let Some(why) = jadpo::fix::blocked(&outcome) {
+        eprintln!("note: {why}");
+        return match args.diff {
+            true => Err(ExitCode::from(1)),
+            false => Ok((outcome, false)),
+        };
+    }
     let fixes = jadpo::fix::safe_fixes(&outcome);
     let found: usize = fixes.iter().map(|f| f.fixed).sum();
     if args.diff {
@@ -381,11 +402,8 @@ fn fix(args: &CheckArgs, dir: &str, outcome: Outcome) -> Result<Outcome, ExitCod
         ));
         return Err(ExitCode::from(u8::from(found > 0)));
     }
-    if let Err(e) = jadpo::fix::write_fixes(dir, &fixes) {
-        eprintln!("error: {e}");
-        return Err(ExitCode::from(2));
-    }
-    for f in &fixes {
+    let done = jadpo::fix::write_fixes(dir, &fixes);
+    for f in &done.written {
         let line = format!("fixed {} in {}", render::plural(f.fixed, "finding"), f.path);
         // Machine formats keep stdout one document.
         if args.format == Format::Human {
@@ -394,7 +412,14 @@ fn fix(args: &CheckArgs, dir: &str, outcome: Outcome) -> Result<Outcome, ExitCod
             eprintln!("{line}");
         }
     }
-    Ok(if found > 0 { run(dir, false) } else { outcome })
+    for why in &done.failed {
+        eprintln!("error: {why}");
+    }
+    let failed = !done.failed.is_empty();
+    Ok(match done.written.is_empty() {
+        true => (outcome, failed),
+        false => (run(dir, false), failed),
+    })
 }
 
 /// Writes to stdout. A closed pipe (`jadpo check | head`) is not an error
@@ -665,7 +690,7 @@ fn write_plan(out: &str, plan: Option<&jadpo_checker::plan::Built>) -> std::io::
 
 fn test(args: &TestArgs) -> ExitCode {
     let _ = INPUT.set(args.path.clone());
-    let dir = match locate(&args.path) {
+    let dir = match locate_for_document(&args.path, args.format == DiffFormat::Json) {
         Ok(
             jadpo::locate::Project::App(dir)
             | jadpo::locate::Project::Package(dir)

@@ -76,7 +76,7 @@ pub fn run(loader: &dyn Loader, root: &str, args: TestArgs<'_>, out: &mut dyn Wr
                 "running {}/{}: \"{}\" ...",
                 i + 1,
                 selected.len(),
-                test.name
+                render::escape_hostile(&test.name)
             );
             let _ = out.flush();
         }
@@ -95,7 +95,13 @@ pub fn run(loader: &dyn Loader, root: &str, args: TestArgs<'_>, out: &mut dyn Wr
 
 /// A folder with a `package.yaml` and no `jadpo.yaml`: a package's tests.
 fn is_package_folder(loader: &dyn Loader, root: &str) -> bool {
-    let has = |name: &str| loader.read(&join(root, name)).is_ok();
+    // A huge manifest is not read here: its size says it is there, and
+    // loading it reports it.
+    let limit = jadpo_compiler::load::yaml::MAX_MANIFEST_BYTES as u64;
+    let has = |name: &str| {
+        let path = join(root, name);
+        loader.size(&path).is_some_and(|len| len > limit) || loader.read(&path).is_ok()
+    };
     !has("jadpo.yaml") && has("package.yaml")
 }
 
@@ -135,7 +141,7 @@ fn refused(outcome: &Outcome, args: TestArgs<'_>, root: &str) -> (String, u8) {
 /// `test "NAME" ... ok (9 crash runs)`, or `... FAILED` and each failure.
 /// File paths in failures are shown from `base`, the app as the user named it.
 fn human_report(files: &Files, r: &TestReport, color: bool, base: &str) -> String {
-    let mut out = format!("test \"{}\" ... ", r.name);
+    let mut out = format!("test \"{}\" ... ", render::escape_hostile(&r.name));
     if r.passed() {
         out.push_str(&match r.crash_runs {
             0 => "ok\n".to_string(),
@@ -178,7 +184,7 @@ fn failure_text(files: &Files, f: &Failure, color: bool, base: &str) -> String {
             listing_lines(steps)
         };
         for line in lines {
-            out.push_str(&format!("    {line}\n"));
+            out.push_str(&format!("    {}\n", render::escape_hostile(&line)));
         }
     }
     out.push('\n');

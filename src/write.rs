@@ -4,6 +4,11 @@
 //! full disk leaves the old file in place; two writers of one folder take
 //! turns (a lock on the folder); a symbolic link at the target is refused,
 //! never followed, so a cloned repository cannot point a write elsewhere.
+//!
+//! [`rewrite_source`] rewrites a file the user owns (`jadpo fmt`, `check
+//! --fix`) the same way, keeping its mode and owner, refusing a read-only
+//! file, and leaving the file as it is when it changed since it was read
+//! (an editor saved it while jadpo worked).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -27,6 +32,66 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temp);
     }
     written
+}
+
+/// Replaces the source file at `path`, which held `before` when it was
+/// read, with `after`: atomically, with the file's mode and owner kept. A
+/// read-only file, a file jadpo could not give back to its owner, and a
+/// file whose bytes are no longer `before` are refused and left as they
+/// are.
+pub fn rewrite_source(path: &Path, before: &[u8], after: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let (dir, name) = split(path)?;
+    refuse_unwritable(path)?;
+    let meta = fs::symlink_metadata(path)?;
+    if meta.permissions().readonly() {
+        return Err(invalid(
+            "it is read-only (no write permission); make it writable to let jadpo rewrite it",
+        ));
+    }
+    let mode = meta.mode() & 0o7777;
+    let folder = File::open(&dir)?;
+    folder.lock()?;
+    let temp = dir.join(temp_name(&name));
+    let written = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temp)?;
+        let made = file.metadata()?;
+        if (made.uid(), made.gid()) != (meta.uid(), meta.gid()) {
+            std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid())).map_err(|_| {
+                invalid("it belongs to another user or group, and a rewrite would change its owner")
+            })?;
+        }
+        // Set after creating: the umask would have taken bits off.
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        file.write_all(after)?;
+        file.sync_all()?;
+        refuse_unwritable(path)?;
+        if !holds(path, before)? {
+            return Err(io::Error::other(
+                "it changed while jadpo worked on it (saved by another program?); run the command again",
+            ));
+        }
+        fs::rename(&temp, path)?;
+        folder.sync_all()
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Whether the file at `path` holds exactly `bytes`.
+fn holds(path: &Path, bytes: &[u8]) -> io::Result<bool> {
+    use std::io::Read;
+    let mut now = Vec::with_capacity(bytes.len());
+    File::open(path)?
+        .take(bytes.len() as u64 + 1)
+        .read_to_end(&mut now)?;
+    Ok(now == bytes)
 }
 
 /// Creates the folder a command writes into (and its parents), refusing an
@@ -133,6 +198,77 @@ mod tests {
         let err = write_atomic(&file, b"new").expect_err("a link is refused");
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert_eq!(fs::read_to_string(&outside).expect("read"), "secret");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).expect("stat").permissions().mode() & 0o7777
+    }
+
+    fn set_mode(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_mode() {
+        let dir = scratch("mode");
+        for m in [0o600, 0o640, 0o750, 0o664] {
+            let file = dir.join(format!("a{m:o}.jadpo"));
+            fs::write(&file, "old").expect("seed");
+            set_mode(&file, m);
+            rewrite_source(&file, b"old", b"new").expect("rewrite");
+            assert_eq!(fs::read_to_string(&file).expect("read"), "new");
+            assert_eq!(mode(&file), m, "mode {m:o} kept");
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_owner() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = scratch("owner");
+        let file = dir.join("a.jadpo");
+        fs::write(&file, "old").expect("seed");
+        // Only root can give a file away; elsewhere the owner is ours.
+        let other = std::os::unix::fs::chown(&file, Some(4321), Some(4321)).is_ok();
+        rewrite_source(&file, b"old", b"new").expect("rewrite");
+        let meta = fs::metadata(&file).expect("stat");
+        if other {
+            assert_eq!((meta.uid(), meta.gid()), (4321, 4321), "owner kept");
+        }
+        assert_eq!(fs::read_to_string(&file).expect("read"), "new");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_read_only_file_is_refused_and_left() {
+        let dir = scratch("readonly");
+        let file = dir.join("a.jadpo");
+        fs::write(&file, "old").expect("seed");
+        set_mode(&file, 0o444);
+        let err = rewrite_source(&file, b"old", b"new").expect_err("refused");
+        assert!(err.to_string().contains("read-only"), "{err}");
+        assert_eq!(fs::read_to_string(&file).expect("read"), "old");
+        assert_eq!(mode(&file), 0o444);
+        set_mode(&file, 0o644);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_read_is_left() {
+        let dir = scratch("changed");
+        let file = dir.join("a.jadpo");
+        fs::write(&file, "old\n// my edit\n").expect("seed");
+        let err = rewrite_source(&file, b"old\n", b"new").expect_err("refused");
+        assert!(err.to_string().contains("changed while"), "{err}");
+        assert_eq!(
+            fs::read_to_string(&file).expect("read"),
+            "old\n// my edit\n"
+        );
+        let names: Vec<_> = fs::read_dir(&dir).expect("list").collect();
+        assert_eq!(names.len(), 1, "no temporary file is left");
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -191,6 +191,11 @@ fn check_lists_what_would_change_and_changes_nothing() {
         std::fs::read_to_string(dir.join("a.jadpo")).ok().as_deref(),
         Some("type A = Int\ntype B = Text { max_length: 3 }\n")
     );
+    // Without a path: the app the folder is in (none yet, then one).
+    let (status, _, err) = jadpo(&["fmt", "--check"], &dir);
+    assert_eq!(status, 2, "{err}");
+    assert!(err.contains("no app here"), "{err}");
+    std::fs::write(dir.join("jadpo.yaml"), "app: fmt_check\n").expect("write");
     let (status, out, _) = jadpo(&["fmt", "--check"], &dir);
     assert_eq!(status, 0, "{out}");
     assert!(
@@ -226,6 +231,7 @@ fn links_are_not_followed_and_a_missing_path_is_exit_2() {
     std::fs::write(outside.join("o.jadpo"), "type   O = Int\n").expect("write");
     std::os::unix::fs::symlink(outside.join("o.jadpo"), dir.join("link.jadpo")).expect("link");
     std::os::unix::fs::symlink(&outside, dir.join("linked_dir")).expect("link");
+    std::fs::write(dir.join("own.jadpo"), "type Own = Int\n").expect("write");
     let (status, out, _) = jadpo(&["fmt", "."], &dir);
     assert_eq!(status, 0, "{out}");
     assert_eq!(

@@ -1217,3 +1217,64 @@ fn answers_follow_what_the_client_supports() {
     assert!(asked["id"].is_string() || asked["id"].is_number());
     let _ = std::fs::remove_dir_all(&app);
 }
+
+/// Issue 37: a file whose nesting limits multiply (30 groups of 250 `-`)
+/// is `syntax.too_deep` in the editor too, on opening it and when it is on
+/// disk at startup, and the server lives on; diagnostics after a lone
+/// carriage return sit on the line the editor shows.
+#[test]
+fn hostile_files_get_diagnostics_and_the_server_lives_on() {
+    let app = billing_copy("hostile-open");
+    let mut deep = "1".to_string();
+    for _ in 0..30 {
+        deep = format!("({}{deep})", "- ".repeat(250));
+    }
+    let deep_text = format!("function deep() -> Int {{\n    return {deep}\n}}\n");
+    std::fs::write(app.join("src/on_disk.jadpo"), &deep_text).expect("write");
+    let mut client = Client::start(&app);
+    client.request(
+        "initialize",
+        json!({ "processId": null, "rootUri": uri(&app), "capabilities": editor_capabilities() }),
+    );
+    client.notify("initialized", json!({}));
+    let opened = app.join("src/opened.jadpo");
+    open(
+        &mut client,
+        &opened,
+        &deep_text.replace("deep()", "deep2()"),
+    );
+    let found = client.diagnostics("src/opened.jadpo");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(code_of(&found[0]), "syntax.too_deep");
+
+    // `return 2` follows a lone CR: the editor shows it on line 2 (0-based),
+    // and the CR's own diagnostic is on line 1.
+    let cr = app.join("src/cr.jadpo");
+    open(
+        &mut client,
+        &cr,
+        "function f() -> Int {\n    return 1 // one\r    return x\n}\n",
+    );
+    let found = client.diagnostics("src/cr.jadpo");
+    let mut places: Vec<(String, u64)> = found
+        .iter()
+        .map(|d| {
+            (
+                code_of(d).to_string(),
+                d["range"]["start"]["line"].as_u64().unwrap_or(99),
+            )
+        })
+        .collect();
+    places.sort();
+    assert_eq!(
+        places,
+        [
+            ("name.unknown_variable".to_string(), 2),
+            ("syntax.control_character".to_string(), 1),
+        ],
+        "{found:?}"
+    );
+    // Still answering.
+    let hover = client.request("textDocument/hover", at(&cr, "f()", "f()"));
+    assert!(hover.is_null() || hover.is_object(), "{hover}");
+}

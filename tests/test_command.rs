@@ -295,3 +295,53 @@ fn a_package_test_cannot_count_stored_rows() {
     assert_eq!(status, 1);
     assert!(text.contains("error[test.stored_in_package]"), "{text}");
 }
+
+/// Every `jadpo` block of spec/testing.md checks clean in the billing
+/// example (its fixtures and tests renamed, since the first is billing's
+/// own): the reference's examples are programs a reader can paste.
+#[test]
+fn the_examples_of_spec_testing_check_clean() {
+    let spec = std::fs::read_to_string(repo().join("spec/testing.md")).unwrap_or_default();
+    let blocks: Vec<&str> = spec
+        .split("```jadpo\n")
+        .skip(1)
+        .filter_map(|rest| rest.split("```").next())
+        .collect();
+    assert!(blocks.len() >= 2, "spec/testing.md has its examples");
+    for (i, block) in blocks.iter().enumerate() {
+        let renamed = regex_lite_rename(block);
+        let loader = billing(&[("src/zz_spec_example.jadpo", &renamed)]);
+        let (doc, status) = json(&loader, TestArgs::default());
+        assert_eq!(
+            doc["checked"],
+            true,
+            "spec/testing.md example {} does not check: {doc:#}",
+            i + 1
+        );
+        assert!(status <= 1, "example {}: status {status}", i + 1);
+    }
+}
+
+/// `fixture F` / `using F` to `F_from_spec` and `test "N"` to `test "spec:
+/// N"`, so an example can sit beside the tests it repeats.
+fn regex_lite_rename(block: &str) -> String {
+    let mut out = String::new();
+    for line in block.lines() {
+        let mut line = line.to_string();
+        for word in ["fixture ", "using "] {
+            if let Some(at) = line.find(word) {
+                let start = at + word.len();
+                let end = line[start..]
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .map_or(line.len(), |n| start + n);
+                line.insert_str(end, "_from_spec");
+            }
+        }
+        if let Some(rest) = line.strip_prefix("test \"") {
+            line = format!("test \"spec: {rest}");
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}

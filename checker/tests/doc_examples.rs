@@ -43,13 +43,16 @@ pub const PRODUCED_ELSEWHERE: &[(&str, &str)] = &[
     ("test.failed", "tests/test_command.rs"),
     ("test.stored_in_package", "tests/test_command.rs"),
     ("load.too_deep", "compiler/tests/load_limits.rs"),
-    ("load.unreadable", "tests/hostile.rs"),
+    ("load.too_large", "compiler/tests/load_limits.rs"),
+    ("load.invalid_utf8", "compiler/tests/load_sources.rs"),
+    ("load.unreadable", "tests/hostile/mod.rs"),
     ("manifest.too_large", "compiler/tests/load_limits.rs"),
     ("package.checksum_mismatch", "tests/publish.rs"),
     ("package.checksum_missing", "tests/publish.rs"),
     ("package.has_errors", "tests/cli.rs"),
     ("syntax.nul_byte", "compiler/src/lexer.rs"),
-    ("syntax.too_deep", "tests/hostile.rs"),
+    ("syntax.control_character", "tests/hostile/surfaces.rs"),
+    ("syntax.too_deep", "tests/hostile/mod.rs"),
 ];
 
 /// One file of an example: its path in the app's folder and its text.

@@ -48,7 +48,8 @@ fn codes_are_unique_and_well_formed() {
         assert!(rule
             .code
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c == '_' || c == '.'));
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.'));
+        assert!(name.starts_with(|c: char| c.is_ascii_lowercase()));
         assert!(lookup(rule.code).is_some());
     }
     assert!(lookup("step.nonexistent").is_none());
@@ -185,13 +186,15 @@ fn emitted_codes() -> BTreeSet<(String, String)> {
                 }
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
                 let live = text.split("#[cfg(test)]").next().unwrap_or("");
-                for piece in live.split('"').skip(1).step_by(2) {
+                for piece in quoted_words(live) {
                     let Some((family, name)) = piece.split_once('.') else {
                         continue;
                     };
                     let shaped = FAMILIES.contains(&family)
                         && !name.is_empty()
-                        && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+                        && name
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
                     if shaped && !NOT_CODES.contains(&piece) {
                         let shown = path.strip_prefix(root()).unwrap_or(&path);
                         found.insert((piece.to_string(), shown.display().to_string()));
@@ -201,6 +204,21 @@ fn emitted_codes() -> BTreeSet<(String, String)> {
         }
     }
     found
+}
+
+/// Every `"word.word"` in `text`: a quote, lowercase letters, `_` and one
+/// `.`, and a quote. Found at each quote rather than by pairing quotes, so
+/// an escaped quote or a `'"'` earlier in a file cannot hide a code (it hid
+/// `load.invalid_utf8`).
+fn quoted_words(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices('"').filter_map(move |(at, _)| {
+        let rest = text.get(at + 1..)?;
+        let end = rest.find(|c: char| {
+            !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.')
+        })?;
+        let word = rest.get(..end)?;
+        (rest[end..].starts_with('"') && word.matches('.').count() == 1).then_some(word)
+    })
 }
 
 #[test]
@@ -224,6 +242,7 @@ fn the_scan_finds_the_codes_it_must() {
         "syntax.expected",
         "manifest.missing",
         "entry.duplicate_route",
+        "load.invalid_utf8",
     ] {
         assert!(found.contains(code), "the scan missed {code}");
     }

@@ -255,8 +255,9 @@ enum Raw {
     #[regex(r"[ \t\r\n\f]+")]
     Space,
     /// A `//` comment, dropped. It runs to the end of its line, never
-    /// further: greedy is intended.
-    #[regex(r"//[^\n]*", allow_greedy = true)]
+    /// further: greedy is intended. A carriage return ends it too, as it
+    /// ends the line in an editor (a lone one is reported).
+    #[regex(r"//[^\r\n]*", allow_greedy = true)]
     Comment,
     #[regex("[A-Za-z_][A-Za-z0-9_]*")]
     Word,
@@ -359,7 +360,10 @@ pub fn starts_line(text: &str, pos: u32) -> bool {
     for byte in bytes.iter().take(end).rev() {
         match byte {
             b'\n' => return true,
-            b' ' | b'\t' | b'\r' | b'\x0c' => {}
+            // A lone carriage return ends a line (a CR LF's is read at its
+            // line feed first).
+            b'\r' => return true,
+            b' ' | b'\t' | b'\x0c' => {}
             _ => return false,
         }
     }
@@ -528,12 +532,20 @@ impl<'t> Lexer<'t> {
                 // used to be skipped inside logos), so it does not here.
                 Ok(Raw::Space) => {
                     let slice = lexer.slice().as_bytes();
-                    if let Some(nl) = slice.iter().rposition(|&b| b == b'\n') {
+                    // A lone carriage return ends a line in every editor:
+                    // it does here too (and is reported).
+                    if let Some(nl) = slice.iter().rposition(|&b| b == b'\n' || b == b'\r') {
                         self.line_clean = true;
                         self.line_start = (range.start + nl + 1) as u32;
                     }
+                    if slice.contains(&b'\r') {
+                        self.hostile(range.start, lexer.slice());
+                    }
                 }
-                Ok(Raw::Comment) => self.comments.push((range.start as u32, range.end as u32)),
+                Ok(Raw::Comment) => {
+                    self.hostile(range.start, lexer.slice());
+                    self.comments.push((range.start as u32, range.end as u32));
+                }
                 Ok(raw) => {
                     if self.bad_run.is_some() {
                         self.flush_bad_run();
@@ -547,6 +559,40 @@ impl<'t> Lexer<'t> {
             }
         }
         self.flush_bad_run();
+    }
+
+    /// Reports each run of characters in `slice` (at byte `at`) that a
+    /// reader would not see as the tool reads them: a carriage return that
+    /// does not end a CRLF line end, a control character, a bidirectional
+    /// control. Outside comments, strings and whitespace the reader refuses
+    /// them as invalid characters already.
+    fn hostile(&mut self, at: usize, slice: &str) {
+        let bytes = slice.as_bytes();
+        let suspect =
+            |b: &u8| (*b < 0x20 && *b != b'\t' && *b != b'\n') || matches!(b, 0x7f | 0xc2 | 0xe2);
+        if !bytes.iter().any(suspect) {
+            return;
+        }
+        let mut run: Option<(usize, usize, char)> = None;
+        for (i, c) in slice.char_indices() {
+            let lone_cr = c == '\r' && self.text.as_bytes().get(at + i + 1) != Some(&b'\n');
+            let bad = lone_cr || (c != '\r' && is_control_character(c));
+            match (bad, &mut run) {
+                (true, Some((_, end, _))) if *end == i => *end = i + c.len_utf8(),
+                (true, _) => {
+                    if let Some((s, e, first)) = run.take() {
+                        self.read_diags
+                            .push(control_character(self.span(at + s, at + e), first));
+                    }
+                    run = Some((i, i + c.len_utf8(), c));
+                }
+                (false, _) => {}
+            }
+        }
+        if let Some((s, e, first)) = run {
+            self.read_diags
+                .push(control_character(self.span(at + s, at + e), first));
+        }
     }
 
     /// Passes a read token on, noting its line.
@@ -628,6 +674,9 @@ impl<'t> Lexer<'t> {
     fn cook(&mut self, raw: Raw, slice: &'t str, span: Span) -> Option<TokenKind> {
         if raw == Raw::Word {
             return Some(TokenKind::Ident(self.names.get(slice)));
+        }
+        if matches!(raw, Raw::Str | Raw::UnterminatedStr) {
+            self.hostile(span.start as usize, slice);
         }
         let diags = &mut self.read_diags;
         Some(match raw {
@@ -1014,6 +1063,45 @@ fn duration(slice: &str, span: Span, diags: &mut Vec<Diagnostic>) -> TokenKind {
         }
     };
     TokenKind::Duration(Wide::new(amount), unit)
+}
+
+/// A control character other than the tab and the line end (NUL has its
+/// own code), DEL, a C1 control, or a bidirectional control that reorders
+/// what follows it.
+fn is_control_character(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\0' | '\x0c'))
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `syntax.control_character`: text that shows otherwise than it reads.
+fn control_character(span: Span, first: char) -> Diagnostic {
+    let code = format!("U+{:04X}", first as u32);
+    let (summary, label, reason) = match first {
+        '\r' => (
+            "a carriage return that does not end a line".to_string(),
+            "a lone carriage return".to_string(),
+            "editors show what follows it on a new line; a comment before it would hide that code from a reader, so Jadpo ends the line there too and refuses the file until it is fixed".to_string(),
+        ),
+        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => (
+            format!("a bidirectional control character ({code}) reorders how this text shows"),
+            "an invisible character that reorders the text after it".to_string(),
+            "the code a reader sees is not the code Jadpo reads (\"Trojan Source\"); no source needs one outside a string's escape".to_string(),
+        ),
+        _ => (
+            format!("a control character ({code}) in the source"),
+            "an invisible control character".to_string(),
+            "a terminal or editor obeys it instead of showing it, so the text shows otherwise than it reads".to_string(),
+        ),
+    };
+    let escape = format!("\\u{{{:x}}}", first as u32);
+    Diagnostic::error("syntax.control_character", span, summary)
+        .with_label(label)
+        .with_reason(reason)
+        .with_fix(if first == '\r' {
+            "end lines with a line feed (or CR LF), and remove the lone carriage return".to_string()
+        } else {
+            format!("remove it; in a string, write it as the escape `{escape}`")
+        })
 }
 
 fn nul_byte(span: Span) -> Diagnostic {

@@ -64,9 +64,22 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
+    /// Lines end at a line feed, and at a carriage return that is not the
+    /// first half of a CR LF (as every editor and the language server
+    /// protocol count them; the lexer reports such a lone one).
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let bytes = text.as_bytes();
+        if !bytes.contains(&b'\r') {
+            starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+            return LineIndex { starts };
+        }
+        for (i, b) in bytes.iter().enumerate() {
+            let lone_cr = *b == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+            if *b == b'\n' || lone_cr {
+                starts.push(i + 1);
+            }
+        }
         LineIndex { starts }
     }
 
@@ -128,6 +141,15 @@ impl Files {
             unit,
             lines: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Drops a file's text, keeping its entry (for the spans of the
+    /// diagnostics about it).
+    pub fn clear_text(&mut self, id: FileId) {
+        if let Some(f) = self.files.get_mut(id) {
+            f.text = Arc::from("");
+            f.lines = std::sync::OnceLock::new();
+        }
     }
 
     /// An id this set of files gave out is in range; one from elsewhere

@@ -3,6 +3,7 @@
 
 use crate::load_support;
 
+use jadpo_compiler::load::loaders::MemLoader;
 use load_support::*;
 use std::time::{Duration, Instant};
 
@@ -97,4 +98,46 @@ fn folders_nested_too_deeply_are_named_once() {
         );
     let result = load(&mem, empty_bundled());
     assert_eq!(codes(&result), ["load.too_deep"]);
+}
+
+/// The sources one check reads are bounded, the app's and its packages'
+/// together (`load.too_large`): a file that would pass the bound is
+/// skipped with one diagnostic naming it and the bound, and the files
+/// within it are read.
+#[test]
+fn sources_past_the_bound_are_refused() {
+    use jadpo_compiler::load::MAX_SOURCES_BYTES;
+    let half = usize::try_from(MAX_SOURCES_BYTES / 2).unwrap_or(usize::MAX);
+    let filler = |n: usize| {
+        let mut text = String::with_capacity(n + 64);
+        while text.len() < n {
+            text.push_str("// padding padding padding padding padding padding padding\n");
+        }
+        text
+    };
+    let mem = MemLoader::new()
+        .with("app/jadpo.yaml", "app: big\n")
+        .with("app/src/a.jadpo", filler(half - 100))
+        .with("app/src/b.jadpo", filler(half - 100))
+        .with("app/src/c.jadpo", filler(1000))
+        .with("app/src/d.jadpo", "action d() -> Unit {\n}\n");
+    let result = load(&mem, empty_bundled());
+    let loaded = result.as_ref().expect("loads");
+    let found: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.code, d.summary))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "load.too_large src/c.jadpo (0.0 MiB) would take the sources read past 48.0 MiB"
+        ),
+        "{found:#?}"
+    );
+    let one = MemLoader::new()
+        .with("app/jadpo.yaml", "app: big\n")
+        .with("app/src/a.jadpo", filler(half * 2 + 10));
+    let found = codes(&load(&one, empty_bundled()));
+    assert_eq!(found, ["load.too_large"]);
 }

@@ -293,3 +293,44 @@ fn parse_files_keeps_the_given_order() {
     );
     assert!(!diags.is_empty());
 }
+
+/// The reference says how operators group with sentences of the form
+/// "`X` is `Y`" (spec/language.md §3.3); each pair must parse to the same
+/// tree, which the formatter shows by printing both alike.
+#[test]
+fn the_precedence_the_reference_states_is_the_parsers() {
+    let spec = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/language.md"),
+    )
+    .unwrap_or_default();
+    let section = spec
+        .split("### 3.3 Expressions")
+        .nth(1)
+        .and_then(|s| s.split("\n- **Calls**").next())
+        .unwrap_or("");
+    let prose = section.replace('\n', " ");
+    let quoted: Vec<&str> = prose.split('`').collect();
+    let mut pairs = Vec::new();
+    for i in (1..quoted.len().saturating_sub(2)).step_by(2) {
+        if quoted.get(i + 1).map(|s| s.trim()) == Some("is") {
+            pairs.push((quoted[i], quoted[i + 2]));
+        }
+    }
+    assert!(
+        pairs.len() >= 2,
+        "the section states its groupings: {pairs:?}"
+    );
+    let printed = |e: &str| {
+        let text = format!(
+            "function f(a: Bool, b: Bool, x: Bool, y: Bool) -> Bool {{\n    return {e}\n}}\n"
+        );
+        jadpo_compiler::printer::format_source(&text).unwrap_or_else(|_| panic!("`{e}` parses"))
+    };
+    for (written, meaning) in pairs {
+        assert_eq!(
+            printed(written),
+            printed(meaning),
+            "spec/language.md says `{written}` is `{meaning}`"
+        );
+    }
+}

@@ -11,7 +11,7 @@ use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::{ActionId, Program};
 
 use crate::attempt::{short, Attempt, CrashAt, Seen, Setting, StepsBySite};
-use crate::eval::{Divergence, Failed, Flow, Interp, Stop};
+use crate::eval::{Budget, Divergence, Failed, Flow, Interp, Stop};
 use crate::provider::Provider;
 use crate::record::{Mode, RowState, Sealer, TEST_KEY};
 use crate::store::{Commit, CommitError, OperatorItem, Store};
@@ -44,6 +44,26 @@ pub struct Delivery {
     pub start: Instant,
     pub attempts: u32,
     pub retry_after_ms: i64,
+    /// The bytes of text its code may compute over all its attempts, and
+    /// when it must stop (a test's time limit); its fuel is [`FUEL`] per
+    /// attempt.
+    pub limits: Limits,
+}
+
+/// What a delivery may spend beyond each attempt's [`FUEL`].
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub bytes: u64,
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            bytes: crate::eval::MAX_COMPUTED_BYTES,
+            deadline: None,
+        }
+    }
 }
 
 /// How a delivery ended.
@@ -108,6 +128,8 @@ pub struct Outcome {
     pub last_start: Instant,
     /// Whether the asked-for crash struck.
     pub crashed: bool,
+    /// The bytes of computed text its attempts left unspent.
+    pub bytes_left: u64,
 }
 
 impl<'p> Runtime<'p> {
@@ -193,6 +215,7 @@ fn ended(end: End, at: Instant) -> Outcome {
         attempts: 0,
         last_start: at,
         crashed: false,
+        bytes_left: 0,
     }
 }
 
@@ -213,6 +236,13 @@ enum Ending {
     Crashed,
 }
 
+/// What a delivery's attempts have spent so far.
+struct Tally {
+    attempts: u32,
+    crashed: bool,
+    bytes: u64,
+}
+
 fn run_attempts(
     s: &Setting<'_>,
     d: &Delivery,
@@ -222,49 +252,42 @@ fn run_attempts(
 ) -> Outcome {
     let lease = store.claim(&d.id);
     let mut start = d.start;
-    let mut attempts = 0;
-    let mut crashed = false;
+    let mut tally = Tally {
+        attempts: 0,
+        crashed: false,
+        bytes: d.limits.bytes,
+    };
     loop {
         let ending = {
             let mut attempt = Attempt::new(s, store, provider, lease, start, &mut crash);
-            let ending = one_attempt(&mut attempt, d);
-            crashed |= attempt.crashed;
+            let ending = one_attempt(&mut attempt, d, &mut tally.bytes);
+            tally.crashed |= attempt.crashed;
             ending
         };
         match ending {
             Ending::Crashed => continue,
             Ending::Again(why, steps) => {
-                attempts += 1;
-                if attempts >= d.attempts.max(1) {
-                    return finish(
-                        store,
-                        d,
-                        End::RetryLater(why),
-                        steps,
-                        attempts,
-                        start,
-                        crashed,
-                    );
+                tally.attempts += 1;
+                if tally.attempts >= d.attempts.max(1) {
+                    return finish(store, d, End::RetryLater(why), steps, &tally, start);
                 }
                 start = Instant(start.0 + i128::from(d.retry_after_ms) * 1_000_000);
             }
             Ending::Done(end, steps) => {
-                attempts += 1;
-                return finish(store, d, end, steps, attempts, start, crashed);
+                tally.attempts += 1;
+                return finish(store, d, end, steps, &tally, start);
             }
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn finish(
     store: &mut dyn Store,
     d: &Delivery,
     end: End,
     steps: Vec<ListedStep>,
-    attempts: u32,
+    tally: &Tally,
     last_start: Instant,
-    crashed: bool,
 ) -> Outcome {
     if !matches!(end, End::Completed(_) | End::LeaseLost) {
         store.keep_item(OperatorItem {
@@ -276,20 +299,30 @@ fn finish(
     Outcome {
         end,
         steps,
-        attempts,
+        attempts: tally.attempts,
         last_start,
-        crashed,
+        crashed: tally.crashed,
+        bytes_left: tally.bytes,
     }
 }
 
-fn one_attempt(a: &mut Attempt<'_, '_>, d: &Delivery) -> Ending {
+/// One attempt, spending from `bytes` (what the delivery's attempts may
+/// still compute).
+fn one_attempt(a: &mut Attempt<'_, '_>, d: &Delivery, bytes: &mut u64) -> Ending {
     if let Err(flow) = a.check_record() {
         return stopped(a, flow);
     }
     let program = a.s.program;
+    let budget = Budget {
+        fuel: FUEL,
+        bytes: *bytes,
+        deadline: d.limits.deadline,
+    };
     let result = {
-        let mut interp = Interp::new(program, &mut *a, FUEL);
-        interp.run(d.action, d.args.clone())
+        let mut interp = Interp::new(program, &mut *a, budget);
+        let result = interp.run(d.action, d.args.clone());
+        *bytes = interp.budget.bytes;
+        result
     };
     let result = match result {
         Ok(v) => a.check_all_replayed().map(|()| v),

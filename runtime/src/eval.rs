@@ -116,13 +116,58 @@ pub trait Effects {
 /// How deep actions and functions may call each other.
 pub const MAX_CALL_DEPTH: u32 = 256;
 
+/// How deep evaluation may nest: expressions, blocks and calls counted
+/// together. A statement may nest 1,024 levels (the parser's bound) and
+/// calls 256, but together they multiply; this bound keeps the
+/// interpreter inside the stack of the threads it runs on (256 MiB for a
+/// test, the server's blocking threads likewise) in any build.
+pub const MAX_NESTING: u32 = 32_768;
+
+/// The bytes of text the code may compute in one run (a test's run, a
+/// delivery's attempt): concatenations and `Text(x)`. A program that
+/// doubles a text 32 times faults instead of taking the machine's memory.
+pub const MAX_COMPUTED_BYTES: u64 = 256 << 20;
+
+/// How often, in evaluation steps, the deadline is looked at.
+const DEADLINE_EVERY: u64 = 4096;
+
+/// What one evaluation may spend: steps, bytes of computed text, and
+/// time. Each is a fault when it runs out, never a crash or a hang.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Expressions left to evaluate.
+    pub fuel: u64,
+    /// Bytes of computed text left.
+    pub bytes: u64,
+    /// When evaluation must stop (a test's time limit).
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl Budget {
+    /// `fuel` steps, [`MAX_COMPUTED_BYTES`] and no deadline.
+    pub const fn steps(fuel: u64) -> Budget {
+        Budget {
+            fuel,
+            bytes: MAX_COMPUTED_BYTES,
+            deadline: None,
+        }
+    }
+
+    /// Whether the deadline has passed.
+    pub fn over_time(&self) -> bool {
+        self.deadline.is_some_and(|d| std::time::Instant::now() > d)
+    }
+}
+
 pub struct Interp<'p, E> {
     pub program: &'p Program,
     pub fx: E,
     via: Vec<Span>,
     depth: u32,
-    /// Expressions left to evaluate in this delivery.
-    pub fuel: u64,
+    /// Evaluations in progress, one inside another.
+    nesting: u32,
+    /// What is left to spend.
+    pub budget: Budget,
 }
 
 struct Frame {
@@ -151,13 +196,14 @@ impl Frame {
 }
 
 impl<'p, E: Effects> Interp<'p, E> {
-    pub fn new(program: &'p Program, fx: E, fuel: u64) -> Self {
+    pub fn new(program: &'p Program, fx: E, budget: Budget) -> Self {
         Interp {
             program,
             fx,
             via: Vec::new(),
             depth: 0,
-            fuel,
+            nesting: 0,
+            budget,
         }
     }
 
@@ -207,9 +253,33 @@ impl<'p, E: Effects> Interp<'p, E> {
     }
 
     fn block(&mut self, frame: &mut Frame, stmts: &[Stmt]) -> R<()> {
-        for s in stmts {
-            self.stmt(frame, s)?;
+        self.enter()?;
+        let out = stmts.iter().try_for_each(|s| self.stmt(frame, s));
+        self.nesting -= 1;
+        out
+    }
+
+    /// One level of evaluation deeper, or a fault past [`MAX_NESTING`].
+    fn enter(&mut self) -> R<()> {
+        if self.nesting >= MAX_NESTING {
+            return fault(format!(
+                "evaluation nests more than {MAX_NESTING} levels deep (deep expressions inside deep calls)"
+            ));
         }
+        self.nesting += 1;
+        Ok(())
+    }
+
+    /// Spends `bytes` of computed text, before it is allocated.
+    fn charge(&mut self, bytes: usize) -> R<()> {
+        let bytes = bytes as u64;
+        if bytes > self.budget.bytes {
+            return fault(format!(
+                "the code computed more than {} MiB of text (a text that keeps doubling?)",
+                MAX_COMPUTED_BYTES >> 20
+            ));
+        }
+        self.budget.bytes -= bytes;
         Ok(())
     }
 
@@ -299,15 +369,25 @@ impl<'p, E: Effects> Interp<'p, E> {
     }
 
     fn burn(&mut self) -> R<()> {
-        if self.fuel == 0 {
+        if self.budget.fuel == 0 {
             return fault("the delivery ran out of its evaluation budget (a loop or recursion that does not end?)");
         }
-        self.fuel -= 1;
+        self.budget.fuel -= 1;
+        if self.budget.fuel.is_multiple_of(DEADLINE_EVERY) && self.budget.over_time() {
+            return fault("the time limit passed while the code ran");
+        }
         Ok(())
     }
 
     fn eval(&mut self, frame: &mut Frame, e: &Expr) -> R<Value> {
         self.burn()?;
+        self.enter()?;
+        let out = self.eval_kind(frame, e);
+        self.nesting -= 1;
+        out
+    }
+
+    fn eval_kind(&mut self, frame: &mut Frame, e: &Expr) -> R<Value> {
         Ok(match &e.kind {
             ExprKind::Unit => Value::Unit,
             ExprKind::Bool(b) => Value::Bool(*b),
@@ -354,7 +434,11 @@ impl<'p, E: Effects> Interp<'p, E> {
                 }
                 self.function(*f, values)?
             }
-            ExprKind::TextOf(inner) => Value::text(&self.eval(frame, inner)?.as_text()),
+            ExprKind::TextOf(inner) => {
+                let text = self.eval(frame, inner)?.as_text();
+                self.charge(text.len())?;
+                Value::text(&text)
+            }
             ExprKind::Validate { value, .. } => self.eval(frame, value)?,
             ExprKind::Query(q) => self.query(frame, q)?,
             ExprKind::Count(c) => self.fx.count(*c)?,
@@ -415,6 +499,9 @@ impl<'p, E: Effects> Interp<'p, E> {
             _ => {
                 let a = self.eval(frame, l)?;
                 let b = self.eval(frame, r)?;
+                if let (BinOp::Add, Value::Text(x), Value::Text(y)) = (op, &a, &b) {
+                    self.charge(x.len() + y.len())?;
+                }
                 crate::arith::binary(op, &a, &b)
             }
         }
@@ -580,21 +667,22 @@ impl Effects for NoEffects {
     }
 }
 
-/// Evaluates one expression over caller-held locals (a test's `var`s),
-/// with at most `fuel` steps of evaluation.
+/// Evaluates one expression over caller-held locals (a test's `var`s)
+/// within `budget`, which is left with what remains.
 pub fn eval_over<E: Effects>(
     program: &Program,
     fx: E,
     locals: &mut Vec<Value>,
     e: &Expr,
-    fuel: u64,
+    budget: &mut Budget,
 ) -> R<Value> {
-    let mut interp = Interp::new(program, fx, fuel);
+    let mut interp = Interp::new(program, fx, *budget);
     let mut frame = Frame {
         locals: std::mem::take(locals),
     };
     let out = interp.eval(&mut frame, e);
     *locals = frame.locals;
+    *budget = interp.budget;
     out
 }
 
@@ -605,7 +693,7 @@ pub fn eval_args(
     args: &[Expr],
     values: Vec<Value>,
 ) -> Result<Vec<Value>, String> {
-    let mut interp = Interp::new(program, NoEffects, 1_000_000);
+    let mut interp = Interp::new(program, NoEffects, Budget::steps(1_000_000));
     let mut frame = Frame { locals: values };
     frame.locals.resize(frame.locals.len().max(4), Value::Unit);
     let mut out = Vec::with_capacity(args.len());

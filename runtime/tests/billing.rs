@@ -39,6 +39,7 @@ fn d(app: &App, id: &str, action: &str, args: Vec<Value>) -> Delivery {
         start: at(T0),
         attempts: 5,
         retry_after_ms: minutes(1),
+        limits: Default::default(),
     }
 }
 

@@ -70,6 +70,14 @@ pub fn range_formatting(text: &str, range: Range) -> Result<Vec<TextEdit>, Strin
 
 /// The `jadpo fmt` layout of `text`, or why it has none.
 fn formatted(text: &str) -> Result<String, String> {
+    let limit = jadpo_compiler::load::MAX_SOURCES_BYTES;
+    if text.len() as u64 > limit {
+        return Err(format!(
+            "not formatted: the file is {} MiB, more than Jadpo reads ({} MiB)",
+            text.len() >> 20,
+            limit >> 20
+        ));
+    }
     match format_source(text) {
         Ok(formatted) => Ok(formatted),
         Err(FormatError::Syntax(diags)) => {

@@ -613,6 +613,11 @@ impl Server {
                 let program = snap.program.as_ref()?;
                 let analysed = &snap.files.get(file).text;
                 let text = current.as_deref().unwrap_or(analysed);
+                // A text over the source limit is never parsed (the check
+                // refused it too).
+                if text.len() as u64 > jadpo_compiler::load::MAX_SOURCES_BYTES {
+                    return None;
+                }
                 let offset = LineIndex::new(text).offset(at.position);
                 // Scopes come from the text as it is now: the analysed
                 // tree when the analysis has caught up, else a parse of

@@ -95,6 +95,13 @@ impl Positions {
         asked.sort_unstable();
         asked.dedup();
         let bytes = text.as_bytes();
+        // A carriage return may end a line alone (the lexer reports it):
+        // the full index counts those.
+        if bytes.contains(&b'\r') {
+            let index = LineIndex::new(text);
+            let found = asked.into_iter().map(|o| (o, index.position(o))).collect();
+            return Positions { found };
+        }
         let (mut at, mut line, mut line_start) = (0, 0u32, 0);
         let mut found = Vec::with_capacity(asked.len());
         for raw in asked {

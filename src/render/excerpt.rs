@@ -23,9 +23,10 @@ pub struct Excerpt {
     /// Whether some line was cut (columns in ariadne's header are then the
     /// excerpt's, not the file's).
     pub cut: bool,
-    /// Kept pieces in order: `(from, to, at)` puts the file's `from..to` at
-    /// `at` in `text`.
-    pieces: Vec<(usize, usize, usize)>,
+    /// Kept pieces in order: `(from, to, at, len)` puts the file's
+    /// `from..to` at `at..at + len` in `text` (`len` differs for a
+    /// character drawn as a picture).
+    pieces: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Excerpt {
@@ -66,9 +67,15 @@ impl Excerpt {
     /// Where the file's byte `offset` lies in the excerpt; offsets in a cut
     /// part go to the nearest kept piece before them.
     pub fn map(&self, offset: usize) -> usize {
-        let i = self.pieces.partition_point(|(from, _, _)| *from <= offset);
+        let i = self.pieces.partition_point(|(from, ..)| *from <= offset);
         match i.checked_sub(1).and_then(|i| self.pieces.get(i)) {
-            Some(&(from, to, at)) => at + offset.min(to) - from,
+            // A picture stands for its whole character: an offset inside
+            // it or at its end goes to the picture's start or end.
+            Some(&(from, to, at, len)) if len != to - from => match offset >= to {
+                true => at + len,
+                false => at,
+            },
+            Some(&(from, to, at, _)) => at + offset.min(to) - from,
             None => self.pieces.first().map_or(0, |p| p.2),
         }
     }
@@ -90,8 +97,32 @@ impl Excerpt {
         }
     }
 
+    /// Keeps `range` of `text`, each character a terminal would obey
+    /// rather than show (an escape, a bell, a bidirectional override) as
+    /// a piece of its own drawn as a visible picture of one column, so a
+    /// hostile source cannot retitle the terminal or hide the output.
     fn keep(&mut self, text: &str, range: Range<usize>) {
-        self.pieces.push((range.start, range.end, self.text.len()));
+        let mut from = range.start;
+        for (i, c) in text[range.clone()].char_indices() {
+            let Some(picture) = super::picture(c) else {
+                continue;
+            };
+            let at = range.start + i;
+            self.push_piece(text, from..at);
+            self.pieces
+                .push((at, at + c.len_utf8(), self.text.len(), picture.len_utf8()));
+            self.text.push(picture);
+            from = at + c.len_utf8();
+        }
+        self.push_piece(text, from..range.end);
+    }
+
+    fn push_piece(&mut self, text: &str, range: Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        self.pieces
+            .push((range.start, range.end, self.text.len(), range.len()));
         self.text.push_str(&text[range]);
     }
 }
@@ -120,6 +151,21 @@ fn bytecount_newlines(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_drawn_as_pictures_and_spans_still_map() {
+        let text = "a\u{1b}[8m b\u{202e}c\n";
+        let e = Excerpt::new(text, std::slice::from_ref(&(0..text.len() - 1)));
+        assert_eq!(e.text, "a\u{241b}[8m b\u{fffd}c\n");
+        // `b` keeps its place after the wider pictures.
+        let b = text.find('b').unwrap_or(0);
+        assert_eq!(&e.text[e.map(b)..e.map(b) + 1], "b");
+        let c = text.find('c').unwrap_or(0);
+        assert_eq!(&e.text[e.map(c)..e.map(c) + 1], "c");
+        // The end of a control character is the end of its picture.
+        assert_eq!(e.map(2), 1 + '\u{241b}'.len_utf8());
+        assert!(e.text.is_char_boundary(e.map(2)));
+    }
 
     #[test]
     fn short_lines_are_kept_whole() {

@@ -62,11 +62,15 @@ fn message(d: &Diagnostic) -> String {
     text
 }
 
-/// Escaping of a command's message: `%`, CR and LF.
+/// Escaping of a command's message: `%`, CR and LF as the runner reads
+/// them, and any other character a terminal would obey (an escape) as
+/// `\u{1b}`, since the runner's log is shown in a terminal.
 pub fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
+    let data = text
+        .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A")
+        .replace('\n', "%0A");
+    super::escape_hostile(&data).into_owned()
 }
 
 /// Escaping of a property value: as data, plus `:` and `,`.

@@ -150,15 +150,19 @@ impl Excerpts {
         ariadne::FnCache::new(missing).with_sources(sources.collect())
     }
 
-    /// Ariadne's `path:line:col` counts columns in the excerpt; on a cut
-    /// line the file's column is put back.
+    /// Ariadne's `path:line:col` counts in the excerpt; where that is not
+    /// the file's position (a cut line, a lone carriage return above, which
+    /// ends a line for editors but not for ariadne), the file's is put back.
     fn fix_location(&self, files: &Files, span: Span, frame: &str) -> String {
-        let Some((path, e)) = self.by_file.get(&span.file).filter(|(_, e)| e.cut) else {
+        let Some((path, e)) = self.by_file.get(&span.file) else {
             return frame.to_string();
         };
         let range = display_range(files, span);
         let real = files.get(span.file).position(range.start);
         let shown = super::position(&e.text, e.map(range.start));
+        if (shown.line, shown.column) == (real.line, real.column) {
+            return frame.to_string();
+        }
         let wrong = format!("{path}:{}:{}", shown.line, shown.column);
         let right = format!("{path}:{}:{}", real.line, real.column);
         frame.replacen(&wrong, &right, 1)
@@ -249,11 +253,12 @@ fn equals_line(name: &str, text: &str) -> String {
             out.push('\n');
             out.push_str(&indent);
         }
-        out.push_str(line);
+        out.push_str(&super::escape_hostile(line));
     }
     out
 }
 
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    super::escape_hostile(&words).into_owned()
 }

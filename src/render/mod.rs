@@ -101,6 +101,46 @@ impl Summary {
 }
 
 /// `1 file`, `2 files`.
+/// What a terminal would obey rather than show: C0 controls but the tab
+/// and line feed, DEL, C1 controls, and the bidirectional controls that
+/// reorder what follows them (Trojan Source).
+pub fn is_hostile(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A one-column picture of a hostile character: `␛` for ESC (the Control
+/// Pictures block for C0 and DEL), `�` for the others; `None` for any
+/// other character.
+pub fn picture(c: char) -> Option<char> {
+    if !is_hostile(c) {
+        return None;
+    }
+    Some(match c as u32 {
+        n @ 0..=0x1f => char::from_u32(0x2400 + n).unwrap_or('\u{fffd}'),
+        0x7f => '\u{2421}',
+        _ => '\u{fffd}',
+    })
+}
+
+/// `text` with each hostile character written as a Rust-style escape
+/// (`\u{1b}`): for names and messages printed outside a source frame
+/// (a test's name, a failure's message).
+pub fn escape_hostile(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_hostile) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_hostile(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")

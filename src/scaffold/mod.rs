@@ -20,7 +20,7 @@ pub fn create(path: &str) -> Result<String, String> {
     }
     let application = pascal(&name);
     let files = [
-        ("jadpo.yaml", format!("app: {name}\n")),
+        ("jadpo.yaml", format!("app: {}\n", yaml_text(&name))),
         (".gitignore", "build/\n".to_string()),
         ("src/app.jadpo", APP.replace("{Application}", &application)),
         ("src/notes.jadpo", NOTES.to_string()),
@@ -57,6 +57,17 @@ fn app_name(dir: &Path) -> Result<String, String> {
     }
 }
 
+/// The name as a YAML scalar that reads back as text: quoted when YAML
+/// would read the bare word as something else (`true`, `null`, `no`).
+fn yaml_text(name: &str) -> String {
+    const NOT_TEXT: [&str; 9] = ["true", "false", "null", "yes", "no", "on", "off", "y", "n"];
+    if NOT_TEXT.contains(&name) {
+        format!("\"{name}\"")
+    } else {
+        name.to_string()
+    }
+}
+
 /// `my_notes` -> `MyNotes`.
 fn pascal(name: &str) -> String {
     name.split('_')
@@ -72,6 +83,13 @@ fn pascal(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_yaml_reads_otherwise_are_quoted() {
+        assert_eq!(yaml_text("true"), "\"true\"");
+        assert_eq!(yaml_text("null"), "\"null\"");
+        assert_eq!(yaml_text("notes"), "notes");
+    }
 
     #[test]
     fn names_become_application_names() {

@@ -260,6 +260,13 @@ fn keep<T: Clone>(
 }
 
 impl Loader for Overlay {
+    fn size(&self, path: &str) -> Option<u64> {
+        match self.get(path) {
+            Some(text) => Some(text.len() as u64),
+            None => std::fs::metadata(path).ok().map(|m| m.len()),
+        }
+    }
+
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
         match self.get(path) {
             Some(text) => Ok(text.as_bytes().to_vec()),

@@ -113,6 +113,7 @@ fn main() -> ExitCode {
         start,
         attempts: 5,
         retry_after_ms: 60_000,
+        limits: Default::default(),
     };
     let run = |crash: Option<CrashAt>| {
         let mut store = MemStore::new();

@@ -217,6 +217,11 @@ impl Loader for MemLoader {
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{path} not found")))
     }
 
+    fn size(&self, path: &str) -> Option<u64> {
+        let key = normalize_relative(path).unwrap_or_else(|| path.to_string());
+        self.files.get(&key).map(|bytes| bytes.len() as u64)
+    }
+
     fn list(&self, path: &str) -> io::Result<Vec<(String, bool)>> {
         let norm = normalize_relative(path).unwrap_or_else(|| path.to_string());
         let prefix = Self::prefix(&norm);

@@ -210,12 +210,13 @@ fn read_app(cx: &mut Ctx, app_root: &Folder, root: &str) -> Result<(AppManifest,
         Err(ReadError::NotFound) => {
             let file = cx.files.add(shown.clone(), "", Unit::App);
             let shown_root = if root.is_empty() { "." } else { root };
+            let gone = matches!(app_root.loader.list(&app_root.path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+            let summary = match gone {
+                true => format!("`{shown_root}` does not exist: pass the path of an app folder"),
+                false => format!("no jadpo.yaml in {shown_root}: run jadpo check in an app folder, or pass its path"),
+            };
             cx.diags.push(
-                Diagnostic::error(
-                    "manifest.missing",
-                    Span::new(file, 0, 0),
-                    format!("no jadpo.yaml in {shown_root}: run jadpo check in an app folder, or pass its path"),
-                )
+                Diagnostic::error("manifest.missing", Span::new(file, 0, 0), summary)
                 .with_reason("an app is a folder with a jadpo.yaml naming the app and the packages it requires")
                 .with_fix("create jadpo.yaml with `app: <name>`"),
             );
@@ -300,6 +301,39 @@ pub struct Ctx {
     pub diags: Vec<Diagnostic>,
     /// Manifest trees, by text.
     pub yaml: yaml::Cache,
+    /// The bytes of `.jadpo` sources read so far, against
+    /// [`MAX_SOURCES_BYTES`].
+    pub source_bytes: u64,
+}
+
+/// The most bytes of `.jadpo` sources one check reads, the app's and its
+/// packages' together: what the tool judges within 2 GiB of memory and
+/// 10 seconds, with room (a 50 MB source took 1.1 to 1.6 GB and 4 to 6 s
+/// in a release build). A source past it is refused unread.
+pub const MAX_SOURCES_BYTES: u64 = 48 << 20;
+
+/// `load.too_large`: a source that would take the sources read past
+/// [`MAX_SOURCES_BYTES`].
+fn too_large(file: FileId, shown: &str, len: u64, before: u64) -> Diagnostic {
+    let mib = |n: u64| format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20));
+    let limit = mib(MAX_SOURCES_BYTES);
+    let summary = if before == 0 {
+        format!(
+            "{shown} is {}, more than Jadpo reads ({limit} of sources in one check)",
+            mib(len)
+        )
+    } else {
+        format!(
+            "{shown} ({}) would take the sources read past {limit}, after {} of others; it is skipped",
+            mib(len),
+            mib(before)
+        )
+    };
+    Diagnostic::error("load.too_large", Span::new(file, 0, 0), summary)
+        .with_reason(format!(
+            "one check reads at most {limit} of `.jadpo` sources, the app's and its packages' together, so any input is judged within bounded memory and time"
+        ))
+        .with_fix("split the app, or move generated data out of `.jadpo` sources")
 }
 
 impl Ctx {
@@ -373,6 +407,41 @@ impl Ctx {
         }
     }
 
+    /// Reads a `.jadpo` source like [`Ctx::read_text`], within what is left
+    /// of [`MAX_SOURCES_BYTES`]: a file that would pass it is refused,
+    /// unread when the loader knows its size.
+    fn read_source(
+        &mut self,
+        folder: &Folder,
+        rel: &str,
+        unit: &Unit,
+    ) -> Result<FileId, ReadError> {
+        let left = MAX_SOURCES_BYTES.saturating_sub(self.source_bytes);
+        let path = loaders::join(&folder.path, rel);
+        if let Some(len) = folder.loader.size(&path).filter(|len| *len > left) {
+            return Err(self.too_large(folder, rel, unit, len));
+        }
+        let id = self.read_text(folder, rel, unit)?;
+        let len = self.files.get(id).text.len() as u64;
+        if len > left {
+            // Text the loader already held (an editor's): it is dropped.
+            self.files.clear_text(id);
+            self.diags
+                .push(too_large(id, &folder.shown(rel), len, self.source_bytes));
+            return Err(ReadError::Reported);
+        }
+        self.source_bytes += len;
+        Ok(id)
+    }
+
+    fn too_large(&mut self, folder: &Folder, rel: &str, unit: &Unit, len: u64) -> ReadError {
+        let shown = folder.shown(rel);
+        let file = self.files.add(shown.clone(), "", unit.clone());
+        self.diags
+            .push(too_large(file, &shown, len, self.source_bytes));
+        ReadError::Reported
+    }
+
     fn unreadable(&mut self, shown: &str, error: &str, unit: &Unit) {
         let file = self.files.add(shown, "", unit.clone());
         self.diags.push(
@@ -399,7 +468,7 @@ impl Ctx {
         }
         let mut ids = Vec::new();
         for rel in &found.sources {
-            match self.read_text(root, rel, unit) {
+            match self.read_source(root, rel, unit) {
                 Ok(id) => ids.push(id),
                 Err(ReadError::NotFound) => {
                     self.unreadable(&root.shown(rel), "nothing is there to read (a symbolic link to a missing file, or a file removed while loading)", unit);

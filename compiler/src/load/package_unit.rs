@@ -86,10 +86,10 @@ pub fn load_package_unit_with(
 /// The `package:` name in `package.yaml`, read without diagnostics (loading
 /// it for real reports its problems).
 fn peek_name(yaml: &mut yaml::Cache, folder: &Folder) -> Option<String> {
-    let bytes = folder
-        .loader
-        .read(&loaders::join(&folder.path, "package.yaml"))
-        .ok()?;
+    let bytes = yaml::read_bounded(
+        folder.loader,
+        &super::loaders::join(&folder.path, "package.yaml"),
+    )?;
     let text = String::from_utf8(bytes).ok()?;
     let root = yaml.parse(&text, crate::span::FileId(0)).ok()?;
     let yaml::Value::Map(entries) = &root.value else {

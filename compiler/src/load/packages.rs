@@ -711,10 +711,10 @@ fn differing_words(files: &[String]) -> String {
 
 /// The version a folder's `package.yaml` declares, read without diagnostics.
 fn peek_version(yaml: &mut yaml::Cache, folder: &Folder) -> Option<semver::Version> {
-    let bytes = folder
-        .loader
-        .read(&super::loaders::join(&folder.path, "package.yaml"))
-        .ok()?;
+    let bytes = yaml::read_bounded(
+        folder.loader,
+        &super::loaders::join(&folder.path, "package.yaml"),
+    )?;
     let text = String::from_utf8(bytes).ok()?;
     let root = yaml.parse(&text, crate::span::FileId(0)).ok()?;
     let yaml::Value::Map(entries) = &root.value else {

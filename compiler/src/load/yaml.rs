@@ -10,6 +10,21 @@ use serde_saphyr::options::DuplicateKeyPolicy;
 /// Manifests larger than this are refused before parsing.
 pub const MAX_MANIFEST_BYTES: usize = 256 * 1024;
 
+/// A manifest's bytes for a quick look (its name, its version), or `None`
+/// when it cannot be read or is over [`MAX_MANIFEST_BYTES`]: refused by its
+/// size before it is read, so a huge `package.yaml` costs nothing here (the
+/// real load reports it).
+pub fn read_bounded(loader: &dyn super::Loader, path: &str) -> Option<Vec<u8>> {
+    if loader
+        .size(path)
+        .is_some_and(|len| len > MAX_MANIFEST_BYTES as u64)
+    {
+        return None;
+    }
+    let bytes = loader.read(path).ok()?;
+    (bytes.len() <= MAX_MANIFEST_BYTES).then_some(bytes)
+}
+
 /// One YAML node. Offsets are byte offsets into the manifest text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {

@@ -6,6 +6,10 @@
 //! is the one place where chumsky's errors become our diagnostics.
 
 mod common;
+mod depth;
+
+pub use common::MAX_CHAIN;
+pub use depth::MAX_TREE_DEPTH;
 mod errors;
 mod exprs;
 mod fast;
@@ -143,9 +147,11 @@ fn parse_tokens(file: FileId, text: &str, lexed: lexer::Lexed) -> (SourceFileAst
     let end = text.len() as u32;
     let eoi = Span::new(file, end, end);
     let tokens = lexed.tokens.as_slice().map(eoi, split_token);
-    if let Some(items) = fast::parse(text, &lexed.strings, tokens) {
+    if let Some(mut items) = fast::parse(text, &lexed.strings, tokens) {
+        let mut diags = lexed.diagnostics;
+        depth::bound(&mut items, &mut diags);
         let ast = SourceFileAst { file, items };
-        return (ast, lexed.diagnostics);
+        return (ast, diags);
     }
     let read = split::parse(
         file,
@@ -180,7 +186,7 @@ fn finish(
     file: FileId,
     text: &str,
     lexed: &lexer::Lexed,
-    items: Vec<crate::ast::Item>,
+    mut items: Vec<crate::ast::Item>,
     errs: Vec<PError<'_>>,
 ) -> (SourceFileAst, Vec<Diagnostic>) {
     let mut diags = lexed.diagnostics.clone();
@@ -190,6 +196,7 @@ fn finish(
         text,
         lexed.quiet_from,
     ));
+    depth::bound(&mut items, &mut diags);
     (SourceFileAst { file, items }, diags)
 }
 

@@ -2,6 +2,7 @@
 
 use super::{Layout, Printer};
 use crate::ast::*;
+use crate::parser::MAX_CHAIN;
 use std::fmt::Write;
 
 /// Binding strength of an expression, loosest first; the parser's levels.
@@ -283,23 +284,8 @@ impl Printer<'_> {
                 self.field_inits(fields, e.span.end);
             }
             ExprKind::List(items) => self.delimited('[', ']', items, e.span.end),
-            ExprKind::Unary(UnOp::Not, inner) => {
-                self.out.push_str("not ");
-                self.operand(inner, chained(inner, Level::Not, Level::Compare));
-            }
-            ExprKind::Unary(UnOp::Neg, inner) => {
-                self.out.push('-');
-                // `- -x`: two minus signs, never read as one token.
-                if matches!(inner.kind, ExprKind::Unary(UnOp::Neg, _)) {
-                    self.out.push(' ');
-                }
-                self.operand(inner, chained(inner, Level::Neg, Level::Postfix));
-            }
-            ExprKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs),
-            ExprKind::Attempt(inner) => {
-                self.out.push_str("attempt ");
-                self.operand(inner, chained(inner, Level::Attempt, Level::Or));
-            }
+            ExprKind::Unary(..) | ExprKind::Attempt(_) => self.prefixed(e),
+            ExprKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs, 1),
             ExprKind::Match { scrutinee, arms } => self.match_expr(scrutinee, arms, e.span.end),
             ExprKind::Create {
                 entity,
@@ -397,7 +383,44 @@ impl Printer<'_> {
         }
     }
 
-    fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) {
+    /// A run of one prefix operator (`not not x`, `- -x`, `attempt
+    /// attempt f()`). The parser reads at most [`MAX_CHAIN`] in a row, so a
+    /// longer run (the author's parentheses, which the tree does not keep)
+    /// is split with parentheses again: the formatted file must parse.
+    fn prefixed(&mut self, e: &Expr) {
+        let mut node = e;
+        let mut run = 0;
+        loop {
+            let (text, own, otherwise, inner) = match &node.kind {
+                ExprKind::Unary(UnOp::Not, inner) => ("not ", Level::Not, Level::Compare, inner),
+                ExprKind::Unary(UnOp::Neg, inner) => ("-", Level::Neg, Level::Postfix, inner),
+                ExprKind::Attempt(inner) => ("attempt ", Level::Attempt, Level::Or, inner),
+                _ => return self.expr(node),
+            };
+            self.out.push_str(text);
+            run += 1;
+            let same = level(inner) == own;
+            // `- -x`: two minus signs, never read as one token.
+            if same && own == Level::Neg {
+                self.out.push(' ');
+            }
+            if !same {
+                return self.operand(inner, chained(inner, own, otherwise));
+            }
+            if run == MAX_CHAIN {
+                self.out.push('(');
+                self.prefixed(inner);
+                self.out.push(')');
+                return;
+            }
+            node = inner;
+        }
+    }
+
+    /// `lhs op rhs`, `run` the operators of its level above it on the
+    /// left spine (itself included): past [`MAX_CHAIN`] the rest of the
+    /// spine is parenthesized, as for [`Printer::prefixed`].
+    fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr, run: usize) {
         let at = binary_level(op);
         // Left-associative levels repeat on the left; comparisons do not
         // chain at all.
@@ -409,7 +432,18 @@ impl Printer<'_> {
             Level::Sum => Level::Product,
             _ => Level::Neg,
         };
-        self.operand(lhs, left_min);
+        match &lhs.kind {
+            ExprKind::Binary(l_op, l_lhs, l_rhs) if binary_level(*l_op) == at && left_min == at => {
+                if run >= MAX_CHAIN {
+                    self.out.push('(');
+                    self.binary(*l_op, l_lhs, l_rhs, 1);
+                    self.out.push(')');
+                } else {
+                    self.binary(*l_op, l_lhs, l_rhs, run + 1);
+                }
+            }
+            _ => self.operand(lhs, left_min),
+        }
         let _ = write!(self.out, " {} ", binary_text(op));
         self.operand(rhs, right_min);
     }

@@ -91,7 +91,7 @@ fn escapes_are_decoded() {
 
 #[test]
 fn many_comment_lines_in_a_row_do_not_overflow_the_stack() {
-    // Regression (found by tests/hostile.rs): comments and whitespace
+    // Regression (found by tests/hostile/mod.rs): comments and whitespace
     // were logos skips, which recurse once per skipped run, and ~8,000
     // comment lines overflowed the stack of a debug build.
     let text = format!(

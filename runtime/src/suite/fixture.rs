@@ -11,7 +11,7 @@ use jadpo_compiler::ir::test::{
 };
 use jadpo_compiler::ir::{FailureKind, OpId, Owner, Program};
 
-use crate::eval::{eval_over, fault, Effects, Flow, Read, Stop, WriteValues, R};
+use crate::eval::{eval_over, fault, Budget, Effects, Flow, Read, Stop, WriteValues, R};
 use crate::fake::{Script, Scripted};
 use crate::value::{parse_instant, Instant, Value};
 
@@ -109,7 +109,13 @@ fn scripted(program: &Program, a: &AnswerCode) -> Result<Scripted, String> {
 
 /// A fixture value: pure code over nothing.
 fn value(program: &Program, e: &Expr) -> Result<Value, String> {
-    match eval_over(program, Pure, &mut Vec::new(), e, FIXTURE_FUEL) {
+    match eval_over(
+        program,
+        Pure,
+        &mut Vec::new(),
+        e,
+        &mut Budget::steps(FIXTURE_FUEL),
+    ) {
         Ok(v) => Ok(v),
         Err(Flow::Stop(Stop::Fault(why))) => Err(why),
         Err(other) => Err(format!("{other:?}")),

@@ -39,6 +39,13 @@ impl Deadline {
     pub fn passed(&self) -> bool {
         self.started.elapsed() > self.limit
     }
+
+    /// The instant it passes (far ahead when the limit cannot be added).
+    pub fn at(&self) -> std::time::Instant {
+        self.started
+            .checked_add(self.limit)
+            .unwrap_or_else(|| self.started + Duration::from_secs(86_400 * 365))
+    }
 }
 
 /// What a test's failure is about (`kind` in the JSON output).

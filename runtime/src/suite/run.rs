@@ -15,7 +15,7 @@ use jadpo_compiler::span::Span;
 use super::fixture::Prepared;
 use super::{Deadline, Failure, FailureKind};
 use crate::delivery::{self, End, ListedStep, Runtime};
-use crate::eval::{eval_over, fault, Effects, Flow, Read, Stop, WriteValues, R};
+use crate::eval::{eval_over, fault, Budget, Effects, Flow, Read, Stop, WriteValues, R};
 use crate::fake::Fake;
 use crate::store::MemStore;
 use crate::value::{Instant, Value};
@@ -61,6 +61,9 @@ pub struct Run<'r, 'p> {
     store: MemStore,
     fake: Fake,
     statements: u32,
+    /// The bytes of text the run's code may still compute, over every
+    /// delivery and expression.
+    bytes: u64,
     ran: Ran,
 }
 
@@ -88,6 +91,7 @@ impl<'r, 'p> Run<'r, 'p> {
             store: MemStore::new(),
             fake: Fake::new(prep.scripts.clone()),
             statements: 0,
+            bytes: crate::eval::MAX_COMPUTED_BYTES,
             ran: Ran {
                 failures: Vec::new(),
                 deliveries: Vec::new(),
@@ -165,7 +169,18 @@ impl<'r, 'p> Run<'r, 'p> {
             store: &self.store,
             fake: &self.fake,
         };
-        match eval_over(self.rt.program, fx, &mut self.locals, e, EXPR_FUEL) {
+        let mut budget = Budget {
+            fuel: EXPR_FUEL,
+            bytes: self.bytes,
+            deadline: Some(self.deadline.at()),
+        };
+        let out = eval_over(self.rt.program, fx, &mut self.locals, e, &mut budget);
+        self.bytes = budget.bytes;
+        if self.deadline.passed() {
+            self.ran.failures.push(over_time(e.span, self.deadline));
+            return None;
+        }
+        match out {
             Ok(v) => Some(v),
             Err(flow) => {
                 let why = match flow {
@@ -290,10 +305,19 @@ impl<'r, 'p> Run<'r, 'p> {
             start: self.clock,
             attempts: self.prep.attempts,
             retry_after_ms: self.prep.retry_after_ms,
+            limits: delivery::Limits {
+                bytes: self.bytes,
+                deadline: Some(self.deadline.at()),
+            },
         };
         let unscripted = self.fake.unscripted.len();
         let outcome = self.rt.deliver(&d, &mut self.store, &mut self.fake, crash);
+        self.bytes = outcome.bytes_left;
         self.clock = outcome.last_start;
+        if self.deadline.passed() {
+            self.ran.failures.push(over_time(span, self.deadline));
+            return None;
+        }
         self.ran.deliveries.push(Delivered {
             id,
             span,

@@ -256,6 +256,7 @@ pub fn delivery(app: &App, id: &str, action: &str, args: Vec<Value>) -> Delivery
         start: at(T0),
         attempts: 5,
         retry_after_ms: minutes(1),
+        limits: Default::default(),
     }
 }
 

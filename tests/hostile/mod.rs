@@ -704,7 +704,14 @@ fn files_that_cannot_be_read_even_by_root() {
     huge.set_len(5 << 30).unwrap_or_else(|e| panic!("{e}"));
     let run = app.check();
     assert_diagnosed(&run, "load.unreadable", "special files as sources");
-    for name in ["pipe", "zero", "dangling", "huge"] {
+    // Refused by its size, before it is read.
+    assert!(
+        run.stdout
+            .contains("src/huge.jadpo is 5120.0 MiB, more than Jadpo reads"),
+        "{}",
+        run.describe()
+    );
+    for name in ["pipe", "zero", "dangling"] {
         assert!(
             run.stdout
                 .contains(&format!("src/{name}.jadpo could not be read")),
@@ -1319,3 +1326,5 @@ fn assert_internal_error(name: &str, env: (&str, &str)) {
     assert!(line.contains(&dir), "the line must name the input: {line}");
     assert!(run.stdout.is_empty(), "{name}: {}", run.describe());
 }
+
+mod surfaces;
