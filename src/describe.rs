@@ -36,17 +36,22 @@ pub fn operation_facts(program: &Program, id: OpId) -> String {
         .map(|f| program.failure(*f).qualified.as_str())
         .collect();
     failures.sort();
-    let mut lines = vec![
-        format!("- changes: {}", yes_no(op.changes)),
-        format!("- idempotent: {}", yes_no(op.idempotent)),
-        format!("- keyed: {keyed}"),
-        format!(
-            "- timeout {} x {} attempt{}",
-            duration::text(op.timeout_ms),
-            op.attempts,
-            if op.attempts == 1 { "" } else { "s" }
-        ),
-    ];
+    // A read changes nothing, so whether it is idempotent or keyed is no
+    // question: it is safe to send again as it is.
+    let mut lines = match op.changes {
+        true => vec![
+            "- changes: yes".to_string(),
+            format!("- idempotent: {}", yes_no(op.idempotent)),
+            format!("- keyed: {keyed}"),
+        ],
+        false => vec!["- changes: no (a read: safe to send again as it is)".to_string()],
+    };
+    lines.extend([format!(
+        "- timeout {} x {} attempt{}",
+        duration::text(op.timeout_ms),
+        op.attempts,
+        if op.attempts == 1 { "" } else { "s" }
+    )]);
     if !failures.is_empty() {
         lines.push(format!("- fails: {}", failures.join(", ")));
     }

@@ -146,3 +146,34 @@ fn actionlint(yaml: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every command of the README that writes its output into a folder
+/// makes that folder first: on a fresh machine the folder is not there
+/// (`~/.local/share/bash-completion/completions` was not, issue 38).
+#[test]
+fn readme_commands_make_the_folders_they_write_into() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let mut seen = 0;
+    for line in readme
+        .lines()
+        .filter(|l| l.contains("jadpo ") && l.contains(" > "))
+    {
+        let target = line
+            .rsplit(" > ")
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
+        let Some((folder, _)) = target.rsplit_once('/') else {
+            continue;
+        };
+        seen += 1;
+        assert!(
+            line.contains(&format!("mkdir -p {folder}")),
+            "README writes into {folder} without making it: {line}"
+        );
+    }
+    assert!(seen > 0, "the README's completions command is found");
+}

@@ -860,6 +860,21 @@ fn completion_offers_operations_fields_and_names_in_scope() {
         );
     }
     assert_eq!(detail_of(&names, "request"), "RefundRequest");
+    // The client declared no kinds: only those of the protocol's first
+    // version (1 to 18) are sent (issue 38), so `Subscription` (an entity,
+    // a struct) goes as a class.
+    let kinds: Vec<u64> = list(&names)
+        .iter()
+        .filter_map(|i| i["kind"].as_u64())
+        .collect();
+    assert!(kinds.iter().all(|k| (1..=18).contains(k)), "{kinds:?}");
+    let kind_of = |label: &str| {
+        list(&names)
+            .iter()
+            .find(|i| i["label"] == label)
+            .map(|i| i["kind"].clone())
+    };
+    assert_eq!(kind_of("Subscription"), Some(json!(7)));
 
     // `stripe.` on a new line of the body.
     let edited = text.replacen(
@@ -1277,4 +1292,32 @@ fn hostile_files_get_diagnostics_and_the_server_lives_on() {
     // Still answering.
     let hover = client.request("textDocument/hover", at(&cr, "f()", "f()"));
     assert!(hover.is_null() || hover.is_object(), "{hover}");
+}
+
+/// A client that declares the kinds it shows gets them: an entity is a
+/// struct (22) when the client lists 22.
+#[test]
+fn completion_kinds_follow_the_clients_value_set() {
+    let app = billing_copy("completion-kinds");
+    let mut client = Client::start(&app);
+    let mut caps = editor_capabilities();
+    caps["textDocument"]["completion"] =
+        json!({ "completionItemKind": { "valueSet": (1..=25).collect::<Vec<u32>>() } });
+    client.request(
+        "initialize",
+        json!({ "processId": null, "capabilities": caps }),
+    );
+    client.notify("initialized", json!({}));
+    let file = app.join("src/payments.jadpo");
+    let text = std::fs::read_to_string(&file).expect("payments.jadpo");
+    open(&mut client, &file, &text);
+    let names = client.request(
+        "textDocument/completion",
+        json!({ "textDocument": doc(&file), "position": { "line": 5, "character": 4 } }),
+    );
+    let subscription = list(&names)
+        .into_iter()
+        .find(|i| i["label"] == "Subscription")
+        .expect("Subscription is offered");
+    assert_eq!(subscription["kind"], 22);
 }

@@ -122,7 +122,7 @@ fn findings(code: &str, files: &[ExampleFile]) -> Vec<(String, String, bool)> {
     for f in files {
         loader.insert(format!("example/{}", f.path), f.text.as_bytes());
     }
-    let configured = ["step.", "effect.", "route.", "decline."]
+    let configured = ["step.", "effect.", "route.", "decline.", "subscriber."]
         .iter()
         .any(|f| code.starts_with(f));
     let declares_app = files.iter().any(|f| f.text.contains("application "));

@@ -87,6 +87,31 @@ pub struct Diagnostic {
     pub help: Option<String>,
 }
 
+/// `a` before a type name that starts with a vowel sound becomes `an`:
+/// messages are written `a `{name}`` whatever the name, and `a `Int`` is
+/// wrong. Only capitalised names are touched (`Int`, `Instant`, `Enum`,
+/// `Object`, `Amount`); `Unit` and `Uuid` start with a consonant sound.
+pub fn articles(text: String) -> String {
+    if !text.contains("a `") {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 4);
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("a `") {
+        let (before, after) = rest.split_at(at);
+        let word_start = before.is_empty() || before.ends_with([' ', '(', '\n']);
+        let vowel = after
+            .get(3..)
+            .and_then(|t| t.chars().next())
+            .is_some_and(|c| matches!(c, 'A' | 'E' | 'I' | 'O'));
+        out.push_str(before);
+        out.push_str(if word_start && vowel { "an `" } else { "a `" });
+        rest = after.get(3..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out
+}
+
 impl Diagnostic {
     pub fn new(
         code: &'static str,
@@ -97,7 +122,7 @@ impl Diagnostic {
         Diagnostic {
             code,
             severity,
-            summary: summary.into(),
+            summary: articles(summary.into()),
             span,
             label: None,
             related: Vec::new(),
@@ -116,26 +141,26 @@ impl Diagnostic {
     }
 
     pub fn with_label(mut self, message: impl Into<String>) -> Self {
-        self.label = Some(message.into());
+        self.label = Some(articles(message.into()));
         self
     }
 
     pub fn with_related(mut self, span: Span, message: impl Into<String>) -> Self {
         self.related.push(Label {
             span,
-            message: message.into(),
+            message: articles(message.into()),
         });
         self
     }
 
     pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
-        self.reason = Some(reason.into());
+        self.reason = Some(articles(reason.into()));
         self
     }
 
     pub fn with_fix(mut self, message: impl Into<String>) -> Self {
         self.fixes.push(Fix {
-            message: message.into(),
+            message: articles(message.into()),
             edits: Vec::new(),
         });
         self
@@ -143,7 +168,7 @@ impl Diagnostic {
 
     pub fn with_edit_fix(mut self, message: impl Into<String>, edits: Vec<Edit>) -> Self {
         self.fixes.push(Fix {
-            message: message.into(),
+            message: articles(message.into()),
             edits,
         });
         self
@@ -159,7 +184,7 @@ impl Diagnostic {
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(articles(help.into()));
         self
     }
 

@@ -46,7 +46,15 @@ pub struct ClientSupport {
     /// `codeAction.codeActionLiteralSupport`: else quick fixes go as
     /// commands the server carries out.
     pub code_action_literals: bool,
+    /// The completion item kinds it shows (bit `k` for kind `k`):
+    /// `completion.completionItemKind.valueSet`, else 1 to 18, the kinds
+    /// of the protocol's first version.
+    pub completion_kinds: u64,
 }
+
+/// Kinds 1 (Text) to 18 (Reference): what a client that declares no
+/// `valueSet` shows.
+pub const FIRST_KINDS: u64 = ((1u64 << 19) - 1) & !1;
 
 impl Default for ClientSupport {
     /// What a capable editor has (used where no handshake ran).
@@ -55,6 +63,7 @@ impl Default for ClientSupport {
             related_information: true,
             hover_markdown: true,
             code_action_literals: true,
+            completion_kinds: !1,
         }
     }
 }
@@ -66,11 +75,46 @@ impl ClientSupport {
             Some(formats) => formats.first().is_some_and(|f| f == "markdown"),
             None => true,
         };
+        let completion_kinds = match text["completion"]["completionItemKind"]["valueSet"].as_array()
+        {
+            Some(kinds) => kinds
+                .iter()
+                .filter_map(serde_json::Value::as_u64)
+                .filter(|k| (1..64).contains(k))
+                .fold(0, |set, k| set | (1 << k)),
+            None => FIRST_KINDS,
+        };
         ClientSupport {
             related_information: text["publishDiagnostics"]["relatedInformation"] == true,
             hover_markdown,
             code_action_literals: text["codeAction"]["codeActionLiteralSupport"].is_object(),
+            completion_kinds,
         }
+    }
+}
+
+impl ClientSupport {
+    /// `kind` where the client shows it; else the nearest kind of the
+    /// protocol's first version (a struct or an event as a class), or no
+    /// kind at all.
+    pub fn completion_kind(
+        &self,
+        kind: lsp_types::CompletionItemKind,
+    ) -> Option<lsp_types::CompletionItemKind> {
+        use lsp_types::CompletionItemKind as K;
+        let shown = |k: K| {
+            serde_json::to_value(k)
+                .ok()
+                .and_then(|v| v.as_u64())
+                .is_some_and(|n| n < 64 && self.completion_kinds & (1 << n) != 0)
+        };
+        let fallback = match kind {
+            K::STRUCT | K::EVENT | K::ENUM_MEMBER | K::TYPE_PARAMETER => K::CLASS,
+            K::CONSTANT | K::OPERATOR => K::VALUE,
+            K::FOLDER => K::MODULE,
+            _ => K::TEXT,
+        };
+        [kind, fallback].into_iter().find(|k| shown(*k))
     }
 }
 

@@ -588,6 +588,17 @@ impl Server {
         to_json(found)
     }
 
+    /// Completion items with only the kinds the client declared it shows.
+    fn shown_kinds(
+        &self,
+        mut items: Vec<lsp_types::CompletionItem>,
+    ) -> Vec<lsp_types::CompletionItem> {
+        for item in &mut items {
+            item.kind = item.kind.and_then(|k| self.support.completion_kind(k));
+        }
+        items
+    }
+
     fn completion(&mut self, params: serde_json::Value) -> Result<serde_json::Value, String> {
         let p: lsp_types::CompletionParams = parse(params)?;
         let at = &p.text_document_position;
@@ -603,7 +614,7 @@ impl Server {
                 None => self.document_text(&at.text_document.uri)?,
             };
             let offset = LineIndex::new(&text).offset(at.position);
-            let items = yaml_keys::complete(&text, offset);
+            let items = self.shown_kinds(yaml_keys::complete(&text, offset));
             return to_json(lsp_types::CompletionResponse::Array(items));
         }
         let found = self
@@ -632,6 +643,7 @@ impl Server {
                 };
                 Some(complete::complete(program, ast, text, offset))
             });
+        let found = found.map(|items| self.shown_kinds(items));
         to_json(found.map(lsp_types::CompletionResponse::Array))
     }
 

@@ -413,16 +413,13 @@ impl Incremental {
             .snapshot
             .as_ref()
             .expect("analyse leaves a snapshot");
-        let sources = snap
-            .files
-            .iter()
-            .filter(|(_, f)| f.path.ends_with(".jadpo") && !f.path.starts_with('<'))
-            .count();
+        // The closing line counts as `jadpo check` does: the app's own
+        // sources and the packages it loaded.
         Checked {
             files: &snap.files,
             diagnostics: &snap.diagnostics,
-            sources,
-            packages: snap.program.as_ref().map_or(0, |p| p.packages.len()),
+            sources: snap.stats.files,
+            packages: snap.stats.packages,
             checked: snap.program.is_some(),
         }
     }

@@ -13,6 +13,7 @@ pub mod effect;
 pub mod follow_up;
 pub mod route;
 pub mod step;
+pub mod subscriber;
 pub mod text;
 
 pub use cache::{run_cached, Cache};
@@ -176,6 +177,10 @@ pub static RULES: &[Rule] = &[
     rule(
         step::unkeyed::INFO,
         &[Check::PerAction(step::unkeyed::check_action)],
+    ),
+    rule(
+        subscriber::unguarded_create::INFO,
+        &[Check::Whole(subscriber::unguarded_create::check)],
     ),
 ];
 

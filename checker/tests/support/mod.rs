@@ -392,6 +392,8 @@ impl B {
                 kind: WriteKind::Create,
                 entity: EntityId(e as u32),
                 failures,
+                keyed_by_input: false,
+                read_first: false,
             }),
             handling: Handling::Attempt(s),
         })

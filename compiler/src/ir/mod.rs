@@ -475,6 +475,13 @@ pub struct Write {
     pub entity: EntityId,
     /// Failures the write names (`conflict:`, `missing:`) with their spans.
     pub failures: Vec<(FailureId, Span)>,
+    /// A `create` whose key (the entity's first field) is computed from the
+    /// action's parameters and constants alone: a second run with the same
+    /// input (an event delivered twice) creates the same key.
+    pub keyed_by_input: bool,
+    /// The action queries the entity before its first outside or action
+    /// call: it can see a row an earlier run stored, and end early.
+    pub read_first: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -78,6 +78,35 @@ impl Typed {
     }
 }
 
+/// Whether `e` is computed from the body's parameters and constants alone
+/// (literals, config, the locals in [`Cx::inputs`], fields of them,
+/// operators, constructions and validated constructions of them): the
+/// same input gives the same value. A call, a query, `clock.now` or a
+/// mutable variable is not.
+pub(super) fn from_input(cx: &Cx, e: &ast::Expr) -> bool {
+    use ast::ExprKind as K;
+    match &e.kind {
+        K::Int(_) | K::Decimal(_) | K::Str(_) | K::Bool(_) | K::None | K::Duration(..) => true,
+        K::Path(path) => match path.segments.first() {
+            Some(first) => match cx.local(first.name) {
+                Some(local) => cx.inputs.contains(&local.slot.0),
+                None => first.name.as_str() != "clock",
+            },
+            None => false,
+        },
+        K::Field(inner, _) | K::Unary(_, inner) => from_input(cx, inner),
+        K::Binary(_, l, r) => from_input(cx, l) && from_input(cx, r),
+        K::Construct { fields, .. } => fields.iter().all(|f| from_input(cx, &f.value)),
+        K::List(items) => items.iter().all(|i| from_input(cx, i)),
+        // `T(e)`: a validated construction names a type.
+        K::Call { callee, args } => {
+            let validated = matches!(&callee.kind, K::Path(p) if p.segments.last().is_some_and(|s| s.name.as_str().starts_with(|c: char| c.is_ascii_uppercase())));
+            validated && args.iter().all(|a| from_input(cx, a))
+        }
+        _ => false,
+    }
+}
+
 /// A failure that escapes the body, and where it comes from.
 #[derive(Clone, Debug)]
 pub(super) struct Escape {
@@ -130,6 +159,13 @@ pub(super) struct Cx {
     pub entry_values: Option<String>,
     /// The config entries and functions the body uses.
     pub reads: ir::Reads,
+    /// Slots whose values come from the body's parameters and constants
+    /// alone (parameters, and `var`s computed from them).
+    pub inputs: BTreeSet<u32>,
+    /// An outside call or an action call has been lowered.
+    pub called: bool,
+    /// Entities queried before the first outside or action call.
+    pub read_first: Vec<crate::ir::EntityId>,
 }
 
 impl Cx {
@@ -145,6 +181,9 @@ impl Cx {
             slots: 0,
             entry_values: None,
             reads: ir::Reads::default(),
+            inputs: BTreeSet::new(),
+            called: false,
+            read_first: Vec::new(),
         }
     }
 
@@ -350,7 +389,8 @@ impl<'a> Resolver<'_, 'a> {
     /// A body's parameters bound to its first slots.
     fn bind_params(cx: &mut Cx, params: &[(Name, Ty, Span)]) {
         for (name, ty, _) in params {
-            cx.bind(*name, ty.clone(), false);
+            let slot = cx.bind(*name, ty.clone(), false);
+            cx.inputs.insert(slot.0);
         }
     }
 
@@ -549,7 +589,11 @@ impl<'a> Resolver<'_, 'a> {
             self.report_rebound(cx, name);
         }
         let ty = declared.unwrap_or(found.ty);
+        let input = !mutable && from_input(cx, value);
         let slot = cx.bind(name.name, ty, mutable);
+        if input {
+            cx.inputs.insert(slot.0);
+        }
         code::StmtKind::Set(slot, found.code)
     }
 

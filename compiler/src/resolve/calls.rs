@@ -69,7 +69,13 @@ impl<'r> Resolver<'r, '_> {
         out: &mut ir::Block,
     ) -> Outcome<'r> {
         match &e.kind {
-            ExprKind::Call { callee, args } => self.call(cx, e.span, callee, args, out),
+            ExprKind::Call { callee, args } => {
+                let outcome = self.call(cx, e.span, callee, args, out);
+                if let Outcome::Effect(p) = &outcome {
+                    cx.called |= matches!(p.target, ir::Target::Op(_) | ir::Target::Action(_));
+                }
+                outcome
+            }
             ExprKind::Create { .. } | ExprKind::Update { .. } | ExprKind::Delete { .. } => {
                 let outcome = self.write(cx, e, out);
                 match outcome {
@@ -540,12 +546,19 @@ impl<'r> Resolver<'r, '_> {
         let fields = found.and_then(|(_, t)| self.record_of(t));
         let ty = found.map_or(Ty::Error, |(_, t)| Ty::Named(t));
         let mut named: Vec<Option<&ast::Path>> = Vec::new();
+        let mut keyed_by_input = false;
         let lowered = match &e.kind {
             ExprKind::Create {
                 fields: inits,
                 conflict,
                 ..
             } => {
+                // The key is the entity's first declared field.
+                let key = fields.and_then(|defs| defs.first()).map(|d| d.name);
+                keyed_by_input = inits
+                    .iter()
+                    .find(|f| Some(f.name.name) == key)
+                    .is_some_and(|f| super::body::from_input(cx, &f.value));
                 let code = match &fields {
                     Some(defs) => self.check_inits(cx, entity.span, &ty, defs, inits, out),
                     None => {
@@ -630,6 +643,8 @@ impl<'r> Resolver<'r, '_> {
                 kind,
                 entity: entity_id,
                 failures,
+                keyed_by_input,
+                read_first: cx.read_first.contains(&entity_id),
             }),
             transient: false,
             ty: result,

@@ -56,6 +56,9 @@ impl<'r> Resolver<'r, '_> {
         let Some((entity_id, _)) = found else {
             return Outcome::Failed;
         };
+        if !cx.called {
+            cx.read_first.push(entity_id);
+        }
         let result = match mode {
             QueryMode::Optional => Ty::Optional(Box::new(ty)),
             QueryMode::Required => ty,
