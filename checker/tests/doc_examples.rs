@@ -52,6 +52,7 @@ pub const PRODUCED_ELSEWHERE: &[(&str, &str)] = &[
     ("package.has_errors", "tests/cli.rs"),
     ("syntax.nul_byte", "compiler/src/lexer.rs"),
     ("syntax.control_character", "tests/hostile/surfaces.rs"),
+    ("syntax.too_many_mistakes", "tests/hostile/surfaces.rs"),
     ("syntax.too_deep", "tests/hostile/mod.rs"),
 ];
 

@@ -32,6 +32,10 @@ use logos::Logos;
 /// otherwise bury every other finding.
 const MAX_INVALID_RUNS: usize = 20;
 
+/// Lexical diagnostics kept per file; past it they are counted and named
+/// in one more (a file of 16 million `;` took 21 GB as one each).
+const MAX_READ_DIAGS: usize = 10_000;
+
 /// Deepest nesting of `(`, `[` and `{` accepted; deeper input gets `syntax.too_deep`.
 pub const MAX_DEPTH: usize = 256;
 /// Words that can never be a name. Item words (`action`, `store`, `event`, ...)
@@ -468,6 +472,8 @@ struct Lexer<'t> {
     balance_diags: Vec<Diagnostic>,
     // Reader.
     invalid_runs: usize,
+    /// Lexical diagnostics dropped past [`MAX_READ_DIAGS`].
+    dropped: usize,
     bad_run: Option<BadRun>,
     line_clean: bool,
     line_start: u32,
@@ -499,6 +505,7 @@ impl<'t> Lexer<'t> {
             limit_diags: Vec::new(),
             balance_diags: Vec::new(),
             invalid_runs: 0,
+            dropped: 0,
             bad_run: None,
             line_clean: true,
             line_start: 0,
@@ -557,8 +564,35 @@ impl<'t> Lexer<'t> {
                 }
                 Err(()) => self.invalid(lexer.slice(), range),
             }
+            if self.read_diags.len() > 2 * MAX_READ_DIAGS {
+                self.dropped += self.read_diags.len() - MAX_READ_DIAGS;
+                self.read_diags.truncate(MAX_READ_DIAGS);
+            }
         }
         self.flush_bad_run();
+        if self.read_diags.len() > MAX_READ_DIAGS {
+            self.dropped += self.read_diags.len() - MAX_READ_DIAGS;
+            self.read_diags.truncate(MAX_READ_DIAGS);
+        }
+        if self.dropped > 0 {
+            // At the first one listed, so it is among those shown.
+            let at = self.read_diags.first().map_or(self.span(0, 0), |d| d.span);
+            self.read_diags.push(
+                Diagnostic::error(
+                    "syntax.too_many_mistakes",
+                    at,
+                    format!(
+                        "{} more lexical mistakes in this file are not listed",
+                        self.dropped
+                    ),
+                )
+                .with_label("the first of them")
+                .with_reason(format!(
+                    "Jadpo lists at most {MAX_READ_DIAGS} lexical mistakes per file; a file with more is most likely not Jadpo source"
+                ))
+                .with_fix("fix the mistakes listed, or check that this is the file you meant"),
+            );
+        }
     }
 
     /// Reports each run of characters in `slice` (at byte `at`) that a

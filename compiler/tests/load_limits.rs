@@ -131,7 +131,7 @@ fn sources_past_the_bound_are_refused() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(
         found[0].starts_with(
-            "load.too_large src/c.jadpo (0.0 MiB) would take the sources read past 48.0 MiB"
+            "load.too_large src/c.jadpo (0.0 MiB) would take the sources read past 32.0 MiB"
         ),
         "{found:#?}"
     );

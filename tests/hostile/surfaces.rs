@@ -525,3 +525,23 @@ fn fmt_without_a_path_formats_the_nearest_app_only() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(nowhere.status.code(), Some(2), "{nowhere:?}");
 }
+
+#[test]
+fn a_flood_of_mistakes_is_counted_not_kept() {
+    // 200,000 stray `;`: each was a diagnostic kept in memory (16 million
+    // took 21 GB); past 10,000 in a file they are counted in one more.
+    let app = App::new("semicolon-flood");
+    app.write("src/a.jadpo", ";\n".repeat(200_000));
+    let dir = app.dir.to_string_lossy().into_owned();
+    let out = run(&["check", "--format", "json", &dir]);
+    assert_no_panic(&out, "200,000 stray `;`");
+    let doc: serde_json::Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.describe()));
+    assert_eq!(doc["summary"]["errors"], 10_001, "{}", out.describe());
+    assert!(
+        out.stdout.contains("syntax.too_many_mistakes")
+            && out.stdout.contains("190000 more lexical mistakes"),
+        "{}",
+        out.describe()
+    );
+}

@@ -307,10 +307,10 @@ pub struct Ctx {
 }
 
 /// The most bytes of `.jadpo` sources one check reads, the app's and its
-/// packages' together: what the tool judges within 2 GiB of memory and
-/// 10 seconds, with room (a 50 MB source took 1.1 to 1.6 GB and 4 to 6 s
-/// in a release build). A source past it is refused unread.
-pub const MAX_SOURCES_BYTES: u64 = 48 << 20;
+/// packages' together. A 1M-line app is about 28 MiB (1.8 s and 430 MB in
+/// a release build); docs/robustness.md gives the worst contents measured
+/// at this size. A source past it is refused unread.
+pub const MAX_SOURCES_BYTES: u64 = 32 << 20;
 
 /// `load.too_large`: a source that would take the sources read past
 /// [`MAX_SOURCES_BYTES`].
