@@ -72,6 +72,21 @@ fn no_test_is_ignored() {
     assert!(offenders.is_empty(), "ignored tests in {offenders:?}");
 }
 
+/// The workspace's members, from the root `Cargo.toml`: every crate, so a
+/// new one cannot be left out of the code map.
+fn workspace_members() -> Vec<String> {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap_or_default();
+    let list = manifest
+        .split("members = [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or("");
+    list.split(',')
+        .map(|m| m.trim().trim_matches('"').to_string())
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
 /// `compiler/src/lexer` for `compiler/src/lexer.rs`, `compiler/src/load`
 /// for the folder `compiler/src/load/`.
 fn top_level_modules(src: &str) -> Vec<String> {
@@ -97,12 +112,16 @@ fn top_level_modules(src: &str) -> Vec<String> {
 fn architecture_code_map_names_every_crate_and_module() {
     let doc = std::fs::read_to_string(repo().join("ARCHITECTURE.md")).unwrap_or_default();
     let mut missing = Vec::new();
-    for krate in ["compiler/", "checker/", "stdlib/", "src/"] {
-        if !doc.contains(&format!("`{krate}`")) {
-            missing.push(krate.to_string());
+    let members = workspace_members();
+    assert!(members.len() >= 7, "the workspace's members: {members:?}");
+    let mut sources = vec!["src".to_string()];
+    for member in members.iter().filter(|m| *m != ".") {
+        if !doc.contains(&format!("`{member}/`")) {
+            missing.push(format!("{member}/"));
         }
+        sources.push(format!("{member}/src"));
     }
-    for src in ["compiler/src", "checker/src", "src"] {
+    for src in &sources {
         for module in top_level_modules(src) {
             if !doc.contains(&module) {
                 missing.push(module);
@@ -229,4 +248,33 @@ fn reaches(
         .iter()
         .filter(|(a, _)| a == from)
         .any(|(_, b)| reaches(edges, b, to, seen))
+}
+
+/// The runtime reads the plan (`jadpo-plan`), never the checker: its
+/// `[dependencies]` (tests aside) name no `jadpo-checker` (issue 32).
+#[test]
+fn the_runtime_does_not_depend_on_the_checker() {
+    let manifest = std::fs::read_to_string(repo().join("runtime/Cargo.toml")).unwrap_or_default();
+    let deps = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap_or("");
+    assert!(deps.contains("jadpo-plan"), "{deps}");
+    assert!(!deps.contains("jadpo-checker"), "{deps}");
+    let mut files = Vec::new();
+    rust_files(&repo().join("runtime/src"), &mut files);
+    let users: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .contains("jadpo_checker")
+        })
+        .map(|f| relative(f))
+        .collect();
+    assert!(
+        users.is_empty(),
+        "the runtime uses the checker in {users:?}"
+    );
 }

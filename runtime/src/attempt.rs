@@ -8,12 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use jadpo_checker::plan::{ActionPlan, Point, StepPlan};
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::code::{Emit, QueryMode, Write as WriteCode};
 use jadpo_compiler::ir::{EntityId, FailureId, FailureKind, OpId, Program, Ty, TypeKind};
 use jadpo_compiler::manifest::NewKeyOn;
 use jadpo_compiler::span::Span;
+use jadpo_plan::{ActionPlan, Point, StepPlan};
 
 use crate::check::check_value;
 use crate::eval::{fault, Divergence, Effects, Failed, Flow, Read, Stop, WriteValues, R};
@@ -301,7 +301,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
         Facts {
             keyed,
             window_ms: window,
-            margin_ms: window.map(jadpo_checker::plan::margin_ms),
+            margin_ms: window.map(jadpo_plan::margin_ms),
             replays_failures: keyed && idem.is_some_and(|i| i.replays_failures),
             new_key_on: idem.filter(|_| keyed).map(|i| i.new_key_on),
             attempts: o.attempts.max(1),
@@ -744,7 +744,7 @@ fn differing_fields(row: &StepRow, request: &Value) -> Vec<String> {
 /// Where `ops` stop being the operations of a path from a start of
 /// `shape` (the index of the first that no path makes there); `None` when
 /// they are a path's first steps.
-fn first_off_path(shape: &jadpo_checker::plan::Shape, ops: &[&str]) -> Option<usize> {
+fn first_off_path(shape: &jadpo_plan::Shape, ops: &[&str]) -> Option<usize> {
     let mut front: Vec<usize> = shape.starts.clone();
     for (i, op) in ops.iter().enumerate() {
         let here: Vec<usize> = front

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use jadpo_checker::plan::{ActionPlan, Plan, Point};
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::{ActionId, Program};
+use jadpo_plan::{ActionPlan, Plan, Point};
 
 use crate::attempt::{short, Attempt, CrashAt, Seen, Setting, StepsBySite};
 use crate::eval::{Budget, Divergence, Failed, Flow, Interp, Stop};

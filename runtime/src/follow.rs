@@ -14,7 +14,7 @@ use crate::value::{hex, Instant, Value};
 
 // The states an existing unique follow-up blocks a new one in, by default:
 // the checker's, so the two cannot disagree.
-use jadpo_checker::analysis::follow_up::options::DEFAULT_STATES;
+use jadpo_plan::DEFAULT_STATES;
 
 /// The first and last instants `run_at` may be: years 1 to 9999.
 const EARLIEST: i128 = -62_135_596_800 * 1_000_000_000;

@@ -9,7 +9,6 @@
 //! same program always gives the same bytes.
 
 mod follow_ups;
-pub mod model;
 pub mod shape;
 
 use jadpo_compiler::ir::{ActionId, EntryKind, Owner};
@@ -17,13 +16,13 @@ use jadpo_compiler::span::Span;
 use serde_json::Value;
 
 use crate::Cx;
-pub use model::{
-    ActionPlan, Built, CrashPoint, EntryPlan, FollowUpPlan, OptionPlan, Plan, Point, Positions,
-    RecordStore, Shape, ShapeNode, StepPlan, Surface, SurfaceAction, Via,
+/// The typed plan (the `jadpo-plan` crate), under its old path.
+pub use jadpo_plan as model;
+pub use jadpo_plan::{
+    margin_ms, ActionPlan, Built, CrashPoint, EntryPlan, FollowUpPlan, OptionPlan, Plan, Point,
+    Positions, RecordStore, Shape, ShapeNode, StepPlan, Surface, SurfaceAction, Via, FORMAT,
 };
 use shape::StepGraph;
-
-pub const FORMAT: u32 = 1;
 
 /// `file:line:col`, 1-based, columns in characters: from the file's line
 /// index (the checker reads positions, never text).
@@ -301,12 +300,6 @@ fn steps_of(cx: &Cx, graph: &StepGraph) -> Vec<StepPlan> {
         });
     }
     out
-}
-
-/// The margin before a key's window ends: the smaller of a tenth of the
-/// window and one hour.
-pub fn margin_ms(window_ms: u64) -> u64 {
-    (window_ms / 10).min(3_600_000)
 }
 
 fn shape_of(cx: &Cx, graph: &StepGraph) -> Shape {

@@ -11,10 +11,10 @@ mod run;
 
 use std::time::Duration;
 
-use jadpo_checker::plan::Plan;
 use jadpo_compiler::ir::test::Test;
 use jadpo_compiler::ir::Program;
 use jadpo_compiler::span::Span;
+use jadpo_plan::Plan;
 
 use crate::delivery::{End, ListedStep, Runtime};
 use crate::CrashAt;

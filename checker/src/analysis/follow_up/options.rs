@@ -8,13 +8,7 @@ use jadpo_compiler::ir::{Emit, EmitOption, OptionValue};
 /// The queue an emit without `queue:` goes to.
 pub const DEFAULT_QUEUE: &str = "default";
 /// Unique states when `unique` gives no `states:`.
-pub const DEFAULT_STATES: [&str; 5] = [
-    "scheduled",
-    "available",
-    "running",
-    "retryable",
-    "completed",
-];
+pub use jadpo_plan::DEFAULT_STATES;
 /// Every state a `states:` list may name.
 pub const KNOWN_STATES: [&str; 8] = [
     "scheduled",

@@ -1,9 +1,11 @@
-//! The plan as typed data: what `jadpo build` writes (through
-//! [`Plan::to_json`], keys sorted, so the bytes are those `spec/plan.md`
-//! describes) and what the runtime, the language server's hover and `jadpo
-//! plan diff` read. Fields marked `serde(skip)` exist only in process: the
-//! spans and ids that let the runtime find a step by its call site without
-//! reading `file:line:col` back.
+//! The plan as typed data: what `jadpo build` writes (the checker computes
+//! it; its JSON has sorted keys, so the bytes are those `spec/plan.md`
+//! describes) and what the runtime, the server, the language server's
+//! hover and `jadpo plan diff` read. A crate of its own so the runtime
+//! depends on the plan, never on the checker's analysis. Fields marked
+//! `serde(skip)` exist only in process: the spans and ids that let the
+//! runtime find a step by its call site without reading `file:line:col`
+//! back.
 
 use std::collections::BTreeMap;
 
@@ -267,3 +269,24 @@ impl Plan {
         self.actions.iter().find(|a| a.name == name)
     }
 }
+
+/// The plan format `jadpo build` writes; bumped when a field changes
+/// meaning or goes.
+pub const FORMAT: u32 = 1;
+
+/// The margin before a key's window ends: the smaller of a tenth of the
+/// window and one hour.
+pub fn margin_ms(window_ms: u64) -> u64 {
+    (window_ms / 10).min(3_600_000)
+}
+
+/// The unique states of a follow-up when `unique` gives no `states:`
+/// (design section 14.3): a duplicate is skipped while an earlier one is
+/// in any of them.
+pub const DEFAULT_STATES: [&str; 5] = [
+    "scheduled",
+    "available",
+    "running",
+    "retryable",
+    "completed",
+];
