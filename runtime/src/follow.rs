@@ -9,7 +9,7 @@ use jadpo_compiler::ir::code::Emit;
 use jadpo_compiler::ir::Program;
 
 use crate::eval::{fault, R};
-use crate::store::Follow;
+use crate::store::{DeliveryState, Follow};
 use crate::value::{hex, Instant, Value};
 
 // The states an existing unique follow-up blocks a new one in, by default:
@@ -48,10 +48,19 @@ pub fn staged(
     let unique = match opt(n.unique) {
         Value::Record(u) => {
             let by_args = u.get(n.by_args) != Value::Bool(false);
-            let states = match u.get(n.states) {
+            let named: Vec<String> = match u.get(n.states) {
                 Value::List(items) => items.iter().map(Value::as_text).collect(),
                 _ => DEFAULT_STATES.iter().map(|s| s.to_string()).collect(),
             };
+            let mut states = Vec::with_capacity(named.len());
+            for name in &named {
+                match DeliveryState::parse(name) {
+                    Some(s) => states.push(s),
+                    None => {
+                        return fault(format!("a follow-up's unique state `{name}` is no state"))
+                    }
+                }
+            }
             Some((unique_key(&event, by_args.then_some(&payload)), states))
         }
         _ => None,
@@ -61,6 +70,8 @@ pub fn staged(
         other => other,
     };
     Ok(Follow {
+        // The id and the deliveries are the commit's to give.
+        id: String::new(),
         event,
         payload,
         queue,
@@ -70,6 +81,7 @@ pub fn staged(
         run_at,
         metadata,
         unique,
+        deliveries: Vec::new(),
     })
 }
 

@@ -1,9 +1,10 @@
 //! The Jadpo step runtime: runs the actions of a checked program exactly as
 //! its plan says (design `testing.md` section 9). A [`Runtime`] holds the
 //! resolved program (lowered with its code) and the plan `jadpo build`
-//! computes; [`Runtime::deliver`] runs one delivery in attempts against a
-//! [`store::Store`] and a [`provider::Provider`], with the seed's record,
-//! replay, keys and windows, and reports its [`delivery::Outcome`]. No
+//! computes; [`Runtime::attempt`] runs one attempt of a delivery under a
+//! lease against the narrow [`store`] interfaces and a
+//! [`provider::Provider`], with the seed's record, replay, keys and
+//! windows; [`Runtime::deliver`] loops over it for the test runner. No
 //! filesystem or network access happens here: stores and providers are
 //! given.
 
@@ -25,4 +26,6 @@ pub mod suite;
 pub mod value;
 
 pub use attempt::CrashAt;
-pub use delivery::{Delivery, End, ListedStep, Outcome, Runtime};
+pub use delivery::{
+    AttemptOutcome, Attempted, Delivery, End, Limits, ListedStep, Outcome, Runtime,
+};

@@ -57,6 +57,22 @@ impl Answer {
     }
 }
 
+/// An answer as the provider sent it: its HTTP status and body. A step's
+/// answer is recorded this way (record format 2), so a rerun decodes it
+/// with the package of its own build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wire {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
 pub trait Provider {
     fn send(&mut self, call: &Call<'_>) -> Answer;
+
+    /// The status and body of the last answer, when the provider spoke
+    /// HTTP; a fake has none, and its answers are recorded as the bodies
+    /// its package would carry.
+    fn wire(&self) -> Option<Wire> {
+        None
+    }
 }

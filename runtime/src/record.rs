@@ -12,8 +12,13 @@ use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 
 use crate::value::{hex, Instant};
 
-/// The most bytes an answer's canonical encoding may have.
+/// The most bytes a recorded answer's body may have.
 pub const MAX_ANSWER: usize = 1_048_576;
+
+/// The record format this runtime writes and reads: 2, answers recorded
+/// as the provider's body with its status (design `server.md` section 12).
+/// A record in another format is held for an operator.
+pub const FORMAT: u32 = 2;
 
 /// How a record keeps its steps; a saved record cannot switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,10 +36,20 @@ impl Mode {
             Mode::Dispatch => "dispatch",
         }
     }
+
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text {
+            "steps" => Some(Mode::Steps),
+            "dispatch" => Some(Mode::Dispatch),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredRecord {
+    /// How its answers are kept: [`FORMAT`].
+    pub format: u32,
     pub build_id: String,
     pub shape_digest: String,
     pub mode: Mode,

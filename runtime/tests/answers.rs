@@ -106,7 +106,7 @@ fn run_with_blob(app: &App, blob: Value) -> jadpo_runtime::Outcome {
         ),
     ]);
     let d = support::delivery(app, "d_blob", "store_blob", vec![]);
-    support::run(app, &d, &mut MemStore::new(), &mut fake, None)
+    support::run(app, &d, &MemStore::new(), &mut fake, None)
 }
 
 #[test]

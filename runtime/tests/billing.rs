@@ -9,7 +9,7 @@ use jadpo_checker::plan::Point;
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::load::FsLoader;
 use jadpo_runtime::fake::Scripted;
-use jadpo_runtime::store::MemStore;
+use jadpo_runtime::store::{DeliveryState, Items, MemStore};
 use jadpo_runtime::value::Value;
 use jadpo_runtime::{CrashAt, Delivery, End, Outcome};
 use support::*;
@@ -91,12 +91,12 @@ fn entity(app: &App, name: &str) -> jadpo_compiler::ir::EntityId {
 #[test]
 fn subscribe_runs_three_keyed_steps_and_commits() {
     let app = billing();
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = happy(&app);
     let out = run(
         &app,
         &d(&app, "test:subscribe:1", "subscribe", vec![request()]),
-        &mut store,
+        &store,
         &mut fake,
         None,
     );
@@ -124,7 +124,7 @@ fn subscribe_runs_three_keyed_steps_and_commits() {
 #[test]
 fn a_declined_subscription_rejects_payment_refused_and_writes_nothing() {
     let app = billing();
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[
         ("stripe.prices.retrieve", vec![price()]),
         ("stripe.customers.create", vec![customer()]),
@@ -140,7 +140,7 @@ fn a_declined_subscription_rejects_payment_refused_and_writes_nothing() {
     let out = run(
         &app,
         &d(&app, "test:declined:1", "subscribe", vec![request()]),
-        &mut store,
+        &store,
         &mut fake,
         None,
     );
@@ -150,13 +150,16 @@ fn a_declined_subscription_rejects_payment_refused_and_writes_nothing() {
     assert_eq!(f.failure, app.failure("PaymentRefused"));
     assert!(store.rows(entity(&app, "Subscription")).is_empty());
     assert!(store.outbox().is_empty());
-    assert_eq!(store.items()[0].outcome, "failed");
+    assert_eq!(
+        store.items(false).unwrap_or_default()[0].outcome,
+        DeliveryState::Failed
+    );
 }
 
 #[test]
 fn a_lost_subscription_is_resumed_under_the_same_key() {
     let app = billing();
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[
         ("stripe.prices.retrieve", vec![price()]),
         ("stripe.customers.create", vec![customer()]),
@@ -169,7 +172,7 @@ fn a_lost_subscription_is_resumed_under_the_same_key() {
     let out = run(
         &app,
         &d(&app, "test:lost:1", "subscribe", vec![request()]),
-        &mut store,
+        &store,
         &mut fake,
         None,
     );
@@ -184,7 +187,7 @@ fn a_lost_subscription_is_resumed_under_the_same_key() {
 #[test]
 fn a_stripe_5xx_parks_as_outcome_unknown() {
     let app = billing();
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[
         ("stripe.prices.retrieve", vec![price()]),
         ("stripe.customers.create", vec![customer()]),
@@ -194,7 +197,7 @@ fn a_stripe_5xx_parks_as_outcome_unknown() {
     let out = run(
         &app,
         &d(&app, "test:5xx:1", "subscribe", vec![request()]),
-        &mut store,
+        &store,
         &mut fake,
         None,
     );
@@ -222,7 +225,7 @@ fn a_charge_already_refunded_answers_false() {
     let out = run(
         &app,
         &d(&app, "test:refund:1", "refund_charge", vec![refund]),
-        &mut MemStore::new(),
+        &MemStore::new(),
         &mut fake,
         None,
     );
@@ -243,7 +246,7 @@ fn half_of_one_cent_is_not_a_stripe_amount() {
     let out = run(
         &app,
         &d(&app, "test:half:1", "refund_half", vec![refund(900)]),
-        &mut MemStore::new(),
+        &MemStore::new(),
         &mut fake,
         None,
     );
@@ -251,7 +254,7 @@ fn half_of_one_cent_is_not_a_stripe_amount() {
     let out = run(
         &app,
         &d(&app, "test:half:2", "refund_half", vec![refund(1)]),
-        &mut MemStore::new(),
+        &MemStore::new(),
         &mut fake,
         None,
     );
@@ -269,8 +272,8 @@ fn half_of_one_cent_is_not_a_stripe_amount() {
 #[test]
 fn a_subscription_is_read_back_from_the_store() {
     let app = billing();
-    let mut store = MemStore::new();
-    let show = |store: &mut MemStore, n: u32| -> Outcome {
+    let store = MemStore::new();
+    let show = |store: &MemStore, n: u32| -> Outcome {
         let mut fake = happy(&app);
         let delivery = d(
             &app,
@@ -280,7 +283,7 @@ fn a_subscription_is_read_back_from_the_store() {
         );
         run(&app, &delivery, store, &mut fake, None)
     };
-    let End::Failed(f) = show(&mut store, 1).end else {
+    let End::Failed(f) = show(&store, 1).end else {
         panic!("no subscription yet");
     };
     assert_eq!(f.failure, app.failure("SubscriptionUnknown"));
@@ -288,11 +291,11 @@ fn a_subscription_is_read_back_from_the_store() {
     run(
         &app,
         &d(&app, "test:show:2", "subscribe", vec![request()]),
-        &mut store,
+        &store,
         &mut fake,
         None,
     );
-    let End::Completed(row) = show(&mut store, 3).end else {
+    let End::Completed(row) = show(&store, 3).end else {
         panic!("the row is there");
     };
     assert_eq!(
@@ -304,7 +307,7 @@ fn a_subscription_is_read_back_from_the_store() {
 #[test]
 fn the_subscriber_path_runs_the_packages_steps_as_its_own() {
     let app = billing();
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[
         ("stripe.customers.create", vec![customer()]),
         (
@@ -327,7 +330,7 @@ fn the_subscriber_path_runs_the_packages_steps_as_its_own() {
         "subscribe_requested",
         vec![request()],
     );
-    let out = run(&app, &delivery, &mut store, &mut fake, None);
+    let out = run(&app, &delivery, &store, &mut fake, None);
     assert_eq!(out.end, End::Completed(Value::Unit), "{out:#?}");
     assert_eq!(fake.effects().len(), 3);
     assert_eq!(store.rows(entity(&app, "Subscription")).len(), 1);
@@ -342,12 +345,12 @@ fn the_plans_crash_points_resume_subscribe_to_the_same_end() {
         .cloned()
         .expect("planned");
     let end = |crash: Option<CrashAt>| {
-        let mut store = MemStore::new();
+        let store = MemStore::new();
         let mut fake = happy(&app);
         let out = run(
             &app,
             &d(&app, "test:crash:1", "subscribe", vec![request()]),
-            &mut store,
+            &store,
             &mut fake,
             crash,
         );

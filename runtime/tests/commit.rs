@@ -5,7 +5,11 @@ use crate::support;
 use jadpo_checker::plan::Point;
 use jadpo_runtime::eval::Divergence;
 use jadpo_runtime::fake::Scripted;
-use jadpo_runtime::store::{Commit, MemStore, Store, Write};
+use jadpo_runtime::record::{StepRow, StoredRecord};
+use jadpo_runtime::store::{
+    Commit, CommitError, Commits, DeliveryState, Fenced, Items, Lease, MemStore, Queue, Records,
+    Result as StoreResult, Rows, Write,
+};
 use jadpo_runtime::value::Value;
 use jadpo_runtime::{CrashAt, End};
 use support::*;
@@ -25,7 +29,7 @@ fn rerun_under(first: &str, second: &str) -> End {
     let a = App::new(first);
     let mut d = delivery(&a, "test:diverge:1", "pay_twice", vec![order("o1", 10)]);
     d.attempts = 1;
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = a.fake(&[(
         "pay.charges.create",
         vec![
@@ -33,7 +37,7 @@ fn rerun_under(first: &str, second: &str) -> End {
             Scripted::Lost(Box::new(charge("ch_2", 11))),
         ],
     )]);
-    let out = run(&a, &d, &mut store, &mut fake, None);
+    let out = run(&a, &d, &store, &mut fake, None);
     assert!(matches!(out.end, End::RetryLater(_)), "{out:#?}");
     let b = App::new(second);
     let d = delivery(&b, "test:diverge:1", "pay_twice", vec![order("o1", 10)]);
@@ -44,7 +48,7 @@ fn rerun_under(first: &str, second: &str) -> End {
         ),
         ("pay.tags.put", vec![charge("t_1", 10)]),
     ]);
-    let out = run(&b, &d, &mut store, &mut fake, None);
+    let out = run(&b, &d, &store, &mut fake, None);
     assert_eq!(fake.effects().len(), 0, "nothing is sent before it is held");
     out.end
 }
@@ -115,63 +119,74 @@ action pay_twice(req: OrderReq) fails pay.Declined -> Text {
     assert!(why.contains("kept as steps"), "{why}");
 }
 
+/// A store that hands everything to a `MemStore`, with a hook before each
+/// step write and each commit: what another runner does meanwhile.
+struct Hooked<'a> {
+    inner: &'a MemStore,
+    before_step: &'a dyn Fn(&MemStore, &StoredRecord),
+    before_commit: &'a dyn Fn(&MemStore, &Commit),
+}
+
+impl Records for Hooked<'_> {
+    fn record(&self, d: &str) -> StoreResult<Option<StoredRecord>> {
+        self.inner.record(d)
+    }
+    fn put_step(
+        &self,
+        d: &str,
+        lease: &Lease,
+        r: &StoredRecord,
+        step: &StepRow,
+    ) -> Result<(), Fenced> {
+        (self.before_step)(self.inner, r);
+        self.inner.put_step(d, lease, r, step)
+    }
+    fn truncate_steps(&self, d: &str, lease: &Lease, position: u32) -> Result<(), Fenced> {
+        self.inner.truncate_steps(d, lease, position)
+    }
+}
+
+impl Rows for Hooked<'_> {
+    fn select(
+        &self,
+        e: jadpo_compiler::ir::EntityId,
+        f: &[(jadpo_compiler::intern::Name, Value)],
+    ) -> StoreResult<Vec<jadpo_runtime::store::Row>> {
+        self.inner.select(e, f)
+    }
+}
+
+impl Commits for Hooked<'_> {
+    fn commit(&self, c: &Commit, lease: &Lease) -> Result<(), CommitError> {
+        (self.before_commit)(self.inner, c);
+        self.inner.commit(c, lease)
+    }
+}
+
 #[test]
 fn a_runner_whose_lease_lapsed_stops_before_sending_another_step() {
     let app = App::new(TWO);
     let d = delivery(&app, "test:lease:1", "pay_twice", vec![order("o1", 10)]);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[(
         "pay.charges.create",
         vec![charge("ch_1", 10), charge("ch_2", 11)],
     )]);
-    // The runner holds the lease it claimed; another runner claims the
-    // delivery before the step is recorded.
-    struct Stealing<'a> {
-        inner: &'a mut MemStore,
-        stolen: bool,
-    }
-    impl Store for Stealing<'_> {
-        fn claim(&mut self, d: &str) -> jadpo_runtime::store::Lease {
-            self.inner.claim(d)
+    // The runner holds the lease it took; another runner takes the
+    // delivery before step 2 is recorded.
+    let stolen = std::cell::Cell::new(false);
+    let steal = |m: &MemStore, r: &StoredRecord| {
+        if !stolen.get() && r.steps.len() == 2 {
+            stolen.set(true);
+            let _ = m.take("test:lease:1", 1000, at(T0));
         }
-        fn record(&self, d: &str) -> Option<jadpo_runtime::record::StoredRecord> {
-            self.inner.record(d)
-        }
-        fn put_record(
-            &mut self,
-            d: &str,
-            lease: jadpo_runtime::store::Lease,
-            r: &jadpo_runtime::record::StoredRecord,
-        ) -> Result<(), jadpo_runtime::store::LeaseLost> {
-            if !self.stolen && r.steps.len() == 2 {
-                self.stolen = true;
-                self.inner.claim(d);
-            }
-            self.inner.put_record(d, lease, r)
-        }
-        fn select(
-            &self,
-            e: jadpo_compiler::ir::EntityId,
-            f: &[(jadpo_compiler::intern::Name, Value)],
-        ) -> Vec<jadpo_runtime::store::Row> {
-            self.inner.select(e, f)
-        }
-        fn commit(
-            &mut self,
-            c: &Commit,
-            lease: jadpo_runtime::store::Lease,
-        ) -> Result<(), jadpo_runtime::store::CommitError> {
-            self.inner.commit(c, lease)
-        }
-        fn keep_item(&mut self, item: jadpo_runtime::store::OperatorItem) {
-            self.inner.keep_item(item)
-        }
-    }
-    let mut stealing = Stealing {
-        inner: &mut store,
-        stolen: false,
     };
-    let out = app.runtime().deliver(&d, &mut stealing, &mut fake, None);
+    let hooked = Hooked {
+        inner: &store,
+        before_step: &steal,
+        before_commit: &|_, _| {},
+    };
+    let out = app.runtime().deliver(&d, &hooked, &store, &mut fake, None);
     assert_eq!(out.end, End::LeaseLost, "{out:#?}");
     assert_eq!(
         fake.effects_of("pay.charges.create"),
@@ -202,7 +217,7 @@ fn order_entity(app: &App) -> jadpo_compiler::ir::EntityId {
 #[test]
 fn a_duplicate_unique_follow_up_is_skipped_and_the_commit_lands() {
     let app = App::new(SAVE);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let script = || {
         app.fake(&[(
             "pay.charges.create",
@@ -210,7 +225,7 @@ fn a_duplicate_unique_follow_up_is_skipped_and_the_commit_lands() {
         )])
     };
     let d1 = delivery(&app, "test:unique:1", "save", vec![order("o1", 1)]);
-    let out = run(&app, &d1, &mut store, &mut script(), None);
+    let out = run(&app, &d1, &store, &mut script(), None);
     assert_eq!(out.end, End::Completed(text("ch_2")));
     // The same follow-up (same event and payload) from another order's
     // delivery that emits for o1 too: a different row, the same unique key.
@@ -228,27 +243,30 @@ action again(req: OrderReq) fails pay.Declined -> Unit {
         "pay.charges.create",
         vec![charge("ch_1", 1), charge("ch_2", 2)],
     )]);
-    let out = run(&app2, &d2, &mut store, &mut fake, None);
+    let out = run(&app2, &d2, &store, &mut fake, None);
     assert_eq!(out.end, End::Completed(Value::Unit), "{out:#?}");
-    assert!(store.handled("test:unique:2"), "the commit landed");
+    assert!(
+        store.handled("test:unique:2").unwrap_or(false),
+        "the commit landed"
+    );
     assert_eq!(store.outbox().len(), 1, "the duplicate was skipped");
 }
 
 #[test]
 fn a_create_with_an_existing_key_fails_with_its_conflict_failure() {
     let app = App::new(SAVE);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let d = delivery(&app, "test:conflict:1", "save", vec![order("o1", 1)]);
     let mut fake = app.fake(&[(
         "pay.charges.create",
         vec![charge("ch_1", 1), charge("ch_2", 2)],
     )]);
     assert!(matches!(
-        run(&app, &d, &mut store, &mut fake, None).end,
+        run(&app, &d, &store, &mut fake, None).end,
         End::Completed(_)
     ));
     let d = delivery(&app, "test:conflict:2", "save", vec![order("o1", 1)]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     let End::Failed(f) = &out.end else {
         panic!("{out:#?}");
     };
@@ -259,75 +277,45 @@ fn a_create_with_an_existing_key_fails_with_its_conflict_failure() {
 #[test]
 fn a_commit_that_meets_another_deliverys_commit_retries_later() {
     let app = App::new(SAVE);
-    let mut store = MemStore::new();
-    struct Racing<'a> {
-        inner: &'a mut MemStore,
-        raced: bool,
-        entity: jadpo_compiler::ir::EntityId,
-    }
-    impl Store for Racing<'_> {
-        fn claim(&mut self, d: &str) -> jadpo_runtime::store::Lease {
-            self.inner.claim(d)
+    let store = MemStore::new();
+    let entity = order_entity(&app);
+    let raced = std::cell::Cell::new(false);
+    // Another delivery commits the same key just before the first commit.
+    let race = |m: &MemStore, c: &Commit| {
+        if raced.replace(true) {
+            return;
         }
-        fn record(&self, d: &str) -> Option<jadpo_runtime::record::StoredRecord> {
-            self.inner.record(d)
-        }
-        fn put_record(
-            &mut self,
-            d: &str,
-            lease: jadpo_runtime::store::Lease,
-            r: &jadpo_runtime::record::StoredRecord,
-        ) -> Result<(), jadpo_runtime::store::LeaseLost> {
-            self.inner.put_record(d, lease, r)
-        }
-        fn select(
-            &self,
-            e: jadpo_compiler::ir::EntityId,
-            f: &[(jadpo_compiler::intern::Name, Value)],
-        ) -> Vec<jadpo_runtime::store::Row> {
-            self.inner.select(e, f)
-        }
-        fn commit(
-            &mut self,
-            c: &Commit,
-            lease: jadpo_runtime::store::Lease,
-        ) -> Result<(), jadpo_runtime::store::CommitError> {
-            if !self.raced {
-                // Another delivery commits the same key just before.
-                self.raced = true;
-                let other = self.inner.claim("other");
-                let row = rec(&[("id", text("o1")), ("charge", text("ch_other"))]);
-                let w = Write::Create {
-                    entity: self.entity,
-                    key: text("o1").canonical(),
-                    value: row,
-                };
-                let commit = Commit {
-                    delivery: "other".into(),
-                    at: c.at,
-                    writes: vec![w],
-                    follow_ups: Vec::new(),
-                };
-                let _ = self.inner.commit(&commit, other);
-            }
-            self.inner.commit(c, lease)
-        }
-        fn keep_item(&mut self, item: jadpo_runtime::store::OperatorItem) {
-            self.inner.keep_item(item)
-        }
-    }
+        let other = m
+            .take("other", 1000, at(T0))
+            .ok()
+            .flatten()
+            .expect("a lease");
+        let row = rec(&[("id", text("o1")), ("charge", text("ch_other"))]);
+        let commit = Commit {
+            delivery: "other".into(),
+            at: c.at,
+            writes: vec![Write::Create {
+                entity,
+                key: text("o1").canonical(),
+                value: row,
+            }],
+            follow_ups: Vec::new(),
+            steps: Vec::new(),
+            response: None,
+        };
+        let _ = m.commit(&commit, &other);
+    };
+    let hooked = Hooked {
+        inner: &store,
+        before_step: &|_, _| {},
+        before_commit: &race,
+    };
     let d = delivery(&app, "test:race:1", "save", vec![order("o1", 1)]);
     let mut fake = app.fake(&[(
         "pay.charges.create",
         vec![charge("ch_1", 1), charge("ch_2", 2)],
     )]);
-    let entity = order_entity(&app);
-    let mut racing = Racing {
-        inner: &mut store,
-        raced: false,
-        entity,
-    };
-    let out = app.runtime().deliver(&d, &mut racing, &mut fake, None);
+    let out = app.runtime().deliver(&d, &hooked, &store, &mut fake, None);
     // Attempt 1's commit conflicts; attempt 2 replays both steps and its
     // create now fails with the conflict failure.
     assert_eq!(out.attempts, 2, "{out:#?}");
@@ -351,19 +339,22 @@ action long(req: OrderReq) fails pay.Declined -> Unit {
     );
     let long = "x".repeat(30);
     let d = delivery(&app, "test:fault:1", "long", vec![order(&long, 1)]);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[(
         "pay.charges.create",
         vec![charge("ch_1", 1), charge("ch_2", 2)],
     )]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     let End::Faulted(why) = &out.end else {
         panic!("{out:#?}");
     };
     assert!(why.contains("max_length 64"), "{why}");
     assert!(store.rows(order_entity(&app)).is_empty());
-    assert_eq!(store.items()[0].outcome, "fault");
-    assert!(store.items()[0].record.is_some(), "the record is kept");
+    assert_eq!(
+        store.items(false).unwrap_or_default()[0].outcome,
+        DeliveryState::Fault
+    );
+    assert!(store.record_of(&d.id).is_some(), "the record is kept");
 }
 
 #[test]
@@ -375,7 +366,7 @@ fn an_answer_over_a_megabyte_is_a_fault_naming_the_step() {
         "pay.charges.create",
         vec![charge("ch_1", 1), charge(&big, 2)],
     )]);
-    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
     let End::Faulted(why) = &out.end else {
         panic!("{out:#?}");
     };
@@ -399,7 +390,7 @@ action four(req: OrderReq) fails pay.Declined -> Text {
 /// fake's effects.
 fn end_state(app: &App, crash: Option<CrashAt>) -> (End, Vec<Value>, usize, Vec<String>, bool) {
     let d = delivery(app, "test:matrix:1", "four", vec![order("o1", 10)]);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[(
         "pay.charges.create",
         vec![
@@ -409,7 +400,7 @@ fn end_state(app: &App, crash: Option<CrashAt>) -> (End, Vec<Value>, usize, Vec<
             charge("ch_4", 13),
         ],
     )]);
-    let out = run(app, &d, &mut store, &mut fake, crash);
+    let out = run(app, &d, &store, &mut fake, crash);
     let mut effects: Vec<String> = fake
         .effects()
         .iter()
@@ -454,7 +445,7 @@ fn the_same_delivery_gives_the_same_listing_and_record_every_time() {
     let one = || {
         let mut d = delivery(&app, "test:same:1", "four", vec![order("o1", 10)]);
         d.attempts = 1;
-        let mut store = MemStore::new();
+        let store = MemStore::new();
         let mut fake = app.fake(&[(
             "pay.charges.create",
             vec![
@@ -463,8 +454,8 @@ fn the_same_delivery_gives_the_same_listing_and_record_every_time() {
                 Scripted::Lost(Box::new(charge("ch_3", 12))),
             ],
         )]);
-        let out = run(&app, &d, &mut store, &mut fake, None);
-        format!("{:?}\n{:?}", out, store.record(&d.id))
+        let out = run(&app, &d, &store, &mut fake, None);
+        format!("{:?}\n{:?}", out, store.record_of(&d.id))
     };
     let first = one();
     assert!(first.contains("Sealed"), "the record is kept");

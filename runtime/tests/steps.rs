@@ -8,7 +8,7 @@ use jadpo_compiler::intern::Name;
 use jadpo_runtime::eval::Divergence;
 use jadpo_runtime::fake::Scripted;
 use jadpo_runtime::record::RowState;
-use jadpo_runtime::store::{MemStore, Store};
+use jadpo_runtime::store::{DeliveryState, Items, MemStore, Queue};
 use jadpo_runtime::value::{Instant, Value};
 use jadpo_runtime::End;
 use support::*;
@@ -46,9 +46,9 @@ fn charges() -> Vec<Scripted> {
 fn a_clean_run_commits_its_writes_outbox_and_removes_the_record() {
     let app = App::new(FOUR);
     let d = delivery(&app, "test:four:1", "four", vec![order("o1", 10)]);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[("pay.charges.create", charges())]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     assert_eq!(out.end, End::Completed(text("ch_4")));
     assert_eq!(out.attempts, 1);
     let states: Vec<&str> = out.steps.iter().map(|s| s.state).collect();
@@ -70,18 +70,18 @@ fn a_clean_run_commits_its_writes_outbox_and_removes_the_record() {
     assert_eq!(store.outbox().len(), 1);
     assert_eq!(store.outbox()[0].follow.event, "Paid");
     assert!(
-        store.record(&d.id).is_none(),
+        store.record_of(&d.id).is_none(),
         "the record is removed in the commit"
     );
-    assert!(store.handled(&d.id));
-    assert!(store.items().is_empty());
+    assert!(store.handled(&d.id).unwrap_or(false));
+    assert!(store.items(false).unwrap_or_default().is_empty());
 }
 
 #[test]
 fn a_rerun_replays_answered_steps_without_sending_them() {
     let app = App::new(FOUR);
     let d = delivery(&app, "test:replay:1", "four", vec![order("o1", 10)]);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     // Step 3's answer is lost: attempt 1 ends retry-later with steps 1
     // and 2 answered and step 3 in doubt; attempt 2 replays 1 and 2.
     let mut fake = app.fake(&[(
@@ -93,7 +93,7 @@ fn a_rerun_replays_answered_steps_without_sending_them() {
             charge("ch_4", 13),
         ],
     )]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     assert_eq!(out.end, End::Completed(text("ch_4")));
     assert_eq!(out.attempts, 2);
     let states: Vec<&str> = out.steps.iter().map(|s| s.state).collect();
@@ -116,26 +116,33 @@ fn a_step_in_doubt_is_resent_inside_its_window_and_parks_past_it() {
     };
     let mut d = delivery(&app, "test:window:1", "two", vec![order("o1", 10)]);
     d.retry_after_ms = minutes(50);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[("pay.charges.create", script())]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     assert_eq!(out.end, End::Completed(text("ch_2")), "{out:#?}");
     assert_eq!(fake.effects_of("pay.charges.create"), 2);
     assert_eq!(out.steps[1].state, "answered");
 
     d.retry_after_ms = minutes(55);
     d.id = "test:window:2".into();
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[("pay.charges.create", script())]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     let End::Parked { step, why } = &out.end else {
         panic!("should park: {out:#?}");
     };
     assert_eq!(*step, 2);
     assert!(why.contains("window"), "{why}");
     assert_eq!(out.steps[1].state, "in doubt");
-    assert_eq!(store.items().len(), 1, "an operator item is kept");
-    assert_eq!(store.items()[0].outcome, "outcome_unknown");
+    assert_eq!(
+        store.items(false).unwrap_or_default().len(),
+        1,
+        "an operator item is kept"
+    );
+    assert_eq!(
+        store.items(false).unwrap_or_default()[0].outcome,
+        DeliveryState::OutcomeUnknown
+    );
 }
 
 #[test]
@@ -151,7 +158,7 @@ action stamped(req: OrderReq) fails pay.Declined -> Instant {
     );
     let mut d = delivery(&app, "test:clock:1", "stamped", vec![order("o1", 10)]);
     d.retry_after_ms = minutes(10);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[(
         "pay.charges.create",
         vec![
@@ -159,7 +166,7 @@ action stamped(req: OrderReq) fails pay.Declined -> Instant {
             Scripted::Lost(Box::new(charge("ch_2", 2))),
         ],
     )]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     assert_eq!(out.attempts, 2);
     assert_eq!(out.last_start, Instant(at(T0).0 + 10 * 60 * 1_000_000_000));
     assert_eq!(out.end, End::Completed(Value::Instant(at(T0))));
@@ -169,7 +176,7 @@ action stamped(req: OrderReq) fails pay.Declined -> Instant {
 fn a_transient_failure_ends_the_attempt_and_the_call_is_sent_again() {
     let app = App::new(FOUR);
     let d = delivery(&app, "test:transient:1", "two", vec![order("o1", 10)]);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     // Three sends of step 2 answer `Unavailable` (its 3 attempts): the
     // attempt ends retry-later, and the next one sends step 2 afresh.
     let mut fake = app.fake(&[(
@@ -182,7 +189,7 @@ fn a_transient_failure_ends_the_attempt_and_the_call_is_sent_again() {
             charge("ch_2", 11),
         ],
     )]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     assert_eq!(out.end, End::Completed(text("ch_2")), "{out:#?}");
     assert_eq!(out.attempts, 2);
     assert_eq!(fake.effects_of("pay.charges.create"), 2);
@@ -193,19 +200,22 @@ fn in_use_is_waited_on_within_attempts_then_ends_the_attempt() {
     let app = App::new(FOUR);
     let mut d = delivery(&app, "test:in_use:1", "two", vec![order("o1", 10)]);
     d.attempts = 1;
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[(
         "pay.charges.create",
         vec![charge("ch_1", 10), Scripted::InUse],
     )]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     let End::RetryLater(why) = &out.end else {
         panic!("{out:#?}");
     };
     assert!(why.contains("in use"), "{why}");
     // Step 2 was sent its 3 attempts, never more; it never failed.
     assert_eq!(fake.sends.get("pay.charges.create"), Some(&4));
-    assert_eq!(store.items()[0].outcome, "retry_later");
+    assert_eq!(
+        store.items(false).unwrap_or_default()[0].outcome,
+        DeliveryState::RetryLater
+    );
 }
 
 #[test]
@@ -237,14 +247,14 @@ action new_key(req: OrderReq) fails pay_newkey.Declined -> Text {
     // Without replays_failures: the 5xx is in doubt, resent under its key.
     let d = delivery(&app, "test:5xx:1", "plain", vec![order("o1", 1)]);
     let mut fake = app.fake(&[("pay.charges.create", script())]);
-    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
     assert_eq!(out.end, End::Completed(text("ch_2")), "{out:#?}");
 
     // With replays_failures: the provider repeats the 5xx for the key until
     // its window ends, so the step parks.
     let d = delivery(&app, "test:5xx:2", "replayed", vec![order("o1", 1)]);
     let mut fake = app.fake(&[("pay_replays.charges.create", script())]);
-    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
     let End::Parked { step, why } = &out.end else {
         panic!("{out:#?}");
     };
@@ -254,8 +264,8 @@ action new_key(req: OrderReq) fails pay_newkey.Declined -> Text {
     // With new_key_on: answer, it is sent again under the next generation.
     let d = delivery(&app, "test:5xx:3", "new_key", vec![order("o1", 1)]);
     let mut fake = app.fake(&[("pay_newkey.charges.create", script())]);
-    let mut store = MemStore::new();
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let store = MemStore::new();
+    let out = run(&app, &d, &store, &mut fake, None);
     assert_eq!(out.end, End::Completed(text("ch_2")), "{out:#?}");
     assert_eq!(fake.effects_of("pay_newkey.charges.create"), 2);
 }
@@ -264,7 +274,7 @@ action new_key(req: OrderReq) fails pay_newkey.Declined -> Text {
 fn the_mismatch_answer_holds_the_delivery_as_diverged() {
     let app = App::new(FOUR);
     let d = delivery(&app, "test:mismatch:1", "two", vec![order("o1", 10)]);
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     // Another runner (here: a hand-made call) used step 1's key with
     // another request first.
     let mut fake = app.fake(&[(
@@ -283,7 +293,7 @@ fn the_mismatch_answer_holds_the_delivery_as_diverged() {
         changes: true,
     };
     jadpo_runtime::provider::Provider::send(&mut fake, &call);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     let End::Held(Divergence { step, why, .. }) = &out.end else {
         panic!("{out:#?}");
     };
@@ -304,7 +314,7 @@ action read(req: OrderReq) -> Bool {
     );
     let d = delivery(&app, "test:read:1", "read", vec![order("o1", 1)]);
     let mut fake = app.fake(&[("pay.charges.get", vec![Scripted::ServerError])]);
-    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
     assert_eq!(out.end, End::Completed(Value::Bool(false)));
     assert_eq!(fake.sends.get("pay.charges.get"), Some(&3));
 }
@@ -324,8 +334,8 @@ fn the_lone_unkeyed_call_parks_when_in_doubt() {
         "pay.receipts.send",
         vec![Scripted::Lost(Box::new(charge("r_1", 1)))],
     )]);
-    let mut store = MemStore::new();
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let store = MemStore::new();
+    let out = run(&app, &d, &store, &mut fake, None);
     let End::Parked { step, .. } = &out.end else {
         panic!("{out:#?}");
     };
@@ -336,7 +346,7 @@ fn the_lone_unkeyed_call_parks_when_in_doubt() {
         "it acted once, never twice"
     );
     // A single call keeps dispatch metadata only: no fingerprint, no answer.
-    let record = store.items()[0].record.clone().expect("kept");
+    let record = store.record_of(&d.id).expect("kept");
     assert_eq!(record.mode, jadpo_runtime::record::Mode::Dispatch);
     assert!(record.steps.iter().all(|s| s.fingerprint.is_none()));
 }
@@ -353,7 +363,7 @@ fn an_unkeyed_changing_call_answered_5xx_is_never_sent_again() {
         "pay.receipts.send",
         vec![Scripted::ServerError, charge("r_2", 1)],
     )]);
-    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
     let End::Parked { step, .. } = &out.end else {
         panic!("{out:#?}");
     };
@@ -380,7 +390,7 @@ action tagged(req: OrderReq) fails pay.Declined -> Text {
             vec![Scripted::Lost(Box::new(charge("t_1", 2))), charge("t_1", 2)],
         ),
     ]);
-    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
     assert_eq!(out.end, End::Completed(text("t_1")), "{out:#?}");
     // The same request again to a `keyed: false` operation is no new effect.
     assert_eq!(fake.effects_of("pay.tags.put"), 1);
@@ -391,7 +401,7 @@ fn answers_are_recorded_encrypted() {
     let app = App::new(FOUR);
     let mut d = delivery(&app, "test:sealed:1", "two", vec![order("o1", 10)]);
     d.attempts = 1;
-    let mut store = MemStore::new();
+    let store = MemStore::new();
     let mut fake = app.fake(&[(
         "pay.charges.create",
         vec![
@@ -399,9 +409,9 @@ fn answers_are_recorded_encrypted() {
             Scripted::Lost(Box::new(charge("ch_2", 11))),
         ],
     )]);
-    let out = run(&app, &d, &mut store, &mut fake, None);
+    let out = run(&app, &d, &store, &mut fake, None);
     assert!(matches!(out.end, End::RetryLater(_)), "{out:#?}");
-    let record = store.record(&d.id).expect("kept");
+    let record = store.record_of(&d.id).expect("kept");
     let RowState::Answered(sealed) = &record.steps[0].state else {
         panic!("step 1 answered");
     };
@@ -428,7 +438,7 @@ fn a_call_that_did_not_act_is_not_in_doubt() {
             charge("r_1", 1),
         ],
     )]);
-    let out = run(&app, &d, &mut MemStore::new(), &mut fake, None);
+    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
     assert_eq!(out.end, End::Completed(text("r_1")), "{out:#?}");
     assert_eq!(out.attempts, 2);
     assert_eq!(fake.effects_of("pay.receipts.send"), 1);

@@ -116,9 +116,9 @@ fn main() -> ExitCode {
         limits: Default::default(),
     };
     let run = |crash: Option<CrashAt>| {
-        let mut store = MemStore::new();
+        let store = MemStore::new();
         let mut fake = Fake::new(scripts.clone());
-        runtime.deliver(&delivery, &mut store, &mut fake, crash)
+        runtime.deliver(&delivery, &store, &store, &mut fake, crash)
     };
     let check = run(None);
     if check.end != End::Completed(Value::text("ch_4")) {

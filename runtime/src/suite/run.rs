@@ -311,7 +311,9 @@ impl<'r, 'p> Run<'r, 'p> {
             },
         };
         let unscripted = self.fake.unscripted.len();
-        let outcome = self.rt.deliver(&d, &mut self.store, &mut self.fake, crash);
+        let outcome = self
+            .rt
+            .deliver(&d, &self.store, &self.store, &mut self.fake, crash);
         self.bytes = outcome.bytes_left;
         self.clock = outcome.last_start;
         if self.deadline.passed() {

@@ -264,9 +264,9 @@ pub fn delivery(app: &App, id: &str, action: &str, args: Vec<Value>) -> Delivery
 pub fn run(
     app: &App,
     d: &Delivery,
-    store: &mut MemStore,
+    store: &MemStore,
     fake: &mut Fake,
     crash: Option<CrashAt>,
 ) -> Outcome {
-    app.runtime().deliver(d, store, fake, crash)
+    app.runtime().deliver(d, store, store, fake, crash)
 }

@@ -1,0 +1,225 @@
+//! Recorded answers (record format 2, design `server.md` section 12): a
+//! step's answer is recorded as the provider's body with its status, and
+//! decoded with the current package when it is replayed. A provider that
+//! speaks HTTP hands its body over ([`crate::provider::Provider::wire`]);
+//! a fake's answer is recorded as the body its package would carry: the
+//! canonical JSON of the value, field names as declared, and for a failure
+//! its `code` with its fields. Also what a listing shows of an answer.
+
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::{FailureId, OpId, Program};
+
+use crate::eval::{Failed, Flow, R};
+use crate::provider::{Answer, Wire};
+use crate::value::{decode, Value};
+
+/// What an attempt saw of each step, for the listing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    Replayed,
+    Answered,
+    InDoubt,
+    /// It answered, but the answer is over the limit: the delivery faults
+    /// and the answer is not recorded.
+    TooLarge,
+}
+
+/// What an attempt saw of one step: how it went, the listing's detail, and
+/// the answer (its canonical JSON, cut) for a test's crash-run listings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sight {
+    pub seen: Seen,
+    pub detail: String,
+    pub answer: String,
+}
+
+impl Sight {
+    pub fn of(seen: Seen, detail: impl Into<String>) -> Sight {
+        Sight {
+            seen,
+            detail: detail.into(),
+            answer: String::new(),
+        }
+    }
+
+    pub fn answer(program: &Program, seen: Seen, op: OpId, answer: &R<Value>) -> Sight {
+        let text = match answer {
+            Ok(v) => String::from_utf8_lossy(&v.canonical()).into_owned(),
+            Err(Flow::Fail(f)) => format!(
+                "{} {}",
+                program.failure(f.failure).qualified,
+                String::from_utf8_lossy(&f.fields.canonical())
+            ),
+            Err(_) => String::new(),
+        };
+        Sight {
+            seen,
+            detail: detail_of(program, op, answer),
+            answer: cut(&text, 120),
+        }
+    }
+}
+
+/// An answer as a record keeps it: whether it was a failure, the
+/// provider's status, and its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub failed: bool,
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+impl Recorded {
+    /// The answer to record: the provider's own body when it gave one,
+    /// else the body the package would carry.
+    pub fn of(program: &Program, answer: &Answer, wire: Option<Wire>) -> Option<Recorded> {
+        let failed = match answer {
+            Answer::Done(_) => false,
+            Answer::Failed { .. } => true,
+            _ => return None,
+        };
+        if let Some(w) = wire {
+            return Some(Recorded {
+                failed,
+                status: w.status,
+                body: w.body,
+            });
+        }
+        Some(match answer {
+            Answer::Done(v) => Recorded {
+                failed: false,
+                status: 200,
+                body: v.canonical(),
+            },
+            Answer::Failed { failure, fields } => Recorded {
+                failed: true,
+                status: 400,
+                body: failure_body(program, *failure, fields).canonical(),
+            },
+            _ => return None,
+        })
+    }
+
+    /// The plaintext sealed into the record: a byte saying answered (0) or
+    /// failed (1), the status (2 bytes, big-endian), then the body.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(3 + self.body.len());
+        out.push(u8::from(self.failed));
+        out.extend_from_slice(&self.status.to_be_bytes());
+        out.extend_from_slice(&self.body);
+        out
+    }
+
+    pub fn from_bytes(plain: &[u8]) -> Option<Recorded> {
+        let (&flag, rest) = plain.split_first()?;
+        let status = u16::from_be_bytes([*rest.first()?, *rest.get(1)?]);
+        Some(Recorded {
+            failed: flag == 1,
+            status,
+            body: rest.get(2..)?.to_vec(),
+        })
+    }
+
+    /// The answer, decoded with the current package.
+    pub fn decode(&self, program: &Program, op: OpId) -> Result<Answer, String> {
+        let json: serde_json::Value =
+            serde_json::from_slice(&self.body).map_err(|e| format!("the body is not JSON: {e}"))?;
+        if !self.failed {
+            let ty = &program.op(op).answer;
+            return decode(program.type_table(), ty, &json)
+                .map(Answer::Done)
+                .map_err(|e| e.0);
+        }
+        let code = json
+            .get("code")
+            .and_then(|c| c.as_str())
+            .ok_or("a failure's body without a `code`")?;
+        let o = program.op(op);
+        let failure = o
+            .failures
+            .iter()
+            .copied()
+            .find(|f| program.failure(*f).code == code)
+            .ok_or(format!("`{}` no longer fails with `{code}`", o.qualified))?;
+        let defs = program.failure(failure).fields.clone();
+        let mut out = Vec::new();
+        for d in &defs {
+            if let Some(v) = json.get(d.name.as_str()) {
+                let value = decode(program.type_table(), &d.ty, v).map_err(|e| e.0)?;
+                out.push((d.name, value));
+            }
+        }
+        let fields = if out.is_empty() {
+            Value::Unit
+        } else {
+            Value::record(out)
+        };
+        Ok(Answer::Failed { failure, fields })
+    }
+}
+
+/// A failure as a body: its `code` with its fields beside.
+fn failure_body(program: &Program, failure: FailureId, fields: &Value) -> Value {
+    let mut all: Vec<(Name, Value)> = fields
+        .as_record()
+        .map(|r| r.fields().to_vec())
+        .unwrap_or_default();
+    all.push((
+        Name::new("code"),
+        Value::text(&program.failure(failure).code),
+    ));
+    Value::record(all)
+}
+
+/// What a listing shows of an answer: its `id`, else its first declared
+/// field (`deleted: true`), else its type's name; `done` for an operation
+/// that answers nothing; or the failure it gave.
+pub fn detail_of(program: &Program, op: OpId, answer: &R<Value>) -> String {
+    match answer {
+        Ok(Value::Record(r)) => {
+            if let Value::Text(id) = r.get(Name::new("id")) {
+                return id.to_string();
+            }
+            let types = program.type_table();
+            let ty = &program.op(op).answer;
+            // The first declared field the answer holds.
+            let first = types.record(ty).and_then(|(_, defs)| {
+                defs.iter()
+                    .map(|d| (d.name, r.get(d.name)))
+                    .find(|(_, v)| *v != Value::None)
+            });
+            match first {
+                Some((field, v)) if is_scalar(&v) => format!(
+                    "{field}: {}",
+                    cut(&String::from_utf8_lossy(&v.canonical()), 32)
+                ),
+                _ => types.name(ty, &program.packages),
+            }
+        }
+        Ok(Value::Unit) => "done".into(),
+        Ok(v) => cut(&String::from_utf8_lossy(&v.canonical()), 32),
+        Err(Flow::Fail(f)) => format!("failed {}", program.failure(f.failure).qualified),
+        Err(_) => String::new(),
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !matches!(v, Value::Record(_) | Value::List(_))
+}
+
+/// At most `n` characters of a text, with `…` when it is cut.
+pub fn cut(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        Some((at, _)) => format!("{}…", text.get(..at).unwrap_or(text)),
+        None => text.to_string(),
+    }
+}
+
+/// An answer's failure as the code sees it.
+pub fn to_flow(answer: Answer) -> R<Value> {
+    match answer {
+        Answer::Done(v) => Ok(v),
+        Answer::Failed { failure, fields } => Err(Flow::Fail(Failed { failure, fields })),
+        _ => crate::eval::fault("an answer that is not one"),
+    }
+}

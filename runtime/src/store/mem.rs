@@ -1,0 +1,650 @@
+//! The in-memory store: every interface of [`super`], transactional by
+//! construction (one lock; a commit is checked whole before anything is
+//! applied). The test runner's store, and the reference the conformance
+//! suite holds the SQL stores to.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
+
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::EntityId;
+
+use super::*;
+use crate::record::{StepRow, StoredRecord};
+use crate::value::{Instant, Value};
+
+/// A route key's claim.
+#[derive(Clone, Debug)]
+struct KeyRow {
+    fingerprint: [u8; 32],
+    delivery: String,
+    response: Option<StoredResponse>,
+}
+
+/// A delivery with what the store keeps beside the row.
+#[derive(Clone, Debug)]
+struct Held {
+    row: DeliveryRow,
+    unique: Option<(String, Vec<DeliveryState>)>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    rows: BTreeMap<EntityId, BTreeMap<Vec<u8>, (u64, Value)>>,
+    records: HashMap<String, StoredRecord>,
+    deliveries: BTreeMap<String, Held>,
+    /// Leases of deliveries that have no row (a test's, taken by name).
+    loose_leases: HashMap<String, u64>,
+    events: Vec<Outboxed>,
+    /// Unique key to how many deliveries of its event block (an event
+    /// without subscribers counts once, for as long as it is kept).
+    unique: BTreeMap<String, u32>,
+    handled: BTreeSet<String>,
+    keys: BTreeMap<(String, String, String), KeyRow>,
+    items: BTreeMap<String, Item>,
+    version: u64,
+}
+
+/// The in-memory store.
+#[derive(Debug, Default)]
+pub struct MemStore {
+    name: String,
+    inner: Mutex<Inner>,
+}
+
+impl MemStore {
+    pub fn new() -> MemStore {
+        MemStore::named("primary")
+    }
+
+    pub fn named(name: &str) -> MemStore {
+        MemStore {
+            name: name.to_string(),
+            inner: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while the lock was held leaves data a later reader can
+        // still use: every change is applied whole after its checks.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every committed row of an entity, in key order.
+    pub fn rows(&self, entity: EntityId) -> Vec<Value> {
+        self.lock()
+            .rows
+            .get(&entity)
+            .map(|r| r.values().map(|(_, v)| v.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Every inserted event, oldest first.
+    pub fn outbox(&self) -> Vec<Outboxed> {
+        self.lock().events.clone()
+    }
+
+    /// The record of a delivery, read without a `Result` (tests).
+    pub fn record_of(&self, delivery: &str) -> Option<StoredRecord> {
+        self.lock().records.get(delivery).cloned()
+    }
+}
+
+impl Inner {
+    fn generation(&self, delivery: &str) -> Option<u64> {
+        match self.deliveries.get(delivery) {
+            Some(h) => Some(h.row.lease_generation),
+            None => self.loose_leases.get(delivery).copied(),
+        }
+    }
+
+    fn holds(&self, delivery: &str, lease: &Lease) -> bool {
+        self.generation(delivery) == Some(lease.generation)
+    }
+
+    fn current(&self, entity: EntityId, key: &[u8]) -> Option<u64> {
+        self.rows.get(&entity)?.get(key).map(|(v, _)| *v)
+    }
+
+    fn check(&self, commit: &Commit) -> std::result::Result<(), CommitError> {
+        for w in &commit.writes {
+            let ok = match w {
+                Write::Create { entity, key, .. } => self.current(*entity, key).is_none(),
+                Write::Update {
+                    entity,
+                    key,
+                    version,
+                    ..
+                }
+                | Write::Delete {
+                    entity,
+                    key,
+                    version,
+                } => self.current(*entity, key) == Some(*version),
+            };
+            if !ok {
+                return Err(CommitError::Conflict);
+            }
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, w: &Write) {
+        self.version += 1;
+        let version = self.version;
+        match w {
+            Write::Create { entity, key, value }
+            | Write::Update {
+                entity, key, value, ..
+            } => {
+                self.rows
+                    .entry(*entity)
+                    .or_default()
+                    .insert(key.clone(), (version, value.clone()));
+            }
+            Write::Delete { entity, key, .. } => {
+                if let Some(rows) = self.rows.get_mut(entity) {
+                    rows.remove(key);
+                }
+            }
+        }
+    }
+
+    /// Whether a follow-up with this unique key is blocked: an earlier
+    /// event's claim holds.
+    fn blocked(&self, key: &str) -> bool {
+        self.unique.get(key).is_some_and(|n| *n > 0)
+    }
+
+    /// Inserts an event and its deliveries, taking its unique claim.
+    fn insert_event(&mut self, f: &Follow, by: &str, at: Instant) {
+        let first = initial_state(f.run_at, at);
+        if let Some((key, states)) = &f.unique {
+            // Every delivery starts in the same state; an event without
+            // subscribers counts as one that never runs.
+            if states.contains(&first) {
+                let blocking = f.deliveries.len().max(1) as u32;
+                *self.unique.entry(key.clone()).or_default() += blocking;
+            }
+        }
+        for d in &f.deliveries {
+            self.insert_delivery(d, at);
+        }
+        self.events.push(Outboxed {
+            follow: f.clone(),
+            emitted_by: by.to_string(),
+            created_at: at,
+        });
+    }
+
+    fn insert_delivery(&mut self, d: &NewDelivery, now: Instant) {
+        if self.deliveries.contains_key(&d.id) {
+            return;
+        }
+        let row = DeliveryRow {
+            id: d.id.clone(),
+            source: d.source.clone(),
+            action: d.action.clone(),
+            subscriber: d.subscriber.clone(),
+            queue: d.queue.clone(),
+            priority: d.priority,
+            tags: d.tags.clone(),
+            max_attempts: d.max_attempts,
+            state: initial_state(d.run_at, now),
+            run_at: d.run_at,
+            attempt: 0,
+            rescues: 0,
+            lease_generation: self.loose_leases.remove(&d.id).unwrap_or(0),
+            lease_until: None,
+            runner: None,
+            build_id: d.build_id.clone(),
+            args: d.args.clone(),
+            created_at: now,
+            ended_at: None,
+            reason: None,
+            steps: Vec::new(),
+        };
+        self.deliveries.insert(
+            d.id.clone(),
+            Held {
+                row,
+                unique: d.unique.clone(),
+            },
+        );
+    }
+
+    /// Moves a delivery to `state`, keeping its event's unique claim's
+    /// count: a transition out of the blocking states gives its share up,
+    /// and the claim goes with the last.
+    fn set_state(&mut self, id: &str, state: DeliveryState) {
+        let Some(held) = self.deliveries.get_mut(id) else {
+            return;
+        };
+        let before = held.row.state;
+        held.row.state = state;
+        let Some((key, states)) = held.unique.clone() else {
+            return;
+        };
+        let (was, is) = (states.contains(&before), states.contains(&state));
+        if was == is {
+            return;
+        }
+        let count = self.unique.entry(key.clone()).or_default();
+        if is {
+            *count += 1;
+        } else {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                self.unique.remove(&key);
+            }
+        }
+    }
+
+    fn open_item(&mut self, delivery: &str, state: DeliveryState, why: &str, now: Instant) {
+        self.items.insert(
+            delivery.to_string(),
+            Item {
+                delivery: delivery.to_string(),
+                outcome: state,
+                reason: why.to_string(),
+                opened_at: now,
+                answers_dropped_at: None,
+                closed_at: None,
+                closed_by: None,
+            },
+        );
+    }
+}
+
+/// A delivery's first state: scheduled when its `run_at` is later.
+fn initial_state(run_at: Instant, now: Instant) -> DeliveryState {
+    if run_at > now {
+        DeliveryState::Scheduled
+    } else {
+        DeliveryState::Available
+    }
+}
+
+fn until(now: Instant, lease_ms: u64) -> Instant {
+    Instant(now.0 + i128::from(lease_ms) * 1_000_000)
+}
+
+impl Records for MemStore {
+    fn record(&self, delivery: &str) -> Result<Option<StoredRecord>> {
+        Ok(self.lock().records.get(delivery).cloned())
+    }
+
+    fn put_step(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        record: &StoredRecord,
+        step: &StepRow,
+    ) -> std::result::Result<(), Fenced> {
+        let mut inner = self.lock();
+        if !inner.holds(delivery, lease) {
+            return Err(Fenced::LeaseLost);
+        }
+        let kept = inner
+            .records
+            .entry(delivery.to_string())
+            .or_insert_with(|| StoredRecord {
+                steps: Vec::new(),
+                ..record.clone()
+            });
+        let at = step.position.saturating_sub(1) as usize;
+        kept.steps.truncate(at);
+        kept.steps.push(step.clone());
+        Ok(())
+    }
+
+    fn truncate_steps(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        position: u32,
+    ) -> std::result::Result<(), Fenced> {
+        let mut inner = self.lock();
+        if !inner.holds(delivery, lease) {
+            return Err(Fenced::LeaseLost);
+        }
+        if let Some(kept) = inner.records.get_mut(delivery) {
+            kept.steps.truncate(position.saturating_sub(1) as usize);
+        }
+        Ok(())
+    }
+}
+
+impl Rows for MemStore {
+    fn select(&self, entity: EntityId, filter: &[(Name, Value)]) -> Result<Vec<Row>> {
+        let inner = self.lock();
+        let Some(rows) = inner.rows.get(&entity) else {
+            return Ok(Vec::new());
+        };
+        Ok(rows
+            .iter()
+            .filter(|(_, (_, v))| matches(v, filter))
+            .map(|(k, (version, v))| Row {
+                key: k.clone(),
+                version: *version,
+                value: v.clone(),
+            })
+            .collect())
+    }
+}
+
+impl Commits for MemStore {
+    fn commit(&self, commit: &Commit, lease: &Lease) -> std::result::Result<(), CommitError> {
+        let mut inner = self.lock();
+        if !inner.holds(&commit.delivery, lease) {
+            return Err(CommitError::LeaseLost);
+        }
+        inner.check(commit)?;
+        for w in &commit.writes {
+            inner.apply(w);
+        }
+        // Same-key follow-ups collapse in staging order: the first wins.
+        let mut seen = BTreeSet::new();
+        for f in &commit.follow_ups {
+            if let Some((key, _)) = &f.unique {
+                if inner.blocked(key) || !seen.insert(key.clone()) {
+                    continue;
+                }
+            }
+            inner.insert_event(f, &commit.delivery, commit.at);
+        }
+        inner.records.remove(&commit.delivery);
+        inner.handled.insert(commit.delivery.clone());
+        inner.set_state(&commit.delivery, DeliveryState::Completed);
+        if let Some(h) = inner.deliveries.get_mut(&commit.delivery) {
+            h.row.steps.clone_from(&commit.steps);
+            h.row.ended_at = Some(commit.at);
+            h.row.lease_until = None;
+        }
+        if let Some(response) = &commit.response {
+            let delivery = commit.delivery.as_str();
+            if let Some(k) = inner.keys.values_mut().find(|k| k.delivery == delivery) {
+                k.response = Some(response.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Queue for MemStore {
+    fn enqueue(&self, deliveries: &[NewDelivery], now: Instant) -> Result<()> {
+        let mut inner = self.lock();
+        for d in deliveries {
+            inner.insert_delivery(d, now);
+        }
+        Ok(())
+    }
+
+    fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claimed>> {
+        let mut inner = self.lock();
+        let now = request.now;
+        let serves = |q: &str| request.queues.is_empty() || request.queues.iter().any(|x| x == q);
+        let mut due: Vec<(i64, Instant, String, bool)> = inner
+            .deliveries
+            .values()
+            .filter(|h| serves(&h.row.queue))
+            .filter_map(|h| {
+                let r = &h.row;
+                if r.state.waiting() && r.run_at <= now {
+                    Some((r.priority, r.run_at, r.id.clone(), false))
+                } else if r.state == DeliveryState::Running
+                    && r.lease_until.is_some_and(|u| u <= now)
+                {
+                    Some((r.priority, r.run_at, r.id.clone(), true))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        due.sort();
+        due.truncate(request.max);
+        let mut out = Vec::with_capacity(due.len());
+        for (_, _, id, rescued) in due {
+            inner.set_state(&id, DeliveryState::Running);
+            let Some(h) = inner.deliveries.get_mut(&id) else {
+                continue;
+            };
+            let r = &mut h.row;
+            r.lease_generation += 1;
+            r.lease_until = Some(until(now, request.lease_ms));
+            r.runner = Some(request.runner.clone());
+            if rescued {
+                r.rescues += 1;
+            } else {
+                r.attempt += 1;
+            }
+            out.push(Claimed {
+                lease: Lease {
+                    generation: r.lease_generation,
+                    until: until(now, request.lease_ms),
+                },
+                delivery: r.clone(),
+                rescued,
+            });
+        }
+        Ok(out)
+    }
+
+    fn take(&self, delivery: &str, lease_ms: u64, now: Instant) -> Result<Option<Lease>> {
+        let mut inner = self.lock();
+        let lease_until = until(now, lease_ms);
+        let generation = match inner.deliveries.get_mut(delivery) {
+            Some(h) => {
+                h.row.lease_generation += 1;
+                h.row.lease_until = Some(lease_until);
+                h.row.lease_generation
+            }
+            None => {
+                // A delivery run by name without a row (a test's): its
+                // lease is kept beside.
+                let g = inner.loose_leases.entry(delivery.to_string()).or_insert(0);
+                *g += 1;
+                *g
+            }
+        };
+        if inner
+            .deliveries
+            .get(delivery)
+            .is_some_and(|h| !h.row.state.ended())
+        {
+            inner.set_state(delivery, DeliveryState::Running);
+        }
+        Ok(Some(Lease {
+            generation,
+            until: lease_until,
+        }))
+    }
+
+    fn heartbeat(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        lease_ms: u64,
+        now: Instant,
+    ) -> std::result::Result<Lease, Fenced> {
+        let mut inner = self.lock();
+        if !inner.holds(delivery, lease) {
+            return Err(Fenced::LeaseLost);
+        }
+        let until = until(now, lease_ms);
+        if let Some(h) = inner.deliveries.get_mut(delivery) {
+            h.row.lease_until = Some(until);
+        }
+        Ok(Lease {
+            generation: lease.generation,
+            until,
+        })
+    }
+
+    fn release(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        next: &Next,
+        now: Instant,
+    ) -> std::result::Result<(), Fenced> {
+        let mut inner = self.lock();
+        if !inner.holds(delivery, lease) {
+            return Err(Fenced::LeaseLost);
+        }
+        match next {
+            Next::Retry {
+                run_at,
+                why,
+                counted,
+                steps,
+            } => {
+                inner.set_state(delivery, DeliveryState::Retryable);
+                if let Some(h) = inner.deliveries.get_mut(delivery) {
+                    h.row.run_at = *run_at;
+                    h.row.reason = Some(why.clone());
+                    h.row.lease_until = None;
+                    h.row.steps.clone_from(steps);
+                    if !counted {
+                        h.row.attempt = h.row.attempt.saturating_sub(1);
+                    }
+                }
+            }
+            Next::End {
+                state,
+                why,
+                steps,
+                response,
+            } => {
+                inner.set_state(delivery, *state);
+                if let Some(h) = inner.deliveries.get_mut(delivery) {
+                    h.row.reason = Some(why.clone());
+                    h.row.lease_until = None;
+                    h.row.ended_at = Some(now);
+                    h.row.steps.clone_from(steps);
+                }
+                inner.open_item(delivery, *state, why, now);
+                if let Some(response) = response {
+                    if let Some(k) = inner.keys.values_mut().find(|k| k.delivery == delivery) {
+                        k.response = Some(response.clone());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>> {
+        Ok(self.lock().deliveries.get(id).map(|h| h.row.clone()))
+    }
+
+    fn handled(&self, id: &str) -> Result<bool> {
+        Ok(self.lock().handled.contains(id))
+    }
+
+    fn events(&self, limit: usize) -> Result<Vec<Outboxed>> {
+        Ok(self.lock().events.iter().take(limit).cloned().collect())
+    }
+}
+
+impl RouteKeys for MemStore {
+    fn claim_key(&self, request: &KeyRequest) -> Result<KeyClaim> {
+        let mut inner = self.lock();
+        let at = (
+            request.route.clone(),
+            request.principal.clone(),
+            request.key.clone(),
+        );
+        let now = request.now;
+        let Some(kept) = inner.keys.get(&at).cloned() else {
+            inner.insert_delivery(&request.delivery, now);
+            let id = request.delivery.id.clone();
+            inner.keys.insert(
+                at,
+                KeyRow {
+                    fingerprint: request.fingerprint,
+                    delivery: id.clone(),
+                    response: None,
+                },
+            );
+            drop(inner);
+            let lease = self.take(&id, request.lease_ms, now)?;
+            return Ok(lease.map_or(KeyClaim::InUse, |lease| KeyClaim::New { lease }));
+        };
+        if kept.fingerprint != request.fingerprint {
+            return Ok(KeyClaim::Reused);
+        }
+        if let Some(response) = kept.response {
+            return Ok(KeyClaim::Replay(response));
+        }
+        let live = inner
+            .deliveries
+            .get(&kept.delivery)
+            .and_then(|h| h.row.lease_until)
+            .is_some_and(|u| u > now);
+        if live {
+            return Ok(KeyClaim::InUse);
+        }
+        drop(inner);
+        match self.take(&kept.delivery, request.lease_ms, now)? {
+            Some(lease) => Ok(KeyClaim::TakenOver {
+                delivery: kept.delivery,
+                lease,
+            }),
+            None => Ok(KeyClaim::InUse),
+        }
+    }
+
+    fn release_key(
+        &self,
+        route: &str,
+        principal: &str,
+        key: &str,
+        lease: &Lease,
+    ) -> std::result::Result<(), Fenced> {
+        let mut inner = self.lock();
+        let at = (route.to_string(), principal.to_string(), key.to_string());
+        let Some(delivery) = inner.keys.get(&at).map(|k| k.delivery.clone()) else {
+            return Err(Fenced::LeaseLost);
+        };
+        if !inner.holds(&delivery, lease) {
+            return Err(Fenced::LeaseLost);
+        }
+        if let Some(h) = inner.deliveries.get_mut(&delivery) {
+            h.row.lease_until = None;
+        }
+        Ok(())
+    }
+}
+
+impl Items for MemStore {
+    fn items(&self, open_only: bool) -> Result<Vec<Item>> {
+        let inner = self.lock();
+        let mut out: Vec<Item> = inner
+            .items
+            .values()
+            .filter(|i| !open_only || i.closed_at.is_none())
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| (a.opened_at, &a.delivery).cmp(&(b.opened_at, &b.delivery)));
+        Ok(out)
+    }
+
+    fn close_item(&self, delivery: &str, closed_by: &str, now: Instant) -> Result<bool> {
+        let mut inner = self.lock();
+        match inner.items.get_mut(delivery) {
+            Some(item) if item.closed_at.is_none() => {
+                item.closed_at = Some(now);
+                item.closed_by = Some(closed_by.to_string());
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+impl Store for MemStore {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}

@@ -1,0 +1,161 @@
+//! The store interfaces the engine runs on (design `server.md` sections
+//! 12, 14, 17 and 19), narrow and fallible: records and steps, rows, one
+//! commit transaction, the queue (deliveries, unique claims, handled
+//! markers), route key claims, and operator items. Every method returns a
+//! `Result`: a store that cannot answer says so (and the attempt ends
+//! retry-later), never "no record". Every record write and every commit is
+//! fenced by the runner's lease generation; a stale generation writes
+//! nothing.
+//!
+//! [`MemStore`] implements them in memory (the test runner's store); the
+//! server's SQLite and Postgres stores implement them on a database, and
+//! one conformance suite holds all three to the same behaviour.
+//! [`schema`] says how an app's entities become tables, shared by the SQL
+//! stores. Nothing here does IO.
+
+mod mem;
+pub mod schema;
+mod types;
+
+pub use mem::MemStore;
+pub use types::*;
+
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::EntityId;
+
+use crate::record::{StepRow, StoredRecord};
+use crate::value::{Instant, Value};
+
+/// A delivery's record: a header and one row per step.
+pub trait Records {
+    /// The delivery's record, or `None` when it has none.
+    fn record(&self, delivery: &str) -> Result<Option<StoredRecord>>;
+
+    /// Writes step `step.position` (the record's header with it, when the
+    /// record is new) and removes any later step, in one short transaction
+    /// fenced by `lease`.
+    fn put_step(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        record: &StoredRecord,
+        step: &StepRow,
+    ) -> std::result::Result<(), Fenced>;
+
+    /// Removes the steps from `position` on (a send the provider refused
+    /// without acting never happened), fenced by `lease`.
+    fn truncate_steps(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        position: u32,
+    ) -> std::result::Result<(), Fenced>;
+}
+
+/// Committed rows.
+pub trait Rows {
+    /// The rows of `entity` whose fields equal every condition of
+    /// `filter`, in key order.
+    fn select(&self, entity: EntityId, filter: &[(Name, Value)]) -> Result<Vec<Row>>;
+}
+
+/// The commit of an action.
+pub trait Commits {
+    /// Applies a commit all or nothing: its writes (each checked against
+    /// the version it read), its events with their deliveries (a duplicate
+    /// unique key is skipped), the record's removal, the handled marker,
+    /// the delivery `completed` with its steps, and a route's stored
+    /// answer; fenced by `lease`.
+    fn commit(&self, commit: &Commit, lease: &Lease) -> std::result::Result<(), CommitError>;
+}
+
+/// Deliveries: inserted, claimed under leases, released, looked up.
+pub trait Queue {
+    /// Inserts deliveries (a schedule's tick, a direct run); one whose id
+    /// exists is skipped, so a tick inserted twice is one delivery.
+    fn enqueue(&self, deliveries: &[NewDelivery], now: Instant) -> Result<()>;
+
+    /// Claims up to `max` deliveries of the queues: waiting ones due by
+    /// `run_at`, and running ones whose lease lapsed (a rescue), in
+    /// (priority, run_at, id) order, each with its generation raised and a
+    /// new lease. A waiting one counts an attempt, a rescue does not.
+    fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claimed>>;
+
+    /// Takes one delivery's lease with a raised generation, whatever holds
+    /// it (a route request taking over, an operator's retry, a test).
+    /// `None` when there is no such delivery.
+    fn take(&self, delivery: &str, lease_ms: u64, now: Instant) -> Result<Option<Lease>>;
+
+    /// Extends a lease while its attempt waits on a provider.
+    fn heartbeat(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        lease_ms: u64,
+        now: Instant,
+    ) -> std::result::Result<Lease, Fenced>;
+
+    /// Ends an attempt that did not commit: retryable, or ended (with an
+    /// operator item), fenced by `lease`.
+    fn release(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        next: &Next,
+        now: Instant,
+    ) -> std::result::Result<(), Fenced>;
+
+    fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>>;
+
+    /// Whether the delivery's commit landed (the handled marker: the
+    /// truth the delivery row copies).
+    fn handled(&self, id: &str) -> Result<bool>;
+
+    /// The events inserted, oldest first, at most `limit`.
+    fn events(&self, limit: usize) -> Result<Vec<Outboxed>>;
+}
+
+/// Idempotency-Key claims of routes.
+pub trait RouteKeys {
+    /// Claims (route, principal, key) for a request (design section 16).
+    fn claim_key(&self, request: &KeyRequest) -> Result<KeyClaim>;
+
+    /// An interrupted request gives its claim up: its lease lapses now, so
+    /// a retry takes the delivery over.
+    fn release_key(
+        &self,
+        route: &str,
+        principal: &str,
+        key: &str,
+        lease: &Lease,
+    ) -> std::result::Result<(), Fenced>;
+}
+
+/// Operator items.
+pub trait Items {
+    /// The items, open ones only when `open_only`, oldest first.
+    fn items(&self, open_only: bool) -> Result<Vec<Item>>;
+
+    /// Closes a delivery's open item, saying who did what; whether one was
+    /// open.
+    fn close_item(&self, delivery: &str, closed_by: &str, now: Instant) -> Result<bool>;
+}
+
+/// What an attempt reads and writes: its record, rows, its commit.
+pub trait RunStore: Records + Rows + Commits {}
+
+impl<T: Records + Rows + Commits + ?Sized> RunStore for T {}
+
+/// One store of an app, whole.
+pub trait Store: RunStore + Queue + RouteKeys + Items + Send + Sync {
+    /// The store's name in the app (`primary`).
+    fn name(&self) -> &str;
+}
+
+/// Whether a row's fields equal every condition.
+pub fn matches(row: &Value, filter: &[(Name, Value)]) -> bool {
+    let Some(r) = row.as_record() else {
+        return filter.is_empty();
+    };
+    filter.iter().all(|(name, v)| r.get(*name) == *v)
+}
