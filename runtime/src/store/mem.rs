@@ -240,6 +240,18 @@ impl Inner {
         }
     }
 
+    /// A delivery whose runner stopped [`MAX_RESCUES`] times ends `fault`.
+    fn end_rescued(&mut self, id: &str, now: Instant) {
+        self.set_state(id, DeliveryState::Fault);
+        if let Some(h) = self.deliveries.get_mut(id) {
+            h.row.rescues += 1;
+            h.row.reason = Some(RESCUES_WHY.to_string());
+            h.row.lease_until = None;
+            h.row.ended_at = Some(now);
+        }
+        self.open_item(id, DeliveryState::Fault, RESCUES_WHY, now);
+    }
+
     fn open_item(&mut self, delivery: &str, state: DeliveryState, why: &str, now: Instant) {
         self.items.insert(
             delivery.to_string(),
@@ -383,7 +395,12 @@ impl Queue for MemStore {
     fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claimed>> {
         let mut inner = self.lock();
         let now = request.now;
-        let serves = |q: &str| request.queues.is_empty() || request.queues.iter().any(|x| x == q);
+        // Queues named `@...` are the runtime's own (a route's deliveries
+        // run in their requests): only a claim that names one takes them.
+        let serves = |q: &str| match request.queues.is_empty() {
+            true => !q.starts_with('@'),
+            false => request.queues.iter().any(|x| x == q),
+        };
         let mut due: Vec<(i64, Instant, String, bool)> = inner
             .deliveries
             .values()
@@ -405,6 +422,11 @@ impl Queue for MemStore {
         due.truncate(request.max);
         let mut out = Vec::with_capacity(due.len());
         for (_, _, id, rescued) in due {
+            let rescues = inner.deliveries.get(&id).map_or(0, |h| h.row.rescues);
+            if rescued && rescues + 1 >= MAX_RESCUES {
+                inner.end_rescued(&id, now);
+                continue;
+            }
             inner.set_state(&id, DeliveryState::Running);
             let Some(h) = inner.deliveries.get_mut(&id) else {
                 continue;
@@ -543,7 +565,11 @@ impl Queue for MemStore {
     }
 
     fn events(&self, limit: usize) -> Result<Vec<Outboxed>> {
-        Ok(self.lock().events.iter().take(limit).cloned().collect())
+        let mut out: Vec<Outboxed> = self.lock().events.iter().take(limit).cloned().collect();
+        for e in &mut out {
+            e.follow.deliveries.sort_by(|a, b| a.id.cmp(&b.id));
+        }
+        Ok(out)
     }
 }
 
@@ -577,11 +603,14 @@ impl RouteKeys for MemStore {
         if let Some(response) = kept.response {
             return Ok(KeyClaim::Replay(response));
         }
-        let live = inner
-            .deliveries
-            .get(&kept.delivery)
-            .and_then(|h| h.row.lease_until)
-            .is_some_and(|u| u > now);
+        let row = inner.deliveries.get(&kept.delivery).map(|h| &h.row);
+        if let Some(r) = row.filter(|r| r.state.ended() && r.state != DeliveryState::Completed) {
+            return Ok(KeyClaim::Ended {
+                delivery: kept.delivery,
+                state: r.state,
+            });
+        }
+        let live = row.and_then(|r| r.lease_until).is_some_and(|u| u > now);
         if live {
             return Ok(KeyClaim::InUse);
         }

@@ -111,7 +111,8 @@ pub trait Queue {
     /// truth the delivery row copies).
     fn handled(&self, id: &str) -> Result<bool>;
 
-    /// The events inserted, oldest first, at most `limit`.
+    /// The events inserted, oldest first, at most `limit`, each with its
+    /// deliveries in id order.
     fn events(&self, limit: usize) -> Result<Vec<Outboxed>>;
 }
 

@@ -336,10 +336,21 @@ pub struct DeliveryRow {
     pub steps: Vec<StepSummary>,
 }
 
+/// Rescues that end a delivery `fault` (design section 17): its runner
+/// stopped this many times.
+pub const MAX_RESCUES: u32 = 5;
+
+/// Why a delivery rescued [`MAX_RESCUES`] times ended.
+pub const RESCUES_WHY: &str = "its runner stopped 5 times";
+
+/// The queue of a route's deliveries: they run in their requests, and no
+/// dispatcher that serves "all queues" claims them.
+pub const ROUTE_QUEUE: &str = "@route";
+
 /// What a dispatcher asks for.
 #[derive(Clone, Debug)]
 pub struct ClaimRequest {
-    /// The queues it serves; empty for all.
+    /// The queues it serves; empty for all but the runtime's own (`@...`).
     pub queues: Vec<String>,
     /// Free slots.
     pub max: usize,
@@ -421,6 +432,12 @@ pub enum KeyClaim {
     TakenOver { delivery: String, lease: Lease },
     /// The key was used with another request.
     Reused,
+    /// Its run ended without an answer to store (held for an operator):
+    /// it is not run again; the request answers `needs_operator`.
+    Ended {
+        delivery: String,
+        state: DeliveryState,
+    },
 }
 
 /// An operator item: a record that ended any way but a commit.

@@ -1,0 +1,413 @@
+//! The shared store (design `server.md` sections 14 and 17): Postgres
+//! through tokio-postgres with a deadpool pool, for apps whose work is
+//! shared by several processes. One schema per app, `jadpo_<app>`, every
+//! table prefixed by its store's name. Each operation is one transaction
+//! on a pooled connection; claims take rows `FOR UPDATE SKIP LOCKED`,
+//! unique keys are claimed under transaction-scoped advisory locks in key
+//! order, and leases and times come from the database's clock. The trait
+//! methods are synchronous (the interpreter's side runs on blocking
+//! threads); the store runs its own small tokio runtime for the driver.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::EntityId;
+use jadpo_runtime::record::{StepRow, StoredRecord};
+use jadpo_runtime::store::schema::Schema;
+use jadpo_runtime::store::{
+    ClaimRequest, Claimed, Commit, CommitError, Commits, DeliveryRow, ErrorKind, Fenced, Item,
+    Items, KeyClaim, KeyRequest, Lease, NewDelivery, Next, Outboxed, Queue, Records, RouteKeys,
+    Row, Rows, Store, StoreError,
+};
+use jadpo_runtime::value::{Instant, Value};
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::NoTls;
+
+use super::sql::migrate::{self, Apply, Migrated};
+use super::sql::{ops, quoted, Conn, Cx, Dialect, P};
+
+pub struct PostgresStore {
+    name: String,
+    prefix: String,
+    schema: Arc<Schema>,
+    rt: tokio::runtime::Runtime,
+    pool: Pool,
+    /// What opening it set up.
+    pub migrated: Migrated,
+}
+
+fn error(store: &str, e: &tokio_postgres::Error) -> StoreError {
+    use tokio_postgres::error::SqlState as S;
+    let kind = match e.code() {
+        Some(c) if *c == S::DISK_FULL || *c == S::OUT_OF_MEMORY => ErrorKind::Full,
+        Some(c) if *c == S::READ_ONLY_SQL_TRANSACTION => ErrorKind::ReadOnly,
+        Some(c) if *c == S::DATA_CORRUPTED || *c == S::INDEX_CORRUPTED => ErrorKind::Corrupt,
+        Some(c)
+            if *c == S::T_R_SERIALIZATION_FAILURE
+                || *c == S::T_R_DEADLOCK_DETECTED
+                || *c == S::LOCK_NOT_AVAILABLE =>
+        {
+            ErrorKind::Busy
+        }
+        Some(c) if c.code().starts_with("08") || c.code().starts_with("57P") => {
+            ErrorKind::Unreachable
+        }
+        Some(_) => ErrorKind::Failed,
+        None if e.is_closed() => ErrorKind::Unreachable,
+        None => ErrorKind::Unreachable,
+    };
+    let detail = match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => e.to_string(),
+    };
+    StoreError::new(store, kind, detail)
+}
+
+/// A parameter bound as the type the statement gives it.
+impl ToSql for P {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut tokio_postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            P::Null => Ok(IsNull::Yes),
+            P::Int(i) => match *ty {
+                Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+                Type::TEXT | Type::VARCHAR => i.to_string().to_sql(ty, out),
+                _ => i.to_sql(ty, out),
+            },
+            P::Text(s) => s.as_str().to_sql(ty, out),
+            P::Bytes(b) => match *ty {
+                Type::TEXT | Type::VARCHAR => String::from_utf8_lossy(b).as_ref().to_sql(ty, out),
+                _ => b.as_slice().to_sql(ty, out),
+            },
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+fn column(row: &tokio_postgres::Row, i: usize) -> Result<P, tokio_postgres::Error> {
+    let ty = row.columns().get(i).map(|c| c.type_().clone());
+    Ok(match ty {
+        Some(Type::INT8) => row.try_get::<_, Option<i64>>(i)?.map_or(P::Null, P::Int),
+        Some(Type::INT4) => row
+            .try_get::<_, Option<i32>>(i)?
+            .map_or(P::Null, |v| P::Int(i64::from(v))),
+        Some(Type::INT2) => row
+            .try_get::<_, Option<i16>>(i)?
+            .map_or(P::Null, |v| P::Int(i64::from(v))),
+        Some(Type::BOOL) => row
+            .try_get::<_, Option<bool>>(i)?
+            .map_or(P::Null, |b| P::Int(i64::from(b))),
+        Some(Type::BYTEA) => row
+            .try_get::<_, Option<Vec<u8>>>(i)?
+            .map_or(P::Null, P::Bytes),
+        Some(Type::VOID) | None => P::Null,
+        Some(_) => row
+            .try_get::<_, Option<String>>(i)?
+            .map_or(P::Null, P::Text),
+    })
+}
+
+/// A transaction as the shared operations see it.
+struct Sql<'c, 't> {
+    rt: &'c tokio::runtime::Runtime,
+    tx: &'c deadpool_postgres::Transaction<'t>,
+    store: &'c str,
+}
+
+impl Conn for Sql<'_, '_> {
+    fn exec(&mut self, sql: &str, params: &[P]) -> Result<u64, StoreError> {
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        self.rt
+            .block_on(async {
+                let stmt = self.tx.prepare_cached(sql).await?;
+                self.tx.execute(&stmt, &refs).await
+            })
+            .map_err(|e| error(self.store, &e))
+    }
+
+    fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<Vec<P>>, StoreError> {
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let rows = self
+            .rt
+            .block_on(async {
+                let stmt = self.tx.prepare_cached(sql).await?;
+                self.tx.query(&stmt, &refs).await
+            })
+            .map_err(|e| error(self.store, &e))?;
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|i| column(row, i))
+                    .collect::<Result<Vec<P>, _>>()
+                    .map_err(|e| error(self.store, &e))
+            })
+            .collect()
+    }
+
+    fn unique_violation(&self, e: &StoreError) -> bool {
+        e.detail.starts_with("23505")
+    }
+}
+
+/// The database's clock, in the runtime's [`Instant`].
+const NOW: &str = "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint";
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://...`, or `postgresql:///db?host=/run/socket`
+    /// for a Unix socket) and sets up store `schema.store` of app
+    /// `schema.app` in the schema `jadpo_<app>`.
+    pub fn open(url: &str, schema: Schema, apply: Apply) -> Result<PostgresStore, StoreError> {
+        let name = schema.store.clone();
+        let unreachable = |why: String| StoreError::new(&name, ErrorKind::Unreachable, why);
+        let mut config = tokio_postgres::Config::from_str(url)
+            .map_err(|e| unreachable(format!("its URL does not parse: {e}")))?;
+        // A host that never answers is named within seconds, not hung on.
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(5));
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name(format!("jadpo-pg-{name}"))
+            .enable_all()
+            .build()
+            .map_err(|e| unreachable(format!("no runtime for its driver: {e}")))?;
+        let db_schema = format!("jadpo_{}", schema.app);
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let search = format!("SET search_path TO {}", quoted(&db_schema));
+        let pool = Pool::builder(manager)
+            .max_size(16)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .post_create(deadpool_postgres::Hook::async_fn(move |client, _| {
+                let search = search.clone();
+                Box::pin(async move {
+                    client
+                        .batch_execute(&search)
+                        .await
+                        .map_err(deadpool_postgres::HookError::Backend)
+                })
+            }))
+            .build()
+            .map_err(|e| unreachable(format!("no pool: {e}")))?;
+        let mut store = PostgresStore {
+            prefix: format!("{name}__"),
+            name,
+            schema: Arc::new(schema),
+            rt,
+            pool,
+            migrated: Migrated::default(),
+        };
+        store.migrated = store.setup(&db_schema, apply)?;
+        Ok(store)
+    }
+
+    /// The schema, the runtime tables and the entities, under one advisory
+    /// lock so two processes starting together set up once.
+    fn setup(&self, db_schema: &str, apply: Apply) -> Result<Migrated, StoreError> {
+        let create = format!("CREATE SCHEMA IF NOT EXISTS {}", quoted(db_schema));
+        self.tx(move |cx| {
+            cx.exec("SELECT pg_advisory_xact_lock(7326351204)", &[])?;
+            cx.exec(&create, &[])?;
+            migrate::run(cx, apply)
+        })
+    }
+
+    /// Runs `op` in one transaction on a pooled connection, at the
+    /// database's time; commits when it succeeds.
+    fn tx<T, E: From<StoreError>>(
+        &self,
+        op: impl FnOnce(&mut Cx<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let name = self.name.as_str();
+        let mut client = self.rt.block_on(self.pool.get()).map_err(|e| {
+            E::from(StoreError::new(
+                name,
+                ErrorKind::Unreachable,
+                format!("no connection: {e}"),
+            ))
+        })?;
+        let tx = self
+            .rt
+            .block_on(deadpool_postgres::ClientWrapper::transaction(&mut client))
+            .map_err(|e| E::from(error(name, &e)))?;
+        let micros: i64 = self
+            .rt
+            .block_on(tx.query_one(NOW, &[]))
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| E::from(error(name, &e)))?;
+        let result = {
+            let mut sql = Sql {
+                rt: &self.rt,
+                tx: &tx,
+                store: name,
+            };
+            let mut cx = Cx {
+                conn: &mut sql,
+                dialect: Dialect::Postgres,
+                store: name,
+                prefix: &self.prefix,
+                schema: &self.schema,
+                now: Instant(i128::from(micros) * 1000),
+            };
+            op(&mut cx)
+        };
+        match result {
+            Ok(v) => {
+                self.rt
+                    .block_on(tx.commit())
+                    .map_err(|e| E::from(error(name, &e)))?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.rt.block_on(tx.rollback());
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Records for PostgresStore {
+    fn record(&self, delivery: &str) -> Result<Option<StoredRecord>, StoreError> {
+        self.tx(|cx| ops::record(cx, delivery))
+    }
+
+    fn put_step(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        record: &StoredRecord,
+        step: &StepRow,
+    ) -> Result<(), Fenced> {
+        self.tx(|cx| ops::put_step(cx, delivery, lease, record, step))
+    }
+
+    fn truncate_steps(&self, delivery: &str, lease: &Lease, position: u32) -> Result<(), Fenced> {
+        self.tx(|cx| ops::truncate_steps(cx, delivery, lease, position))
+    }
+}
+
+impl Rows for PostgresStore {
+    fn select(&self, entity: EntityId, filter: &[(Name, Value)]) -> Result<Vec<Row>, StoreError> {
+        self.tx(|cx| ops::select(cx, entity, filter))
+    }
+}
+
+impl Commits for PostgresStore {
+    fn commit(&self, commit: &Commit, lease: &Lease) -> Result<(), CommitError> {
+        let result = self.tx(|cx| ops::commit(cx, commit, lease));
+        match result {
+            // Two deliveries creating one key at once: the loser's insert
+            // waits and is refused as a duplicate, a conflict like any.
+            Err(CommitError::Store(e)) if e.detail.starts_with("23505") => {
+                Err(CommitError::Conflict)
+            }
+            other => other,
+        }
+    }
+}
+
+impl Queue for PostgresStore {
+    fn enqueue(&self, deliveries: &[NewDelivery], _now: Instant) -> Result<(), StoreError> {
+        self.tx(|cx| ops::enqueue(cx, deliveries))
+    }
+
+    fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claimed>, StoreError> {
+        self.tx(|cx| ops::claim(cx, request))
+    }
+
+    fn take(
+        &self,
+        delivery: &str,
+        lease_ms: u64,
+        _now: Instant,
+    ) -> Result<Option<Lease>, StoreError> {
+        self.tx(|cx| ops::take(cx, delivery, lease_ms))
+    }
+
+    fn heartbeat(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        lease_ms: u64,
+        _now: Instant,
+    ) -> Result<Lease, Fenced> {
+        self.tx(|cx| ops::heartbeat(cx, delivery, lease, lease_ms))
+    }
+
+    fn release(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        next: &Next,
+        _now: Instant,
+    ) -> Result<(), Fenced> {
+        self.tx(|cx| ops::release(cx, delivery, lease, next))
+    }
+
+    fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
+        self.tx(|cx| ops::delivery(cx, id))
+    }
+
+    fn handled(&self, id: &str) -> Result<bool, StoreError> {
+        self.tx(|cx| ops::handled(cx, id))
+    }
+
+    fn events(&self, limit: usize) -> Result<Vec<Outboxed>, StoreError> {
+        self.tx(|cx| ops::events(cx, limit))
+    }
+}
+
+impl RouteKeys for PostgresStore {
+    fn claim_key(&self, request: &KeyRequest) -> Result<KeyClaim, StoreError> {
+        self.tx(|cx| ops::claim_key(cx, request))
+    }
+
+    fn release_key(
+        &self,
+        route: &str,
+        principal: &str,
+        key: &str,
+        lease: &Lease,
+    ) -> Result<(), Fenced> {
+        self.tx(|cx| ops::release_key(cx, route, principal, key, lease))
+    }
+}
+
+impl Items for PostgresStore {
+    fn items(&self, open_only: bool) -> Result<Vec<Item>, StoreError> {
+        self.tx(|cx| ops::items(cx, open_only))
+    }
+
+    fn close_item(
+        &self,
+        delivery: &str,
+        closed_by: &str,
+        _now: Instant,
+    ) -> Result<bool, StoreError> {
+        self.tx(|cx| ops::close_item(cx, delivery, closed_by))
+    }
+}
+
+impl Store for PostgresStore {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}

@@ -1,0 +1,998 @@
+//! Every store operation, written once over [`Conn`] for both SQL stores.
+//! Each runs inside a transaction its store opened (on SQLite, a savepoint
+//! of the writer's batch): a failure rolls back everything it did. A
+//! fenced operation's first statement matches the delivery's lease
+//! generation; no match is a lost lease, and nothing more is written.
+//! The semantics are `MemStore`'s (`jadpo_runtime::store`), which the
+//! conformance suite holds both to.
+
+use std::collections::BTreeSet;
+
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::EntityId;
+use jadpo_runtime::record::{StepRow, StoredRecord};
+use jadpo_runtime::store::schema::to_column;
+use jadpo_runtime::store::{
+    ClaimRequest, Claimed, Commit, CommitError, DeliveryRow, DeliveryState, ErrorKind, Fenced,
+    Follow, Item, KeyClaim, KeyRequest, Lease, NewDelivery, Next, Outboxed, Row, StoreError,
+    StoredResponse, Write, MAX_RESCUES, RESCUES_WHY,
+};
+use jadpo_runtime::value::{Instant, Value};
+
+use super::rows::{self, time, Reader, DELIVERY_COLUMNS, EVENT_COLUMNS, ITEM_COLUMNS};
+use super::{quoted, Cx, Dialect, P};
+
+type Res<T> = Result<T, StoreError>;
+
+fn until(now: Instant, lease_ms: u64) -> Instant {
+    Instant(now.0 + i128::from(lease_ms) * 1_000_000)
+}
+
+/// The first statement of a fenced operation: touches the delivery where
+/// its lease generation is the caller's. `false`: the lease is lost.
+fn fence(cx: &mut Cx<'_>, delivery: &str, lease: &Lease) -> Res<bool> {
+    let n = cx.exec(
+        &format!(
+            "UPDATE {} SET lease_gen = lease_gen WHERE id = $1 AND lease_gen = $2",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(delivery), P::Int(lease.generation as i64)],
+    )?;
+    Ok(n == 1)
+}
+
+// ---------------------------------------------------------------- records
+
+pub fn record(cx: &mut Cx<'_>, delivery: &str) -> Res<Option<StoredRecord>> {
+    let head = cx.rows(
+        &format!(
+            "SELECT format, build_id, shape_digest, mode, started_at FROM {} WHERE delivery = $1",
+            cx.t("jadpo_record")
+        ),
+        &[P::text(delivery)],
+    )?;
+    let Some(head) = head.into_iter().next() else {
+        return Ok(None);
+    };
+    let mut r = Reader::new(cx.store, head);
+    let format = r.int("a record's format")? as u32;
+    let build_id = r.text("a record's build id")?;
+    let shape_digest = r.text("a record's shape digest")?;
+    let mode = rows::mode(cx.store, &r.text("a record's mode")?)?;
+    let started_at = r.time("a record's start")?;
+    let steps = cx.rows(
+        &format!(
+            "SELECT position, operation, fingerprint, field_fingerprints, sent_at, key_gen, runner_gen, key, state, doubt, nonce, ciphertext FROM {} WHERE delivery = $1 ORDER BY position",
+            cx.t("jadpo_step")
+        ),
+        &[P::text(delivery)],
+    )?;
+    let store = cx.store;
+    let steps = steps
+        .into_iter()
+        .map(|row| rows::step_row(store, row))
+        .collect::<Res<Vec<_>>>()?;
+    Ok(Some(StoredRecord {
+        format,
+        build_id,
+        shape_digest,
+        mode,
+        started_at,
+        steps,
+    }))
+}
+
+pub fn put_step(
+    cx: &mut Cx<'_>,
+    delivery: &str,
+    lease: &Lease,
+    record: &StoredRecord,
+    step: &StepRow,
+) -> Result<(), Fenced> {
+    if !fence(cx, delivery, lease)? {
+        return Err(Fenced::LeaseLost);
+    }
+    cx.exec(
+        &format!(
+            "INSERT INTO {} (delivery, format, build_id, shape_digest, mode, started_at, lease_gen) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery) DO UPDATE SET lease_gen = excluded.lease_gen",
+            cx.t("jadpo_record")
+        ),
+        &[
+            P::text(delivery),
+            P::Int(i64::from(record.format)),
+            P::text(&record.build_id),
+            P::text(&record.shape_digest),
+            P::text(record.mode.as_str()),
+            time(record.started_at),
+            P::Int(lease.generation as i64),
+        ],
+    )?;
+    cx.exec(
+        &format!(
+            "DELETE FROM {} WHERE delivery = $1 AND position >= $2",
+            cx.t("jadpo_step")
+        ),
+        &[P::text(delivery), P::Int(i64::from(step.position))],
+    )?;
+    let (state, doubt, nonce, ciphertext) = rows::step_state(&step.state);
+    cx.exec(
+        &format!(
+            "INSERT INTO {} (delivery, position, operation, fingerprint, field_fingerprints, sent_at, key_gen, runner_gen, key, state, doubt, nonce, ciphertext) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            cx.t("jadpo_step")
+        ),
+        &[
+            P::text(delivery),
+            P::Int(i64::from(step.position)),
+            P::text(&step.operation),
+            step.fingerprint.map_or(P::Null, |f| P::Bytes(f.to_vec())),
+            P::Text(rows::field_fingerprints(&step.field_fingerprints)),
+            time(step.sent_at),
+            P::Int(i64::from(step.key_generation)),
+            P::Int(step.runner_generation as i64),
+            P::opt_text(step.key.clone()),
+            state,
+            doubt,
+            nonce,
+            ciphertext,
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn truncate_steps(
+    cx: &mut Cx<'_>,
+    delivery: &str,
+    lease: &Lease,
+    position: u32,
+) -> Result<(), Fenced> {
+    if !fence(cx, delivery, lease)? {
+        return Err(Fenced::LeaseLost);
+    }
+    cx.exec(
+        &format!(
+            "DELETE FROM {} WHERE delivery = $1 AND position >= $2",
+            cx.t("jadpo_step")
+        ),
+        &[P::text(delivery), P::Int(i64::from(position))],
+    )?;
+    Ok(())
+}
+
+// ------------------------------------------------------------------- rows
+
+pub fn select(cx: &mut Cx<'_>, entity: EntityId, filter: &[(Name, Value)]) -> Res<Vec<Row>> {
+    let Some(e) = cx.schema.entity(entity) else {
+        return Ok(Vec::new());
+    };
+    let d = cx.dialect;
+    let cols: Vec<String> = e
+        .fields
+        .iter()
+        .map(|f| rows::read(d, f.kind, &quoted(f.name.as_str())))
+        .collect();
+    let mut params = Vec::with_capacity(filter.len());
+    let mut wheres = Vec::with_capacity(filter.len());
+    for (name, v) in filter {
+        let Some(f) = e.fields.iter().find(|f| f.name == *name) else {
+            // A field the entity does not have matches no row.
+            return Ok(Vec::new());
+        };
+        let column = quoted(name.as_str());
+        if matches!(v, Value::None) {
+            wheres.push(format!("{column} IS NULL"));
+            continue;
+        }
+        let (p, slot) = rows::bind(d, f.kind, to_column(f.kind, v), params.len() + 1);
+        params.push(p);
+        wheres.push(format!("{column} = {slot}"));
+    }
+    let key = e
+        .key()
+        .map_or("_version".to_string(), |k| quoted(k.name.as_str()));
+    let sql = format!(
+        "SELECT {}, _version FROM {}{} ORDER BY {key}",
+        cols.join(", "),
+        cx.t(&e.table),
+        if wheres.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", wheres.join(" AND "))
+        }
+    );
+    let found = cx.rows(&sql, &params)?;
+    let mut out = Vec::with_capacity(found.len());
+    for mut row in found {
+        let version =
+            row.pop()
+                .and_then(|p| p.as_int())
+                .ok_or_else(|| rows::damaged(cx.store, "a row's version"))? as u64;
+        let columns = e
+            .fields
+            .iter()
+            .zip(row)
+            .map(|(f, p)| rows::column(f.kind, p))
+            .collect();
+        let value = cx
+            .schema
+            .row_value(e, columns)
+            .map_err(|why| rows::damaged(cx.store, &format!("`{}`: {why}", e.name)))?;
+        let key = e
+            .key()
+            .and_then(|k| value.as_record().map(|r| r.get(k.name)))
+            .unwrap_or(Value::None)
+            .canonical();
+        out.push(Row {
+            key,
+            version,
+            value,
+        });
+    }
+    Ok(out)
+}
+
+/// Applies one write, checked against the version it read. `false`: a
+/// conflict (another delivery committed first).
+fn write(cx: &mut Cx<'_>, w: &Write) -> Result<bool, CommitError> {
+    let entity = w.entity();
+    let Some(e) = cx.schema.entity(entity) else {
+        return Err(CommitError::Store(cx.error(
+            ErrorKind::Failed,
+            format!("entity {} is not stored here", entity.0),
+        )));
+    };
+    let d = cx.dialect;
+    let key_field = e.key().map(|k| (k.name, k.kind));
+    let Some((key_name, key_kind)) = key_field else {
+        return Ok(false);
+    };
+    let key_col = quoted(key_name.as_str());
+    match w {
+        Write::Create { value, .. } | Write::Update { value, .. } => {
+            let r = value.as_record();
+            let mut params = Vec::new();
+            let mut cols = Vec::new();
+            let mut slots = Vec::new();
+            for f in &e.fields {
+                let v = r.map_or(Value::None, |r| r.get(f.name));
+                let (p, slot) = rows::bind(d, f.kind, to_column(f.kind, &v), params.len() + 1);
+                params.push(p);
+                cols.push(quoted(f.name.as_str()));
+                slots.push(slot);
+            }
+            match w {
+                Write::Create { .. } => {
+                    let sql = format!(
+                        "INSERT INTO {} ({}, _version) VALUES ({}, 1) ON CONFLICT ({key_col}) DO NOTHING",
+                        cx.t(&e.table),
+                        cols.join(", "),
+                        slots.join(", ")
+                    );
+                    Ok(cx.exec(&sql, &params)? == 1)
+                }
+                Write::Update { version, .. } => {
+                    let sets: Vec<String> = cols
+                        .iter()
+                        .zip(&slots)
+                        .skip(1)
+                        .map(|(c, s)| format!("{c} = {s}"))
+                        .collect();
+                    let n = params.len();
+                    let key_slot = slots.first().cloned().unwrap_or_default();
+                    params.push(P::Int(*version as i64));
+                    let sql = format!(
+                        "UPDATE {} SET {}{}_version = _version + 1 WHERE {key_col} = {key_slot} AND _version = ${}",
+                        cx.t(&e.table),
+                        sets.join(", "),
+                        if sets.is_empty() { "" } else { ", " },
+                        n + 1
+                    );
+                    Ok(cx.exec(&sql, &params)? == 1)
+                }
+                Write::Delete { .. } => Ok(false),
+            }
+        }
+        Write::Delete { key, version, .. } => {
+            let key_value = e.key().map(|k| key_value(k, key)).unwrap_or(Value::None);
+            let (p, slot) = rows::bind(d, key_kind, to_column(key_kind, &key_value), 1);
+            let sql = format!(
+                "DELETE FROM {} WHERE {key_col} = {slot} AND _version = $2",
+                cx.t(&e.table)
+            );
+            Ok(cx.exec(&sql, &[p, P::Int(*version as i64)])? == 1)
+        }
+    }
+}
+
+/// A key's value from its canonical bytes (the runtime gives a delete the
+/// key it read).
+fn key_value(k: &jadpo_runtime::store::schema::FieldSchema, key: &[u8]) -> Value {
+    match serde_json::from_slice::<serde_json::Value>(key) {
+        Ok(serde_json::Value::String(s)) => Value::text(&s),
+        Ok(serde_json::Value::Number(n)) => n.as_i64().map_or(Value::None, Value::Int),
+        Ok(serde_json::Value::Bool(b)) => Value::Bool(b),
+        Ok(other) if k.kind == jadpo_runtime::store::schema::ColumnKind::Json => {
+            Value::text(&other.to_string())
+        }
+        _ => Value::None,
+    }
+}
+
+// ----------------------------------------------------------------- commit
+
+pub fn commit(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitError> {
+    if !fence(cx, &c.delivery, lease)? {
+        return Err(CommitError::LeaseLost);
+    }
+    for w in &c.writes {
+        if !write(cx, w)? {
+            return Err(CommitError::Conflict);
+        }
+    }
+    insert_events(cx, &c.follow_ups, &c.delivery, c.at)?;
+    for table in ["jadpo_step", "jadpo_record"] {
+        cx.exec(
+            &format!("DELETE FROM {} WHERE delivery = $1", cx.t(table)),
+            &[P::text(&c.delivery)],
+        )?;
+    }
+    cx.exec(
+        &format!(
+            "INSERT INTO {} (delivery, committed_at) VALUES ($1, $2) ON CONFLICT (delivery) DO NOTHING",
+            cx.t("jadpo_handled")
+        ),
+        &[P::text(&c.delivery), time(c.at)],
+    )?;
+    set_state(cx, &c.delivery, DeliveryState::Completed)?;
+    cx.exec(
+        &format!(
+            "UPDATE {} SET steps = $2, ended_at = $3, lease_until = NULL WHERE id = $1",
+            cx.t("jadpo_delivery")
+        ),
+        &[
+            P::text(&c.delivery),
+            P::Text(rows::steps(&c.steps)),
+            time(c.at),
+        ],
+    )?;
+    if let Some(r) = &c.response {
+        store_response(cx, &c.delivery, r)?;
+    }
+    Ok(())
+}
+
+/// Inserts a commit's events with their deliveries: same-key follow-ups
+/// collapse in staging order, then unique keys are claimed in key order
+/// (two commits never wait on each other the other way round), and a key
+/// whose claim holds is skipped.
+fn insert_events(cx: &mut Cx<'_>, follows: &[Follow], by: &str, at: Instant) -> Res<()> {
+    let mut seen = BTreeSet::new();
+    let mut kept: Vec<&Follow> = Vec::with_capacity(follows.len());
+    for f in follows {
+        if let Some((key, _)) = &f.unique {
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+        }
+        kept.push(f);
+    }
+    let mut keys: Vec<&str> = kept
+        .iter()
+        .filter_map(|f| f.unique.as_ref().map(|(k, _)| k.as_str()))
+        .collect();
+    keys.sort_unstable();
+    for k in &keys {
+        lock_key(cx, k)?;
+    }
+    for f in kept {
+        if let Some((key, _)) = &f.unique {
+            let held = cx.rows(
+                &format!(
+                    "SELECT blocking FROM {} WHERE key = $1",
+                    cx.t("jadpo_unique_claim")
+                ),
+                &[P::text(key)],
+            )?;
+            let blocking = held
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next())
+                .and_then(|p| p.as_int())
+                .unwrap_or(0);
+            if blocking > 0 {
+                continue;
+            }
+        }
+        insert_event(cx, f, by, at)?;
+    }
+    Ok(())
+}
+
+/// Serialises commits that claim one unique key (Postgres; SQLite's one
+/// writer already does).
+fn lock_key(cx: &mut Cx<'_>, key: &str) -> Res<()> {
+    if cx.dialect == Dialect::Postgres {
+        let hash = blake3::hash(key.as_bytes());
+        let mut first = [0u8; 8];
+        first.copy_from_slice(hash.as_bytes().get(..8).unwrap_or(&[0; 8]));
+        cx.rows(
+            "SELECT pg_advisory_xact_lock($1)",
+            &[P::Int(i64::from_le_bytes(first))],
+        )?;
+    }
+    Ok(())
+}
+
+fn insert_event(cx: &mut Cx<'_>, f: &Follow, by: &str, at: Instant) -> Res<()> {
+    let (key, states) = match &f.unique {
+        Some((k, s)) => (P::text(k), P::Text(rows::states(s))),
+        None => (P::Null, P::Null),
+    };
+    cx.exec(
+        &format!(
+            "INSERT INTO {} (id, kind, payload, emitted_by, created_at, queue, priority, max_attempts, tags, run_at, metadata, unique_key, unique_states) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING",
+            cx.t("jadpo_event")
+        ),
+        &[
+            P::text(&f.id),
+            P::text(&f.event),
+            P::Text(String::from_utf8_lossy(&f.payload.canonical()).into_owned()),
+            P::text(by),
+            time(at),
+            P::text(&f.queue),
+            P::Int(f.priority),
+            P::Int(f.max_attempts),
+            P::Text(rows::strings(&f.tags)),
+            time(f.run_at),
+            P::Text(String::from_utf8_lossy(&f.metadata.canonical()).into_owned()),
+            key,
+            states,
+        ],
+    )?;
+    let first = initial_state(f.run_at, at);
+    if let Some((key, states)) = &f.unique {
+        if states.contains(&first) {
+            let blocking = f.deliveries.len().max(1) as i64;
+            cx.exec(
+                &format!(
+                    "INSERT INTO {t} (key, event, blocking) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET blocking = {t}.blocking + excluded.blocking",
+                    t = cx.t("jadpo_unique_claim")
+                ),
+                &[P::text(key), P::text(&f.id), P::Int(blocking)],
+            )?;
+        }
+    }
+    for d in &f.deliveries {
+        insert_delivery(cx, d, at)?;
+    }
+    Ok(())
+}
+
+fn initial_state(run_at: Instant, now: Instant) -> DeliveryState {
+    if run_at > now {
+        DeliveryState::Scheduled
+    } else {
+        DeliveryState::Available
+    }
+}
+
+fn insert_delivery(cx: &mut Cx<'_>, d: &NewDelivery, now: Instant) -> Res<u64> {
+    let (source, reference) = rows::source(&d.source);
+    let (key, states) = match &d.unique {
+        Some((k, s)) => (P::text(k), P::Text(rows::states(s))),
+        None => (P::Null, P::Null),
+    };
+    cx.exec(
+        &format!(
+            "INSERT INTO {} (id, source, source_ref, action, subscriber, queue, priority, tags, max_attempts, state, run_at, build_id, args, created_at, unique_key, unique_states) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING",
+            cx.t("jadpo_delivery")
+        ),
+        &[
+            P::text(&d.id),
+            source,
+            reference,
+            P::text(&d.action),
+            P::opt_text(d.subscriber.clone()),
+            P::text(&d.queue),
+            P::Int(d.priority),
+            P::Text(rows::strings(&d.tags)),
+            P::Int(i64::from(d.max_attempts)),
+            P::text(initial_state(d.run_at, now).as_str()),
+            time(d.run_at),
+            P::text(&d.build_id),
+            P::Bytes(d.args.clone()),
+            time(now),
+            key,
+            states,
+        ],
+    )
+}
+
+/// Moves a delivery to `state`, keeping its event's unique claim's count:
+/// a move out of the blocking states gives its share up, and the claim
+/// goes with the last share.
+fn set_state(cx: &mut Cx<'_>, id: &str, state: DeliveryState) -> Res<()> {
+    let found = cx.rows(
+        &format!(
+            "SELECT state, unique_key, unique_states FROM {} WHERE id = $1",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(id)],
+    )?;
+    let Some(row) = found.into_iter().next() else {
+        return Ok(());
+    };
+    let mut r = Reader::new(cx.store, row);
+    let before = DeliveryState::parse(&r.text("a delivery's state")?)
+        .ok_or_else(|| rows::damaged(cx.store, "a delivery's state"))?;
+    let key = r.opt_text();
+    let states = r
+        .opt_text()
+        .map(|s| rows::states_of(&s))
+        .unwrap_or_default();
+    cx.exec(
+        &format!(
+            "UPDATE {} SET state = $2 WHERE id = $1",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(id), P::text(state.as_str())],
+    )?;
+    let Some(key) = key else {
+        return Ok(());
+    };
+    let (was, is) = (states.contains(&before), states.contains(&state));
+    if was == is {
+        return Ok(());
+    }
+    let claims = cx.t("jadpo_unique_claim");
+    if is {
+        cx.exec(
+            &format!(
+                "INSERT INTO {claims} (key, event, blocking) VALUES ($1, $2, 1) ON CONFLICT (key) DO UPDATE SET blocking = {claims}.blocking + 1"
+            ),
+            &[P::text(&key), P::text(id)],
+        )?;
+    } else {
+        cx.exec(
+            &format!("UPDATE {claims} SET blocking = blocking - 1 WHERE key = $1"),
+            &[P::text(&key)],
+        )?;
+        cx.exec(
+            &format!("DELETE FROM {claims} WHERE key = $1 AND blocking <= 0"),
+            &[P::text(&key)],
+        )?;
+    }
+    Ok(())
+}
+
+fn store_response(cx: &mut Cx<'_>, delivery: &str, r: &StoredResponse) -> Res<()> {
+    let headers: Vec<serde_json::Value> = r
+        .headers
+        .iter()
+        .map(|(k, v)| serde_json::json!([k, v]))
+        .collect();
+    cx.exec(
+        &format!(
+            "UPDATE {} SET status = $2, headers = $3, body = $4 WHERE delivery = $1",
+            cx.t("jadpo_route_key")
+        ),
+        &[
+            P::text(delivery),
+            P::Int(i64::from(r.status)),
+            P::Text(serde_json::Value::Array(headers).to_string()),
+            P::Bytes(r.body.clone()),
+        ],
+    )?;
+    Ok(())
+}
+
+// ------------------------------------------------------------------ queue
+
+pub fn enqueue(cx: &mut Cx<'_>, deliveries: &[NewDelivery]) -> Res<()> {
+    let now = cx.now;
+    for d in deliveries {
+        insert_delivery(cx, d, now)?;
+    }
+    Ok(())
+}
+
+fn claim_order(cx: &Cx<'_>, request: &ClaimRequest) -> (String, Vec<P>) {
+    let mut params = vec![time(cx.now), P::Int(request.max as i64)];
+    // Queues named `@...` are the runtime's own (a route's deliveries run
+    // in their requests): only a dispatcher that names one claims from it.
+    let queues = if request.queues.is_empty() {
+        " AND queue NOT LIKE '@%'".to_string()
+    } else {
+        let slots: Vec<String> = request
+            .queues
+            .iter()
+            .map(|q| {
+                params.push(P::text(q));
+                format!("${}", params.len())
+            })
+            .collect();
+        format!(" AND queue IN ({})", slots.join(", "))
+    };
+    let lock = match cx.dialect {
+        Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
+        Dialect::Sqlite => "",
+    };
+    let sql = format!(
+        "SELECT id, state, rescues FROM {} WHERE ((state IN ('scheduled', 'available', 'retryable') AND run_at <= $1) OR (state = 'running' AND lease_until <= $1)){queues} ORDER BY priority, run_at, id LIMIT $2{lock}",
+        cx.t("jadpo_delivery")
+    );
+    (sql, params)
+}
+
+pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
+    let (sql, params) = claim_order(cx, request);
+    let due = cx.rows(&sql, &params)?;
+    let lease_until = until(cx.now, request.lease_ms);
+    let mut out = Vec::with_capacity(due.len());
+    for row in due {
+        let mut r = Reader::new(cx.store, row);
+        let id = r.text("a delivery's id")?;
+        let rescued = r.text("a delivery's state")? == "running";
+        let rescues = r.int("a delivery's rescues")?;
+        if rescued && rescues + 1 >= i64::from(MAX_RESCUES) {
+            end_rescued(cx, &id)?;
+            continue;
+        }
+        set_state(cx, &id, DeliveryState::Running)?;
+        let counter = if rescued { "rescues" } else { "attempt" };
+        cx.exec(
+            &format!(
+                "UPDATE {} SET lease_gen = lease_gen + 1, lease_until = $2, runner = $3, {counter} = {counter} + 1 WHERE id = $1",
+                cx.t("jadpo_delivery")
+            ),
+            &[P::text(&id), time(lease_until), P::text(&request.runner)],
+        )?;
+        let Some(delivery) = delivery(cx, &id)? else {
+            continue;
+        };
+        out.push(Claimed {
+            lease: Lease {
+                generation: delivery.lease_generation,
+                until: lease_until,
+            },
+            delivery,
+            rescued,
+        });
+    }
+    Ok(out)
+}
+
+/// A delivery whose runner stopped [`MAX_RESCUES`] times ends `fault`,
+/// with an operator item.
+fn end_rescued(cx: &mut Cx<'_>, id: &str) -> Res<()> {
+    set_state(cx, id, DeliveryState::Fault)?;
+    let now = cx.now;
+    cx.exec(
+        &format!(
+            "UPDATE {} SET rescues = rescues + 1, reason = $2, lease_until = NULL, ended_at = $3 WHERE id = $1",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(id), P::text(RESCUES_WHY), time(now)],
+    )?;
+    open_item(cx, id, DeliveryState::Fault, RESCUES_WHY)
+}
+
+fn open_item(cx: &mut Cx<'_>, id: &str, state: DeliveryState, why: &str) -> Res<()> {
+    let now = cx.now;
+    cx.exec(
+        &format!(
+            "INSERT INTO {t} (delivery, outcome, reason, opened_at) VALUES ($1, $2, $3, $4) ON CONFLICT (delivery) DO UPDATE SET outcome = excluded.outcome, reason = excluded.reason, opened_at = excluded.opened_at, closed_at = NULL, closed_by = NULL",
+            t = cx.t("jadpo_item")
+        ),
+        &[P::text(id), P::text(state.as_str()), P::text(why), time(now)],
+    )?;
+    Ok(())
+}
+
+pub fn take(cx: &mut Cx<'_>, id: &str, lease_ms: u64) -> Res<Option<Lease>> {
+    let lease_until = until(cx.now, lease_ms);
+    let n = cx.exec(
+        &format!(
+            "UPDATE {} SET lease_gen = lease_gen + 1, lease_until = $2 WHERE id = $1",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(id), time(lease_until)],
+    )?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let Some(d) = delivery(cx, id)? else {
+        return Ok(None);
+    };
+    if !d.state.ended() {
+        set_state(cx, id, DeliveryState::Running)?;
+    }
+    Ok(Some(Lease {
+        generation: d.lease_generation,
+        until: lease_until,
+    }))
+}
+
+pub fn heartbeat(cx: &mut Cx<'_>, id: &str, lease: &Lease, lease_ms: u64) -> Result<Lease, Fenced> {
+    let lease_until = until(cx.now, lease_ms);
+    let n = cx.exec(
+        &format!(
+            "UPDATE {} SET lease_until = $3 WHERE id = $1 AND lease_gen = $2",
+            cx.t("jadpo_delivery")
+        ),
+        &[
+            P::text(id),
+            P::Int(lease.generation as i64),
+            time(lease_until),
+        ],
+    )?;
+    if n != 1 {
+        return Err(Fenced::LeaseLost);
+    }
+    Ok(Lease {
+        generation: lease.generation,
+        until: lease_until,
+    })
+}
+
+pub fn release(cx: &mut Cx<'_>, id: &str, lease: &Lease, next: &Next) -> Result<(), Fenced> {
+    if !fence(cx, id, lease)? {
+        return Err(Fenced::LeaseLost);
+    }
+    let now = cx.now;
+    let t = cx.t("jadpo_delivery");
+    match next {
+        Next::Retry {
+            run_at,
+            why,
+            counted,
+            steps,
+        } => {
+            set_state(cx, id, DeliveryState::Retryable)?;
+            let uncount = if *counted {
+                ""
+            } else {
+                ", attempt = CASE WHEN attempt > 0 THEN attempt - 1 ELSE 0 END"
+            };
+            cx.exec(
+                &format!(
+                    "UPDATE {t} SET run_at = $2, reason = $3, lease_until = NULL, steps = $4{uncount} WHERE id = $1"
+                ),
+                &[
+                    P::text(id),
+                    time(*run_at),
+                    P::text(why),
+                    P::Text(rows::steps(steps)),
+                ],
+            )?;
+        }
+        Next::End {
+            state,
+            why,
+            steps,
+            response,
+        } => {
+            set_state(cx, id, *state)?;
+            cx.exec(
+                &format!(
+                    "UPDATE {t} SET reason = $2, lease_until = NULL, ended_at = $3, steps = $4 WHERE id = $1"
+                ),
+                &[P::text(id), P::text(why), time(now), P::Text(rows::steps(steps))],
+            )?;
+            open_item(cx, id, *state, why)?;
+            if let Some(r) = response {
+                store_response(cx, id, r)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn delivery(cx: &mut Cx<'_>, id: &str) -> Res<Option<DeliveryRow>> {
+    let found = cx.rows(
+        &format!(
+            "SELECT {DELIVERY_COLUMNS} FROM {} WHERE id = $1",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(id)],
+    )?;
+    match found.into_iter().next() {
+        Some(row) => rows::delivery_row(cx.store, row).map(Some),
+        None => Ok(None),
+    }
+}
+
+pub fn handled(cx: &mut Cx<'_>, id: &str) -> Res<bool> {
+    let found = cx.rows(
+        &format!(
+            "SELECT 1 FROM {} WHERE delivery = $1",
+            cx.t("jadpo_handled")
+        ),
+        &[P::text(id)],
+    )?;
+    Ok(!found.is_empty())
+}
+
+pub fn events(cx: &mut Cx<'_>, limit: usize) -> Res<Vec<Outboxed>> {
+    let found = cx.rows(
+        &format!(
+            "SELECT {EVENT_COLUMNS} FROM {} ORDER BY seq LIMIT $1",
+            cx.t("jadpo_event")
+        ),
+        &[P::Int(limit as i64)],
+    )?;
+    let store = cx.store;
+    let mut out = Vec::with_capacity(found.len());
+    for row in found {
+        let mut e = rows::event_row(store, row)?;
+        e.follow.deliveries = event_deliveries(cx, &e.follow.id)?;
+        out.push(e);
+    }
+    Ok(out)
+}
+
+/// An event's deliveries, one per subscriber, in id order.
+fn event_deliveries(cx: &mut Cx<'_>, event: &str) -> Res<Vec<NewDelivery>> {
+    let found = cx.rows(
+        &format!(
+            "SELECT {DELIVERY_COLUMNS}, unique_key, unique_states FROM {} WHERE source = 'event' AND source_ref = $1 ORDER BY id",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(event)],
+    )?;
+    let store = cx.store;
+    found
+        .into_iter()
+        .map(|row| rows::new_delivery(store, row))
+        .collect()
+}
+
+// ------------------------------------------------------------- route keys
+
+pub fn claim_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<KeyClaim> {
+    let keys = cx.t("jadpo_route_key");
+    let lock = match cx.dialect {
+        Dialect::Postgres => " FOR UPDATE",
+        Dialect::Sqlite => "",
+    };
+    let at = [
+        P::text(&request.route),
+        P::text(&request.principal),
+        P::text(&request.key),
+    ];
+    let found = cx.rows(
+        &format!(
+            "SELECT fingerprint, delivery, status, headers, body FROM {keys} WHERE route = $1 AND principal = $2 AND key = $3{lock}"
+        ),
+        &at,
+    )?;
+    let Some(row) = found.into_iter().next() else {
+        let inserted = cx.exec(
+            &format!(
+                "INSERT INTO {keys} (route, principal, key, fingerprint, delivery, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (route, principal, key) DO NOTHING"
+            ),
+            &[
+                P::text(&request.route),
+                P::text(&request.principal),
+                P::text(&request.key),
+                P::Bytes(request.fingerprint.to_vec()),
+                P::text(&request.delivery.id),
+                time(cx.now),
+            ],
+        )?;
+        if inserted == 0 {
+            // Another request claimed it between the read and the write.
+            return Ok(KeyClaim::InUse);
+        }
+        insert_delivery(cx, &request.delivery, cx.now)?;
+        return Ok(take(cx, &request.delivery.id, request.lease_ms)?
+            .map_or(KeyClaim::InUse, |lease| KeyClaim::New { lease }));
+    };
+    let mut r = Reader::new(cx.store, row);
+    let fingerprint = r.bytes().unwrap_or_default();
+    let delivery_id = r.text("a key's delivery")?;
+    let status = r.raw().as_int();
+    let headers = r.opt_text();
+    let body = r.bytes();
+    if fingerprint != request.fingerprint {
+        return Ok(KeyClaim::Reused);
+    }
+    if let Some(status) = status {
+        let headers: Vec<(String, String)> = headers
+            .and_then(|h| serde_json::from_str::<Vec<(String, String)>>(&h).ok())
+            .unwrap_or_default();
+        return Ok(KeyClaim::Replay(StoredResponse {
+            status: u16::try_from(status).unwrap_or(500),
+            headers,
+            body: body.unwrap_or_default(),
+        }));
+    }
+    let row = delivery(cx, &delivery_id)?;
+    if let Some(d) = row
+        .as_ref()
+        .filter(|d| d.state.ended() && d.state != DeliveryState::Completed)
+    {
+        return Ok(KeyClaim::Ended {
+            delivery: delivery_id,
+            state: d.state,
+        });
+    }
+    let live = row.and_then(|d| d.lease_until).is_some_and(|u| u > cx.now);
+    if live {
+        return Ok(KeyClaim::InUse);
+    }
+    Ok(match take(cx, &delivery_id, request.lease_ms)? {
+        Some(lease) => KeyClaim::TakenOver {
+            delivery: delivery_id,
+            lease,
+        },
+        None => KeyClaim::InUse,
+    })
+}
+
+pub fn release_key(
+    cx: &mut Cx<'_>,
+    route: &str,
+    principal: &str,
+    key: &str,
+    lease: &Lease,
+) -> Result<(), Fenced> {
+    let found = cx.rows(
+        &format!(
+            "SELECT delivery FROM {} WHERE route = $1 AND principal = $2 AND key = $3",
+            cx.t("jadpo_route_key")
+        ),
+        &[P::text(route), P::text(principal), P::text(key)],
+    )?;
+    let Some(delivery) = found
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .and_then(|p| p.as_text().map(str::to_string))
+    else {
+        return Err(Fenced::LeaseLost);
+    };
+    let n = cx.exec(
+        &format!(
+            "UPDATE {} SET lease_until = NULL WHERE id = $1 AND lease_gen = $2",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(&delivery), P::Int(lease.generation as i64)],
+    )?;
+    if n != 1 {
+        return Err(Fenced::LeaseLost);
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ items
+
+pub fn items(cx: &mut Cx<'_>, open_only: bool) -> Res<Vec<Item>> {
+    let filter = if open_only {
+        " WHERE closed_at IS NULL"
+    } else {
+        ""
+    };
+    let found = cx.rows(
+        &format!(
+            "SELECT {ITEM_COLUMNS} FROM {}{filter} ORDER BY opened_at, delivery",
+            cx.t("jadpo_item")
+        ),
+        &[],
+    )?;
+    let store = cx.store;
+    found
+        .into_iter()
+        .map(|row| rows::item_row(store, row))
+        .collect()
+}
+
+pub fn close_item(cx: &mut Cx<'_>, delivery: &str, closed_by: &str) -> Res<bool> {
+    let n = cx.exec(
+        &format!(
+            "UPDATE {} SET closed_at = $2, closed_by = $3 WHERE delivery = $1 AND closed_at IS NULL",
+            cx.t("jadpo_item")
+        ),
+        &[P::text(delivery), time(cx.now), P::text(closed_by)],
+    )?;
+    Ok(n == 1)
+}

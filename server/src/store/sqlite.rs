@@ -1,0 +1,595 @@
+//! The embedded store (design `server.md` sections 14 and 17): SQLite from
+//! the bundled library, nothing to install. One writer thread owns the only
+//! write connection; every write is a message to it, and it runs the
+//! messages waiting at once in one `BEGIN IMMEDIATE` transaction with a
+//! savepoint each (group commit), answering each sender once the commit is
+//! durable. It does not wait for more: under load the queue fills while a
+//! commit syncs, and the next batch takes all of it. Reads use their own
+//! WAL connections. A lock file refuses a second server on the file; a
+//! damaged file or one set up by a newer jadpo is refused at open.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::EntityId;
+use jadpo_runtime::record::{StepRow, StoredRecord};
+use jadpo_runtime::store::schema::Schema;
+use jadpo_runtime::store::{
+    ClaimRequest, Claimed, Commit, CommitError, Commits, DeliveryRow, ErrorKind, Fenced, Item,
+    Items, KeyClaim, KeyRequest, Lease, NewDelivery, Next, Outboxed, Queue, Records, RouteKeys,
+    Row, Rows, Store, StoreError,
+};
+use jadpo_runtime::value::{Instant, Value};
+use rusqlite::{Connection, OpenFlags};
+
+use super::clock::now;
+use super::sql::migrate::{self, Apply, Migrated};
+use super::sql::{ops, sqlite_placeholders, Conn, Cx, Dialect, P};
+
+/// How the file is opened.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// `synchronous=FULL` (the default): a commit is on disk when it is
+    /// answered. `jadpo dev` uses NORMAL.
+    pub full_sync: bool,
+    /// Take the lock file: a server does; an operator command does not
+    /// (it writes with a 5 s busy timeout instead).
+    pub exclusive: bool,
+    /// `--migrate auto|check`.
+    pub apply: Apply,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            full_sync: true,
+            exclusive: true,
+            apply: Apply::Auto,
+        }
+    }
+}
+
+type Finish = Box<dyn FnOnce(Option<&StoreError>) + Send>;
+type Job = Box<dyn FnOnce(&Connection) -> Finish + Send>;
+
+/// Jobs one transaction takes at most.
+const MAX_BATCH: usize = 256;
+
+pub struct SqliteStore {
+    name: String,
+    prefix: String,
+    schema: Arc<Schema>,
+    path: PathBuf,
+    jobs: Mutex<Option<Sender<Job>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+    readers: Mutex<Vec<Connection>>,
+    /// The lock file, held while the store is open.
+    _lock: Option<File>,
+    /// Transactions the writer committed (each one sync with FULL).
+    transactions: Arc<AtomicU64>,
+    /// What opening it set up.
+    pub migrated: Migrated,
+}
+
+fn error(store: &str, e: &rusqlite::Error) -> StoreError {
+    use rusqlite::ffi::ErrorCode as C;
+    let kind = match e.sqlite_error_code() {
+        Some(C::DiskFull) => ErrorKind::Full,
+        Some(C::ReadOnly) => ErrorKind::ReadOnly,
+        Some(C::DatabaseCorrupt | C::NotADatabase) => ErrorKind::Corrupt,
+        Some(C::DatabaseBusy | C::DatabaseLocked) => ErrorKind::Busy,
+        Some(C::CannotOpen) => ErrorKind::Unreachable,
+        _ => ErrorKind::Failed,
+    };
+    StoreError::new(store, kind, e.to_string())
+}
+
+/// A connection as the shared operations see it.
+struct Sql<'c> {
+    conn: &'c Connection,
+    store: &'c str,
+}
+
+fn bind(p: &P) -> rusqlite::types::Value {
+    use rusqlite::types::Value as V;
+    match p {
+        P::Null => V::Null,
+        P::Int(i) => V::Integer(*i),
+        P::Text(s) => V::Text(s.clone()),
+        P::Bytes(b) => V::Blob(b.clone()),
+    }
+}
+
+impl Conn for Sql<'_> {
+    fn exec(&mut self, sql: &str, params: &[P]) -> Result<u64, StoreError> {
+        let sql = sqlite_placeholders(sql);
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| error(self.store, &e))?;
+        let values: Vec<rusqlite::types::Value> = params.iter().map(bind).collect();
+        stmt.execute(rusqlite::params_from_iter(values))
+            .map(|n| n as u64)
+            .map_err(|e| error(self.store, &e))
+    }
+
+    fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<Vec<P>>, StoreError> {
+        use rusqlite::types::ValueRef as V;
+        let sql = sqlite_placeholders(sql);
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| error(self.store, &e))?;
+        let n = stmt.column_count();
+        let values: Vec<rusqlite::types::Value> = params.iter().map(bind).collect();
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(values))
+            .map_err(|e| error(self.store, &e))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| error(self.store, &e))? {
+            let mut cols = Vec::with_capacity(n);
+            for i in 0..n {
+                let v = row.get_ref(i).map_err(|e| error(self.store, &e))?;
+                cols.push(match v {
+                    V::Null => P::Null,
+                    V::Integer(i) => P::Int(i),
+                    V::Real(f) => P::Text(f.to_string()),
+                    V::Text(t) => P::Text(String::from_utf8_lossy(t).into_owned()),
+                    V::Blob(b) => P::Bytes(b.to_vec()),
+                });
+            }
+            out.push(cols);
+        }
+        Ok(out)
+    }
+}
+
+impl SqliteStore {
+    /// Opens (and sets up) the store `schema.store` in the file at `path`.
+    pub fn open(path: &Path, schema: Schema, options: Options) -> Result<SqliteStore, StoreError> {
+        let name = schema.store.clone();
+        let lock = if options.exclusive {
+            Some(lock_file(&name, path)?)
+        } else {
+            None
+        };
+        let conn = connect(&name, path, options)?;
+        check_whole(&name, &conn)?;
+        let prefix = format!("{name}__");
+        let migrated = migrate_in(&conn, &name, &prefix, &schema, options.apply)?;
+        let (jobs, receiver) = mpsc::channel::<Job>();
+        let thread_name = name.clone();
+        let transactions = Arc::new(AtomicU64::new(0));
+        let counted = transactions.clone();
+        let writer = std::thread::Builder::new()
+            .name(format!("jadpo-sqlite-{name}"))
+            .spawn(move || write_loop(&conn, &thread_name, &receiver, &counted))
+            .map_err(|e| {
+                StoreError::new(&name, ErrorKind::Failed, format!("no writer thread: {e}"))
+            })?;
+        Ok(SqliteStore {
+            name,
+            prefix,
+            schema: Arc::new(schema),
+            path: path.to_path_buf(),
+            jobs: Mutex::new(Some(jobs)),
+            writer: Mutex::new(Some(writer)),
+            readers: Mutex::new(Vec::new()),
+            _lock: lock,
+            transactions,
+            migrated,
+        })
+    }
+
+    /// Write transactions committed since the store opened: with group
+    /// commit, fewer than the writes they carried.
+    pub fn transactions(&self) -> u64 {
+        self.transactions.load(Ordering::Relaxed)
+    }
+
+    /// Runs `op` on the writer, in its own savepoint of the next batch;
+    /// answers once the batch's commit is durable.
+    fn write<T, E>(
+        &self,
+        op: impl FnOnce(&mut Cx<'_>) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::sync_channel::<Result<T, E>>(1);
+        let (store, prefix, schema) = (self.name.clone(), self.prefix.clone(), self.schema.clone());
+        let job: Job = Box::new(move |conn: &Connection| -> Finish {
+            let result = savepoint(conn, &store, &prefix, &schema, op);
+            Box::new(move |failed: Option<&StoreError>| {
+                let out = match failed {
+                    Some(e) => Err(E::from(e.clone())),
+                    None => result,
+                };
+                let _ = tx.send(out);
+            })
+        });
+        let gone = || {
+            E::from(StoreError::new(
+                &self.name,
+                ErrorKind::Unreachable,
+                "the store is closed",
+            ))
+        };
+        let sent = self
+            .jobs
+            .lock()
+            .map_err(|_| gone())?
+            .as_ref()
+            .map(|j| j.send(job).is_ok())
+            .unwrap_or(false);
+        if !sent {
+            return Err(gone());
+        }
+        rx.recv().unwrap_or_else(|_| Err(gone()))
+    }
+
+    /// Runs `op` on a read connection (committed data only).
+    fn read<T>(
+        &self,
+        op: impl FnOnce(&mut Cx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let conn = match self.readers.lock().ok().and_then(|mut r| r.pop()) {
+            Some(c) => c,
+            None => {
+                let options = Options {
+                    exclusive: false,
+                    ..Options::default()
+                };
+                connect(&self.name, &self.path, options)?
+            }
+        };
+        let result = {
+            let mut sql = Sql {
+                conn: &conn,
+                store: &self.name,
+            };
+            let mut cx = Cx {
+                conn: &mut sql,
+                dialect: Dialect::Sqlite,
+                store: &self.name,
+                prefix: &self.prefix,
+                schema: &self.schema,
+                now: now(),
+            };
+            op(&mut cx)
+        };
+        if let Ok(mut r) = self.readers.lock() {
+            if r.len() < 8 {
+                r.push(conn);
+            }
+        }
+        result
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        if let Ok(mut jobs) = self.jobs.lock() {
+            jobs.take();
+        }
+        if let Some(writer) = self.writer.lock().ok().and_then(|mut w| w.take()) {
+            let _ = writer.join();
+        }
+    }
+}
+
+fn lock_file(store: &str, path: &Path) -> Result<File, StoreError> {
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| {
+            StoreError::new(
+                store,
+                ErrorKind::Unreachable,
+                format!(
+                    "cannot open its lock file {}: {e}",
+                    PathBuf::from(&lock_path).display()
+                ),
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::new(
+            store,
+            ErrorKind::Busy,
+            format!(
+                "another jadpo server has {} open (its lock file is held); SQLite serves one process: stop the other, or move the store to Postgres",
+                path.display()
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(StoreError::new(store, ErrorKind::Failed, format!("cannot lock {}: {e}", path.display()))),
+    }
+}
+
+fn connect(store: &str, path: &Path, options: Options) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| error(store, &e))?;
+    let sync = if options.full_sync { "FULL" } else { "NORMAL" };
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(|e| error(store, &e))?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = OFF;"
+    ))
+    .map_err(|e| error(store, &e))?;
+    conn.set_prepared_statement_cache_capacity(128);
+    Ok(conn)
+}
+
+/// A damaged file is refused before anything is written to it.
+fn check_whole(store: &str, conn: &Connection) -> Result<(), StoreError> {
+    let verdict: String = conn
+        .query_row("PRAGMA quick_check", [], |r| r.get(0))
+        .map_err(|e| error(store, &e))?;
+    if verdict != "ok" {
+        return Err(StoreError::new(
+            store,
+            ErrorKind::Corrupt,
+            format!("its file fails SQLite's check: {verdict}"),
+        ));
+    }
+    Ok(())
+}
+
+fn migrate_in(
+    conn: &Connection,
+    store: &str,
+    prefix: &str,
+    schema: &Schema,
+    apply: Apply,
+) -> Result<Migrated, StoreError> {
+    conn.execute_batch("BEGIN EXCLUSIVE")
+        .map_err(|e| error(store, &e))?;
+    let result = {
+        let mut sql = Sql { conn, store };
+        let mut cx = Cx {
+            conn: &mut sql,
+            dialect: Dialect::Sqlite,
+            store,
+            prefix,
+            schema,
+            now: now(),
+        };
+        migrate::run(&mut cx, apply)
+    };
+    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    conn.execute_batch(end).map_err(|e| error(store, &e))?;
+    result
+}
+
+/// Runs one job's operation in a savepoint: rolled back alone when it
+/// fails, so the batch goes on.
+fn savepoint<T, E: From<StoreError>>(
+    conn: &Connection,
+    store: &str,
+    prefix: &str,
+    schema: &Schema,
+    op: impl FnOnce(&mut Cx<'_>) -> Result<T, E>,
+) -> Result<T, E> {
+    conn.execute_batch("SAVEPOINT job")
+        .map_err(|e| E::from(error(store, &e)))?;
+    let result = {
+        let mut sql = Sql { conn, store };
+        let mut cx = Cx {
+            conn: &mut sql,
+            dialect: Dialect::Sqlite,
+            store,
+            prefix,
+            schema,
+            now: now(),
+        };
+        op(&mut cx)
+    };
+    let end = match result {
+        Ok(_) => "RELEASE job",
+        Err(_) => "ROLLBACK TO job; RELEASE job",
+    };
+    if let Err(e) = conn.execute_batch(end) {
+        return Err(E::from(error(store, &e)));
+    }
+    result
+}
+
+fn write_loop(conn: &Connection, store: &str, jobs: &Receiver<Job>, transactions: &AtomicU64) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            let e = error(store, &e);
+            for job in batch {
+                // Each job learns the store could not begin.
+                let finish = job(conn);
+                finish(Some(&e));
+            }
+            continue;
+        }
+        let finishes: Vec<Finish> = batch.into_iter().map(|job| job(conn)).collect();
+        let failed = conn.execute_batch("COMMIT").err().map(|e| {
+            let _ = conn.execute_batch("ROLLBACK");
+            error(store, &e)
+        });
+        transactions.fetch_add(1, Ordering::Relaxed);
+        for finish in finishes {
+            finish(failed.as_ref());
+        }
+    }
+}
+
+impl Records for SqliteStore {
+    fn record(&self, delivery: &str) -> Result<Option<StoredRecord>, StoreError> {
+        self.read(|cx| ops::record(cx, delivery))
+    }
+
+    fn put_step(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        record: &StoredRecord,
+        step: &StepRow,
+    ) -> Result<(), Fenced> {
+        let (delivery, lease, record, step) =
+            (delivery.to_string(), *lease, record.clone(), step.clone());
+        self.write(move |cx| ops::put_step(cx, &delivery, &lease, &record, &step))
+    }
+
+    fn truncate_steps(&self, delivery: &str, lease: &Lease, position: u32) -> Result<(), Fenced> {
+        let (delivery, lease) = (delivery.to_string(), *lease);
+        self.write(move |cx| ops::truncate_steps(cx, &delivery, &lease, position))
+    }
+}
+
+impl Rows for SqliteStore {
+    fn select(&self, entity: EntityId, filter: &[(Name, Value)]) -> Result<Vec<Row>, StoreError> {
+        self.read(|cx| ops::select(cx, entity, filter))
+    }
+}
+
+impl Commits for SqliteStore {
+    fn commit(&self, commit: &Commit, lease: &Lease) -> Result<(), CommitError> {
+        let (commit, lease) = (commit.clone(), *lease);
+        self.write(move |cx| ops::commit(cx, &commit, &lease))
+    }
+}
+
+impl Queue for SqliteStore {
+    fn enqueue(&self, deliveries: &[NewDelivery], now: Instant) -> Result<(), StoreError> {
+        let deliveries = deliveries.to_vec();
+        self.write(move |cx| {
+            cx.now = now;
+            ops::enqueue(cx, &deliveries)
+        })
+    }
+
+    fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claimed>, StoreError> {
+        let request = request.clone();
+        self.write(move |cx| {
+            cx.now = request.now;
+            ops::claim(cx, &request)
+        })
+    }
+
+    fn take(
+        &self,
+        delivery: &str,
+        lease_ms: u64,
+        now: Instant,
+    ) -> Result<Option<Lease>, StoreError> {
+        let delivery = delivery.to_string();
+        self.write(move |cx| {
+            cx.now = now;
+            ops::take(cx, &delivery, lease_ms)
+        })
+    }
+
+    fn heartbeat(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        lease_ms: u64,
+        now: Instant,
+    ) -> Result<Lease, Fenced> {
+        let (delivery, lease) = (delivery.to_string(), *lease);
+        self.write(move |cx| {
+            cx.now = now;
+            ops::heartbeat(cx, &delivery, &lease, lease_ms)
+        })
+    }
+
+    fn release(
+        &self,
+        delivery: &str,
+        lease: &Lease,
+        next: &Next,
+        now: Instant,
+    ) -> Result<(), Fenced> {
+        let (delivery, lease, next) = (delivery.to_string(), *lease, next.clone());
+        self.write(move |cx| {
+            cx.now = now;
+            ops::release(cx, &delivery, &lease, &next)
+        })
+    }
+
+    fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
+        self.read(|cx| ops::delivery(cx, id))
+    }
+
+    fn handled(&self, id: &str) -> Result<bool, StoreError> {
+        self.read(|cx| ops::handled(cx, id))
+    }
+
+    fn events(&self, limit: usize) -> Result<Vec<Outboxed>, StoreError> {
+        self.read(|cx| ops::events(cx, limit))
+    }
+}
+
+impl RouteKeys for SqliteStore {
+    fn claim_key(&self, request: &KeyRequest) -> Result<KeyClaim, StoreError> {
+        let request = request.clone();
+        self.write(move |cx| {
+            cx.now = request.now;
+            ops::claim_key(cx, &request)
+        })
+    }
+
+    fn release_key(
+        &self,
+        route: &str,
+        principal: &str,
+        key: &str,
+        lease: &Lease,
+    ) -> Result<(), Fenced> {
+        let (route, principal, key, lease) = (
+            route.to_string(),
+            principal.to_string(),
+            key.to_string(),
+            *lease,
+        );
+        self.write(move |cx| ops::release_key(cx, &route, &principal, &key, &lease))
+    }
+}
+
+impl Items for SqliteStore {
+    fn items(&self, open_only: bool) -> Result<Vec<Item>, StoreError> {
+        self.read(|cx| ops::items(cx, open_only))
+    }
+
+    fn close_item(
+        &self,
+        delivery: &str,
+        closed_by: &str,
+        now: Instant,
+    ) -> Result<bool, StoreError> {
+        let (delivery, closed_by) = (delivery.to_string(), closed_by.to_string());
+        self.write(move |cx| {
+            cx.now = now;
+            ops::close_item(cx, &delivery, &closed_by)
+        })
+    }
+}
+
+impl Store for SqliteStore {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}

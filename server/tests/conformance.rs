@@ -1,0 +1,755 @@
+//! One behaviour for every store: each case runs on MemStore (the test
+//! runner's), SQLite in a temporary file, and Postgres when
+//! `JADPO_TEST_PG` names a server. A store that differs fails here with
+//! its name in the message.
+
+use std::sync::Arc;
+
+use jadpo_compiler::intern::Name;
+use jadpo_runtime::store::{
+    ClaimRequest, Commit, CommitError, DeliveryState, Fenced, Follow, KeyClaim, KeyRequest, Lease,
+    Next, Source, Store, StoredResponse, Write, ROUTE_QUEUE,
+};
+use jadpo_runtime::value::Value;
+
+use crate::support::*;
+
+fn kinds() -> Vec<Kind> {
+    let mut out = vec![Kind::Mem, Kind::Sqlite];
+    if let Some(url) = postgres_url() {
+        out.push(Kind::Postgres(url));
+    }
+    out
+}
+
+/// Runs `case` on every store, naming the store when it fails.
+fn each(case: &str, check: impl Fn(&str, Arc<dyn Store>)) {
+    for kind in kinds() {
+        let store = kind.open(case);
+        let label = format!("{case} on {}", kind.label());
+        check(&label, store);
+    }
+}
+
+fn claim_all(store: &dyn Store, queues: &[&str], max: usize, lease_ms: u64) -> Vec<String> {
+    store
+        .claim(&ClaimRequest {
+            queues: queues.iter().map(|q| q.to_string()).collect(),
+            max,
+            lease_ms,
+            runner: "r1".into(),
+            now: now(),
+        })
+        .expect("a claim")
+        .into_iter()
+        .map(|c| c.delivery.id)
+        .collect()
+}
+
+/// Enqueues `id` and takes its lease.
+fn leased(store: &dyn Store, id: &str) -> Lease {
+    let past = later(now(), -1000);
+    store
+        .enqueue(&[delivery(id, "default", 0, past)], now())
+        .expect("enqueued");
+    store
+        .take(id, 60_000, now())
+        .expect("taken")
+        .expect("a delivery to take")
+}
+
+fn key(id: &str) -> Vec<u8> {
+    text(id).canonical()
+}
+
+fn commit_of(id: &str, writes: Vec<Write>) -> Commit {
+    Commit {
+        delivery: id.to_string(),
+        at: now(),
+        writes,
+        follow_ups: Vec::new(),
+        steps: Vec::new(),
+        response: None,
+    }
+}
+
+#[test]
+fn a_record_reads_back_as_it_was_written() {
+    each("records", |label, store| {
+        let lease = leased(&*store, "d1");
+        assert_eq!(store.record("d1").unwrap(), None, "{label}");
+        let rec = record();
+        store.put_step("d1", &lease, &rec, &step(1, false)).unwrap();
+        store.put_step("d1", &lease, &rec, &step(2, true)).unwrap();
+        let got = store.record("d1").unwrap().expect("a record");
+        assert_eq!(got.steps, vec![step(1, false), step(2, true)], "{label}");
+        assert_eq!(
+            (got.build_id.as_str(), got.mode),
+            ("b1", rec.mode),
+            "{label}"
+        );
+        assert_eq!(got.started_at, rec.started_at, "{label}");
+        // Rewriting step 1 removes step 2: the later step never happened.
+        store.put_step("d1", &lease, &rec, &step(1, true)).unwrap();
+        let got = store.record("d1").unwrap().expect("a record");
+        assert_eq!(got.steps, vec![step(1, true)], "{label}");
+        store.put_step("d1", &lease, &rec, &step(2, true)).unwrap();
+        store.truncate_steps("d1", &lease, 2).unwrap();
+        let got = store.record("d1").unwrap().expect("a record");
+        assert_eq!(got.steps.len(), 1, "{label}");
+    });
+}
+
+#[test]
+fn a_stale_generation_writes_nothing() {
+    each("fences", |label, store| {
+        let old = leased(&*store, "d1");
+        let rec = record();
+        store.put_step("d1", &old, &rec, &step(1, true)).unwrap();
+        let new = store.take("d1", 60_000, now()).unwrap().expect("taken");
+        assert!(new.generation > old.generation, "{label}");
+        let lost = store.put_step("d1", &old, &rec, &step(2, true));
+        assert_eq!(lost, Err(Fenced::LeaseLost), "{label}");
+        assert_eq!(
+            store.truncate_steps("d1", &old, 1),
+            Err(Fenced::LeaseLost),
+            "{label}"
+        );
+        let write = Write::Create {
+            entity: entity("Counter"),
+            key: key("c1"),
+            value: rec_counter(1, "c1"),
+        };
+        assert_eq!(
+            store.commit(&commit_of("d1", vec![write]), &old),
+            Err(CommitError::LeaseLost),
+            "{label}"
+        );
+        assert_eq!(
+            store.heartbeat("d1", &old, 1000, now()),
+            Err(Fenced::LeaseLost),
+            "{label}"
+        );
+        let next = Next::Retry {
+            run_at: now(),
+            why: "x".into(),
+            counted: true,
+            steps: Vec::new(),
+        };
+        assert_eq!(
+            store.release("d1", &old, &next, now()),
+            Err(Fenced::LeaseLost),
+            "{label}"
+        );
+        let kept = store.record("d1").unwrap().expect("a record");
+        assert_eq!(kept.steps, vec![step(1, true)], "{label}: nothing written");
+        assert!(
+            store.select(entity("Counter"), &[]).unwrap().is_empty(),
+            "{label}"
+        );
+        assert!(!store.handled("d1").unwrap(), "{label}");
+        // The new generation writes.
+        store.put_step("d1", &new, &rec, &step(2, true)).unwrap();
+    });
+}
+
+fn rec_counter(n: i64, label: &str) -> Value {
+    rec(&[("n", Value::Int(n)), ("label", text(label))])
+}
+
+/// Counter's key is its first field, `n`.
+fn counter_key(n: i64) -> Vec<u8> {
+    Value::Int(n).canonical()
+}
+
+#[test]
+fn every_column_kind_reads_back_as_written() {
+    each("columns", |label, store| {
+        let lease = leased(&*store, "d1");
+        let with_note = order_noted("o2", 8, Some("handle with care"));
+        let writes = vec![
+            Write::Create {
+                entity: entity("Order"),
+                key: key("o1"),
+                value: order("o1", 7),
+            },
+            Write::Create {
+                entity: entity("Order"),
+                key: key("o2"),
+                value: with_note.clone(),
+            },
+        ];
+        store.commit(&commit_of("d1", writes), &lease).unwrap();
+        let rows = store.select(entity("Order"), &[]).unwrap();
+        let values: Vec<&Value> = rows.iter().map(|r| &r.value).collect();
+        assert_eq!(values, vec![&order("o1", 7), &with_note], "{label}");
+        assert_eq!(rows[0].key, key("o1"), "{label}");
+        // Filters compare typed values.
+        let paid = store
+            .select(entity("Order"), &[(Name::new("paid"), Value::Bool(true))])
+            .unwrap();
+        assert_eq!(paid.len(), 1, "{label}");
+        assert_eq!(paid[0].key, key("o2"), "{label}");
+        let by_amount = store
+            .select(entity("Order"), &[(Name::new("amount"), Value::Int(7))])
+            .unwrap();
+        assert_eq!(by_amount.len(), 1, "{label}");
+        assert!(store.handled("d1").unwrap(), "{label}");
+        let row = store.delivery("d1").unwrap().expect("a row");
+        assert_eq!(row.state, DeliveryState::Completed, "{label}");
+    });
+}
+
+#[test]
+fn a_commit_checks_the_versions_it_read_all_or_nothing() {
+    each("versions", |label, store| {
+        let lease = leased(&*store, "d1");
+        let create = Write::Create {
+            entity: entity("Counter"),
+            key: counter_key(1),
+            value: rec_counter(1, "one"),
+        };
+        store
+            .commit(&commit_of("d1", vec![create.clone()]), &lease)
+            .unwrap();
+        let row = store.select(entity("Counter"), &[]).unwrap().remove(0);
+        // d2 and d3 both read version v; d2 commits first.
+        let l2 = leased(&*store, "d2");
+        let l3 = leased(&*store, "d3");
+        let update = |label: &str| Write::Update {
+            entity: entity("Counter"),
+            key: counter_key(1),
+            version: row.version,
+            value: rec_counter(1, label),
+        };
+        store
+            .commit(&commit_of("d2", vec![update("two")]), &l2)
+            .unwrap();
+        // d3 also creates a second row: nothing of it lands.
+        let other = Write::Create {
+            entity: entity("Counter"),
+            key: counter_key(2),
+            value: rec_counter(2, "x"),
+        };
+        assert_eq!(
+            store.commit(&commit_of("d3", vec![other, update("three")]), &l3),
+            Err(CommitError::Conflict),
+            "{label}"
+        );
+        let rows = store.select(entity("Counter"), &[]).unwrap();
+        assert_eq!(
+            rows.len(),
+            1,
+            "{label}: the conflicting commit wrote nothing"
+        );
+        assert_eq!(rows[0].value, rec_counter(1, "two"), "{label}");
+        assert!(rows[0].version > row.version, "{label}");
+        assert!(!store.handled("d3").unwrap(), "{label}");
+        // A create over an existing key conflicts.
+        let l4 = leased(&*store, "d4");
+        assert_eq!(
+            store.commit(&commit_of("d4", vec![create]), &l4),
+            Err(CommitError::Conflict),
+            "{label}"
+        );
+        // A delete at the current version removes the row.
+        let current = store.select(entity("Counter"), &[]).unwrap().remove(0);
+        let delete = Write::Delete {
+            entity: entity("Counter"),
+            key: counter_key(1),
+            version: current.version,
+        };
+        store.commit(&commit_of("d4", vec![delete]), &l4).unwrap();
+        assert!(
+            store.select(entity("Counter"), &[]).unwrap().is_empty(),
+            "{label}"
+        );
+    });
+}
+
+#[test]
+fn a_commit_removes_the_record_and_keeps_the_steps_on_the_row() {
+    each("commit-record", |label, store| {
+        let lease = leased(&*store, "d1");
+        store
+            .put_step("d1", &lease, &record(), &step(1, true))
+            .unwrap();
+        let mut c = commit_of("d1", Vec::new());
+        let summary = step(1, true);
+        c.steps = vec![jadpo_runtime::store::StepSummary {
+            position: 1,
+            operation: summary.operation.clone(),
+            state: "answered".into(),
+            sent_at: summary.sent_at,
+            key: summary.key.clone(),
+        }];
+        store.commit(&c, &lease).unwrap();
+        assert_eq!(store.record("d1").unwrap(), None, "{label}");
+        let row = store.delivery("d1").unwrap().expect("a row");
+        assert_eq!(row.steps, c.steps, "{label}");
+        assert!(row.ended_at.is_some(), "{label}");
+        assert_eq!(row.lease_until, None, "{label}");
+    });
+}
+
+fn follow(id: &str, unique: Option<&str>, subscribers: &[&str]) -> Follow {
+    let at = later(now(), -1000);
+    Follow {
+        id: id.to_string(),
+        event: "Paid".into(),
+        payload: rec(&[("order", text("o1"))]),
+        queue: "default".into(),
+        priority: 0,
+        max_attempts: 5,
+        tags: vec!["billing".into()],
+        run_at: at,
+        metadata: rec(&[]),
+        unique: unique.map(|k| (k.to_string(), blocking())),
+        deliveries: subscribers
+            .iter()
+            .map(|s| {
+                let mut d = delivery(&format!("d_{id}_{s}"), "default", 0, at);
+                d.source = Source::Event { event: id.into() };
+                d.subscriber = Some(s.to_string());
+                d.unique = unique.map(|k| (k.to_string(), blocking()));
+                d
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn a_commit_inserts_its_events_with_a_delivery_per_subscriber() {
+    each("events", |label, store| {
+        let lease = leased(&*store, "d1");
+        let mut c = commit_of("d1", Vec::new());
+        c.follow_ups = vec![follow("e1", None, &["mail", "ledger"])];
+        store.commit(&c, &lease).unwrap();
+        let events = store.events(10).unwrap();
+        assert_eq!(events.len(), 1, "{label}");
+        let mut want = c.follow_ups[0].clone();
+        want.deliveries.sort_by(|a, b| a.id.cmp(&b.id));
+        assert_eq!(events[0].follow, want, "{label}");
+        assert_eq!(events[0].emitted_by, "d1", "{label}");
+        for s in ["mail", "ledger"] {
+            let d = store
+                .delivery(&format!("d_e1_{s}"))
+                .unwrap()
+                .expect("a delivery");
+            assert_eq!(d.state, DeliveryState::Available, "{label}");
+            assert_eq!(d.subscriber.as_deref(), Some(s), "{label}");
+            assert_eq!(d.source, Source::Event { event: "e1".into() }, "{label}");
+        }
+    });
+}
+
+#[test]
+fn a_unique_follow_up_is_skipped_while_an_earlier_one_blocks() {
+    each("unique", |label, store| {
+        let l1 = leased(&*store, "d1");
+        let mut c = commit_of("d1", Vec::new());
+        // Two of one key in one commit: the first staged wins.
+        c.follow_ups = vec![
+            follow("e1", Some("k"), &["mail"]),
+            follow("e2", Some("k"), &["mail"]),
+        ];
+        store.commit(&c, &l1).unwrap();
+        let l2 = leased(&*store, "d2");
+        let mut c2 = commit_of("d2", Vec::new());
+        c2.follow_ups = vec![follow("e3", Some("k"), &["mail"])];
+        store.commit(&c2, &l2).unwrap();
+        let ids: Vec<String> = store
+            .events(10)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.follow.id)
+            .collect();
+        assert_eq!(ids, vec!["e1"], "{label}");
+        // e1's delivery ends failed: no longer blocking, the key is free.
+        let claimed = store
+            .take("d_e1_mail", 60_000, now())
+            .unwrap()
+            .expect("taken");
+        let end = Next::End {
+            state: DeliveryState::Failed,
+            why: "declined".into(),
+            steps: Vec::new(),
+            response: None,
+        };
+        store.release("d_e1_mail", &claimed, &end, now()).unwrap();
+        let l3 = leased(&*store, "d3");
+        let mut c3 = commit_of("d3", Vec::new());
+        c3.follow_ups = vec![follow("e4", Some("k"), &["mail"])];
+        store.commit(&c3, &l3).unwrap();
+        let ids: Vec<String> = store
+            .events(10)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.follow.id)
+            .collect();
+        assert_eq!(ids, vec!["e1", "e4"], "{label}");
+    });
+}
+
+#[test]
+fn two_committers_of_one_unique_key_insert_one_event() {
+    each("unique-race", |label, store| {
+        let leases: Vec<(String, Lease)> = (0..8)
+            .map(|i| {
+                let id = format!("d{i}");
+                let lease = leased(&*store, &id);
+                (id, lease)
+            })
+            .collect();
+        std::thread::scope(|s| {
+            for (i, (id, lease)) in leases.iter().enumerate() {
+                let store = store.clone();
+                s.spawn(move || {
+                    let mut c = commit_of(id, Vec::new());
+                    c.follow_ups = vec![follow(&format!("e{i}"), Some("k"), &["mail"])];
+                    store.commit(&c, lease).expect("a commit");
+                });
+            }
+        });
+        assert_eq!(store.events(20).unwrap().len(), 1, "{label}");
+    });
+}
+
+#[test]
+fn claims_take_due_deliveries_in_priority_run_at_id_order() {
+    each("claim-order", |label, store| {
+        let t = later(now(), -10_000);
+        let future = later(now(), 3_600_000);
+        let ds = vec![
+            delivery("b", "default", 1, t),
+            delivery("a", "default", 1, t),
+            delivery("c", "default", 0, later(t, 5)),
+            delivery("z", "default", 0, t),
+            delivery("late", "default", -5, future),
+            delivery("other", "mail", -9, t),
+            delivery("route", ROUTE_QUEUE, -9, t),
+        ];
+        store.enqueue(&ds, now()).unwrap();
+        // Inserting again is one delivery.
+        store.enqueue(&ds[..1], now()).unwrap();
+        assert_eq!(
+            store.delivery("late").unwrap().unwrap().state,
+            DeliveryState::Scheduled,
+            "{label}"
+        );
+        let got = claim_all(&*store, &["default"], 3, 60_000);
+        assert_eq!(got, vec!["z", "c", "a"], "{label}");
+        let got = claim_all(&*store, &[], 10, 60_000);
+        assert_eq!(
+            got,
+            vec!["other", "b"],
+            "{label}: all queues but the runtime's"
+        );
+        assert!(claim_all(&*store, &[], 10, 60_000).is_empty(), "{label}");
+        assert_eq!(
+            claim_all(&*store, &[ROUTE_QUEUE], 10, 60_000),
+            vec!["route"],
+            "{label}"
+        );
+        let row = store.delivery("z").unwrap().unwrap();
+        assert_eq!(
+            (row.state, row.attempt, row.rescues),
+            (DeliveryState::Running, 1, 0),
+            "{label}"
+        );
+        assert_eq!(row.runner.as_deref(), Some("r1"), "{label}");
+    });
+}
+
+#[test]
+fn a_lapsed_lease_is_rescued_with_a_higher_generation() {
+    each("rescue", |label, store| {
+        store
+            .enqueue(&[delivery("d1", "default", 0, later(now(), -1000))], now())
+            .unwrap();
+        let first = store
+            .claim(&ClaimRequest {
+                queues: vec![],
+                max: 1,
+                lease_ms: 1,
+                runner: "r1".into(),
+                now: now(),
+            })
+            .unwrap();
+        assert_eq!(first.len(), 1, "{label}");
+        assert!(!first[0].rescued, "{label}");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let second = store
+            .claim(&ClaimRequest {
+                queues: vec![],
+                max: 1,
+                lease_ms: 60_000,
+                runner: "r2".into(),
+                now: now(),
+            })
+            .unwrap();
+        assert_eq!(second.len(), 1, "{label}");
+        assert!(second[0].rescued, "{label}");
+        assert!(
+            second[0].lease.generation > first[0].lease.generation,
+            "{label}"
+        );
+        assert_eq!(
+            (second[0].delivery.attempt, second[0].delivery.rescues),
+            (1, 1),
+            "{label}"
+        );
+        assert_eq!(
+            store.put_step("d1", &first[0].lease, &record(), &step(1, true)),
+            Err(Fenced::LeaseLost),
+            "{label}"
+        );
+        // A live lease is not rescued.
+        assert!(claim_all(&*store, &[], 1, 60_000).is_empty(), "{label}");
+    });
+}
+
+#[test]
+fn the_fifth_rescue_ends_the_delivery_fault() {
+    each("rescues", |label, store| {
+        store
+            .enqueue(&[delivery("d1", "default", 0, later(now(), -1000))], now())
+            .unwrap();
+        let mut claimed = 0;
+        for _ in 0..10 {
+            claimed += claim_all(&*store, &[], 1, 1).len();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // One attempt and four rescues run; the fifth ends it.
+        assert_eq!(claimed, 5, "{label}");
+        let row = store.delivery("d1").unwrap().unwrap();
+        assert_eq!(row.state, DeliveryState::Fault, "{label}");
+        assert_eq!(
+            row.reason.as_deref(),
+            Some("its runner stopped 5 times"),
+            "{label}"
+        );
+        let items = store.items(true).unwrap();
+        assert_eq!(items.len(), 1, "{label}");
+        assert_eq!(items[0].outcome, DeliveryState::Fault, "{label}");
+    });
+}
+
+#[test]
+fn a_release_retries_or_ends_with_an_item() {
+    each("release", |label, store| {
+        let lease = leased(&*store, "d1");
+        let at = later(now(), 60_000);
+        let retry = Next::Retry {
+            run_at: at,
+            why: "provider busy".into(),
+            counted: true,
+            steps: Vec::new(),
+        };
+        store.release("d1", &lease, &retry, now()).unwrap();
+        let row = store.delivery("d1").unwrap().unwrap();
+        assert_eq!(row.state, DeliveryState::Retryable, "{label}");
+        assert_eq!(row.run_at, at, "{label}");
+        assert_eq!(row.reason.as_deref(), Some("provider busy"), "{label}");
+        assert_eq!(row.lease_until, None, "{label}");
+        assert!(
+            claim_all(&*store, &[], 5, 60_000).is_empty(),
+            "{label}: not due"
+        );
+        assert!(store.items(false).unwrap().is_empty(), "{label}");
+        let lease = store.take("d1", 60_000, now()).unwrap().unwrap();
+        let end = Next::End {
+            state: DeliveryState::OutcomeUnknown,
+            why: "no answer".into(),
+            steps: Vec::new(),
+            response: None,
+        };
+        store.release("d1", &lease, &end, now()).unwrap();
+        let row = store.delivery("d1").unwrap().unwrap();
+        assert_eq!(row.state, DeliveryState::OutcomeUnknown, "{label}");
+        assert!(row.ended_at.is_some(), "{label}");
+        let items = store.items(true).unwrap();
+        assert_eq!(items.len(), 1, "{label}");
+        assert_eq!(
+            (items[0].delivery.as_str(), items[0].reason.as_str()),
+            ("d1", "no answer"),
+            "{label}"
+        );
+        assert!(
+            store
+                .close_item("d1", "abandon by bob: refunded", now())
+                .unwrap(),
+            "{label}"
+        );
+        assert!(!store.close_item("d1", "again", now()).unwrap(), "{label}");
+        assert!(store.items(true).unwrap().is_empty(), "{label}");
+        let all = store.items(false).unwrap();
+        assert_eq!(
+            all[0].closed_by.as_deref(),
+            Some("abandon by bob: refunded"),
+            "{label}"
+        );
+    });
+}
+
+#[test]
+fn an_uncounted_retry_leaves_the_attempt_count() {
+    each("uncounted", |label, store| {
+        store
+            .enqueue(&[delivery("d1", "default", 0, later(now(), -1000))], now())
+            .unwrap();
+        let claimed = store
+            .claim(&ClaimRequest {
+                queues: vec![],
+                max: 1,
+                lease_ms: 60_000,
+                runner: "r1".into(),
+                now: now(),
+            })
+            .unwrap()
+            .remove(0);
+        assert_eq!(claimed.delivery.attempt, 1, "{label}");
+        let retry = Next::Retry {
+            run_at: now(),
+            why: "shutting down".into(),
+            counted: false,
+            steps: Vec::new(),
+        };
+        store.release("d1", &claimed.lease, &retry, now()).unwrap();
+        assert_eq!(store.delivery("d1").unwrap().unwrap().attempt, 0, "{label}");
+    });
+}
+
+fn key_request(key: &str, fingerprint: u8, id: &str) -> KeyRequest {
+    let mut d = delivery(id, ROUTE_QUEUE, 0, now());
+    d.source = Source::Route {
+        route: "POST /orders".into(),
+        principal: "alice".into(),
+        key: key.into(),
+    };
+    KeyRequest {
+        route: "POST /orders".into(),
+        principal: "alice".into(),
+        key: key.into(),
+        fingerprint: [fingerprint; 32],
+        delivery: d,
+        lease_ms: 60_000,
+        now: now(),
+    }
+}
+
+#[test]
+fn route_keys_run_once_and_replay() {
+    each("route-keys", |label, store| {
+        let first = store.claim_key(&key_request("k1", 1, "r_1")).unwrap();
+        let KeyClaim::New { lease } = first else {
+            panic!("{label}: {first:?}");
+        };
+        assert_eq!(
+            store.claim_key(&key_request("k1", 1, "r_2")).unwrap(),
+            KeyClaim::InUse,
+            "{label}"
+        );
+        assert_eq!(
+            store.claim_key(&key_request("k1", 2, "r_3")).unwrap(),
+            KeyClaim::Reused,
+            "{label}"
+        );
+        assert!(store.delivery("r_2").unwrap().is_none(), "{label}");
+        // Another principal's key of the same text is its own.
+        let mut other = key_request("k1", 1, "r_4");
+        other.principal = "bob".into();
+        assert!(
+            matches!(store.claim_key(&other).unwrap(), KeyClaim::New { .. }),
+            "{label}"
+        );
+        let response = StoredResponse {
+            status: 201,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: vec![9, 8, 7],
+        };
+        let mut c = commit_of("r_1", Vec::new());
+        c.response = Some(response.clone());
+        store.commit(&c, &lease).unwrap();
+        assert_eq!(
+            store.claim_key(&key_request("k1", 1, "r_5")).unwrap(),
+            KeyClaim::Replay(response),
+            "{label}"
+        );
+    });
+}
+
+#[test]
+fn an_interrupted_request_is_taken_over_by_its_retry() {
+    each("route-takeover", |label, store| {
+        let KeyClaim::New { lease } = store.claim_key(&key_request("k1", 1, "r_1")).unwrap() else {
+            panic!("{label}: not new");
+        };
+        store
+            .put_step("r_1", &lease, &record(), &step(1, true))
+            .unwrap();
+        store
+            .release_key("POST /orders", "alice", "k1", &lease)
+            .unwrap();
+        let again = store.claim_key(&key_request("k1", 1, "r_2")).unwrap();
+        let KeyClaim::TakenOver {
+            delivery,
+            lease: new,
+        } = again
+        else {
+            panic!("{label}: {again:?}");
+        };
+        assert_eq!(delivery, "r_1", "{label}");
+        assert!(new.generation > lease.generation, "{label}");
+        assert_eq!(
+            store.put_step("r_1", &lease, &record(), &step(2, true)),
+            Err(Fenced::LeaseLost),
+            "{label}"
+        );
+        // The record carries over to the new runner.
+        assert_eq!(
+            store.record("r_1").unwrap().unwrap().steps.len(),
+            1,
+            "{label}"
+        );
+    });
+}
+
+#[test]
+fn a_route_run_that_ended_without_an_answer_is_not_run_again() {
+    each("route-ended", |label, store| {
+        let KeyClaim::New { lease } = store.claim_key(&key_request("k1", 1, "r_1")).unwrap() else {
+            panic!("{label}: not new");
+        };
+        let end = Next::End {
+            state: DeliveryState::OutcomeUnknown,
+            why: "no answer".into(),
+            steps: Vec::new(),
+            response: None,
+        };
+        store.release("r_1", &lease, &end, now()).unwrap();
+        let again = store.claim_key(&key_request("k1", 1, "r_2")).unwrap();
+        assert_eq!(
+            again,
+            KeyClaim::Ended {
+                delivery: "r_1".into(),
+                state: DeliveryState::OutcomeUnknown
+            },
+            "{label}"
+        );
+        let row = store.delivery("r_1").unwrap().unwrap();
+        assert_eq!(row.lease_generation, lease.generation, "{label}: not taken");
+    });
+}
+
+#[test]
+fn a_heartbeat_extends_the_lease() {
+    each("heartbeat", |label, store| {
+        let lease = leased(&*store, "d1");
+        let extended = store.heartbeat("d1", &lease, 120_000, now()).unwrap();
+        assert_eq!(extended.generation, lease.generation, "{label}");
+        assert!(extended.until > lease.until, "{label}");
+        let row = store.delivery("d1").unwrap().unwrap();
+        assert_eq!(row.lease_until, Some(extended.until), "{label}");
+    });
+}

@@ -1,0 +1,10 @@
+//! The server crate's tests: the store conformance suite, the SQLite
+//! store's own faults, and Postgres's. A test's `unwrap` is its assertion
+//! that the store answered.
+
+#![allow(clippy::unwrap_used)]
+
+mod conformance;
+mod postgres;
+mod sqlite;
+mod support;

@@ -1,0 +1,113 @@
+//! Postgres's own behaviour: an unreachable server is named, two
+//! processes share one store (claims never overlap), a store set up by a
+//! newer jadpo is refused. The conformance suite covers the rest.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use jadpo_runtime::store::schema::Schema;
+use jadpo_runtime::store::{ClaimRequest, ErrorKind, Store};
+use jadpo_server::store::{open, Apply, OpenOptions};
+
+use crate::support::*;
+
+fn store(url: &str, app: &str) -> Arc<dyn Store> {
+    let schema = Schema::of(program(), "primary", app);
+    open(url, schema, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn an_unreachable_server_is_named() {
+    let schema = Schema::of(program(), "primary", "shop");
+    let started = std::time::Instant::now();
+    let url = "postgresql:///postgres?host=/nonexistent/jadpo-socket&user=nobody";
+    let Err(e) = open(url, schema, OpenOptions::default()) else {
+        panic!("opened a server that does not exist");
+    };
+    assert_eq!(e.kind, ErrorKind::Unreachable, "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("store `primary` cannot be reached"),
+        "{e}"
+    );
+    assert!(started.elapsed().as_secs() < 10);
+}
+
+#[test]
+fn two_processes_never_claim_one_delivery() {
+    let Some(url) = postgres_url() else { return };
+    let app = format!("t{}_shared", std::process::id());
+    let (a, b) = (store(&url, &app), store(&url, &app));
+    let past = later(now(), -1000);
+    let ds: Vec<_> = (0..200)
+        .map(|i| delivery(&format!("d{i:03}"), "default", 0, past))
+        .collect();
+    a.enqueue(&ds, now()).unwrap();
+    let claimed: Vec<Vec<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = [a.clone(), b.clone(), a.clone(), b.clone()]
+            .into_iter()
+            .enumerate()
+            .map(|(i, st)| {
+                s.spawn(move || {
+                    let mut got = Vec::new();
+                    for _ in 0..100 {
+                        let batch = st
+                            .claim(&ClaimRequest {
+                                queues: vec![],
+                                max: 7,
+                                lease_ms: 60_000,
+                                runner: format!("r{i}"),
+                                now: now(),
+                            })
+                            .unwrap();
+                        if batch.is_empty() {
+                            break;
+                        }
+                        got.extend(batch.into_iter().map(|c| c.delivery.id));
+                    }
+                    got
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let all: Vec<&String> = claimed.iter().flatten().collect();
+    let unique: BTreeSet<&String> = all.iter().copied().collect();
+    assert_eq!(all.len(), 200, "every delivery claimed once");
+    assert_eq!(unique.len(), 200);
+}
+
+#[test]
+fn a_store_set_up_by_a_newer_jadpo_is_refused() {
+    let Some(url) = postgres_url() else { return };
+    let app = format!("t{}_newer", std::process::id());
+    drop(store(&url, &app));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .batch_execute(&format!(
+                "INSERT INTO \"jadpo_{app}\".\"primary__jadpo_migration\" (version, applied_at) VALUES (999, '2030-01-01T00:00:00Z')"
+            ))
+            .await
+            .unwrap();
+    });
+    let schema = Schema::of(program(), "primary", &app);
+    let Err(e) = open(
+        &url,
+        schema,
+        OpenOptions {
+            apply: Apply::Auto,
+            ..OpenOptions::default()
+        },
+    ) else {
+        panic!("opened a newer store");
+    };
+    assert_eq!(e.kind, ErrorKind::NewerSchema, "{e}");
+}

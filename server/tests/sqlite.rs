@@ -1,0 +1,319 @@
+//! The embedded store's own behaviour: one server per file, damaged and
+//! newer files refused at open, schema changes between builds, commits on
+//! disk when answered, group commit under concurrent writers.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use jadpo_compiler::ir::EntityId;
+use jadpo_runtime::store::schema::Schema;
+use jadpo_runtime::store::{
+    Commit, Commits, ErrorKind, NewDelivery, Queue, Rows, StoreError, Write,
+};
+use jadpo_runtime::value::Value;
+use jadpo_server::store::sqlite::{Options, SqliteStore};
+use jadpo_server::store::{Apply, OpenOptions};
+
+use crate::support::*;
+
+fn open_with(path: &Path, source: &str, apply: Apply) -> Result<SqliteStore, StoreError> {
+    let program = program_of(source);
+    let schema = Schema::of(&program, "primary", "shop");
+    SqliteStore::open(
+        path,
+        schema,
+        Options {
+            apply,
+            ..Options::default()
+        },
+    )
+}
+
+fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+    open_with(path, SOURCE, Apply::Auto)
+}
+
+fn err(r: Result<SqliteStore, StoreError>) -> StoreError {
+    match r {
+        Ok(_) => panic!("the store opened"),
+        Err(e) => e,
+    }
+}
+
+fn commit_counter(store: &SqliteStore, delivery_id: &str, n: i64) {
+    commit_counter_of(store, entity("Counter"), delivery_id, n);
+}
+
+/// `Counter` alone in its app is entity 0.
+const ALONE: EntityId = EntityId(0);
+
+fn commit_counter_of(store: &SqliteStore, counter: EntityId, delivery_id: &str, n: i64) {
+    let past = later(now(), -1000);
+    store
+        .enqueue(&[delivery(delivery_id, "default", 0, past)], now())
+        .unwrap();
+    let lease = store.take(delivery_id, 60_000, now()).unwrap().unwrap();
+    let commit = Commit {
+        delivery: delivery_id.into(),
+        at: now(),
+        writes: vec![Write::Create {
+            entity: counter,
+            key: Value::Int(n).canonical(),
+            value: rec(&[("n", Value::Int(n)), ("label", text("x"))]),
+        }],
+        follow_ups: Vec::new(),
+        steps: Vec::new(),
+        response: None,
+    };
+    store.commit(&commit, &lease).unwrap();
+}
+
+#[test]
+fn a_second_server_on_one_file_is_refused() {
+    let dir = scratch("sqlite-busy");
+    let path = dir.join("app.sqlite");
+    let first = open(&path).unwrap();
+    let e = err(open(&path));
+    assert_eq!(e.kind, ErrorKind::Busy, "{e}");
+    assert!(e.detail.contains("another jadpo server"), "{e}");
+    drop(first);
+    open(&path).expect("the file is free once the first closes");
+}
+
+#[test]
+fn an_operator_command_opens_beside_a_server() {
+    let dir = scratch("sqlite-operator");
+    let path = dir.join("app.sqlite");
+    let server = open(&path).unwrap();
+    commit_counter(&server, "d1", 1);
+    let schema = Schema::of(program(), "primary", "shop");
+    let options = Options {
+        exclusive: false,
+        ..Options::default()
+    };
+    let operator = SqliteStore::open(&path, schema, options).unwrap();
+    assert!(operator.handled("d1").unwrap());
+}
+
+#[test]
+fn a_file_that_is_no_database_is_refused() {
+    let dir = scratch("sqlite-corrupt");
+    let path = dir.join("app.sqlite");
+    std::fs::write(&path, vec![0x42u8; 8192]).unwrap();
+    let e = err(open(&path));
+    assert_eq!(e.kind, ErrorKind::Corrupt, "{e}");
+    // Nothing was written over it.
+    assert_eq!(std::fs::read(&path).unwrap(), vec![0x42u8; 8192]);
+}
+
+#[test]
+fn a_damaged_database_is_refused() {
+    let dir = scratch("sqlite-damaged");
+    let path = dir.join("app.sqlite");
+    let store = open(&path).unwrap();
+    for i in 0..200 {
+        commit_counter(&store, &format!("d{i}"), i);
+    }
+    drop(store);
+    // Overwrite the middle of the file: pages of tables and indexes.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let len = bytes.len();
+    for b in bytes.iter_mut().take(len - 4096).skip(4096 * 2) {
+        *b = 0x5a;
+    }
+    std::fs::write(&path, bytes).unwrap();
+    let _ = std::fs::remove_file(dir.join("app.sqlite-wal"));
+    let e = err(open(&path));
+    assert_eq!(e.kind, ErrorKind::Corrupt, "{e}");
+}
+
+#[test]
+fn a_store_set_up_by_a_newer_jadpo_is_refused() {
+    let dir = scratch("sqlite-newer");
+    let path = dir.join("app.sqlite");
+    drop(open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO \"primary__jadpo_migration\" (version, applied_at) VALUES (999, '2030-01-01T00:00:00Z')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let e = err(open(&path));
+    assert_eq!(e.kind, ErrorKind::NewerSchema, "{e}");
+    assert!(e.detail.contains("999"), "{e}");
+}
+
+#[test]
+fn a_read_only_file_is_named() {
+    let dir = scratch("sqlite-readonly");
+    let path = dir.join("app.sqlite");
+    drop(open(&path).unwrap());
+    let _ = std::fs::remove_file(dir.join("app.sqlite-wal"));
+    let _ = std::fs::remove_file(dir.join("app.sqlite-shm"));
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&path, perms).unwrap();
+    if std::fs::OpenOptions::new().write(true).open(&path).is_ok() {
+        eprintln!("skipped: this user writes read-only files (root)");
+        return;
+    }
+    let e = err(open(&path));
+    assert!(
+        matches!(e.kind, ErrorKind::ReadOnly | ErrorKind::Unreachable),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_commit_is_on_disk_when_it_is_answered() {
+    let dir = scratch("sqlite-durable");
+    let path = dir.join("app.sqlite");
+    let store = open(&path).unwrap();
+    commit_counter(&store, "d1", 1);
+    // Read it from another connection, as a restarted process would.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM \"primary__jadpo_handled\"", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(n, 1);
+    drop(store);
+    let store = open(&path).unwrap();
+    assert!(store.handled("d1").unwrap());
+    assert_eq!(store.select(entity("Counter"), &[]).unwrap().len(), 1);
+}
+
+#[test]
+fn concurrent_writers_share_transactions() {
+    let dir = scratch("sqlite-group");
+    let path = dir.join("app.sqlite");
+    let store = Arc::new(open(&path).unwrap());
+    let before = store.transactions();
+    std::thread::scope(|s| {
+        for t in 0..16 {
+            let store = store.clone();
+            s.spawn(move || {
+                for i in 0..25 {
+                    let id = format!("d{t}_{i}");
+                    let d: NewDelivery = delivery(&id, "default", 0, now());
+                    store.enqueue(&[d], now()).unwrap();
+                }
+            });
+        }
+    });
+    let used = store.transactions() - before;
+    let claimed = store
+        .claim(&jadpo_runtime::store::ClaimRequest {
+            queues: vec![],
+            max: 1000,
+            lease_ms: 60_000,
+            runner: "r".into(),
+            now: later(now(), 1000),
+        })
+        .unwrap();
+    assert_eq!(claimed.len(), 400);
+    assert!(used < 400, "400 writes took {used} transactions");
+}
+
+const WITH_NOTE_REQUIRED: &str = "
+application Shop {
+    steps: { encryption_key: config.steps_key }
+}
+config ShopConfig {
+    steps_key: Key { binding: \"STEPS_KEY\" secret: true }
+}
+type Key = Text { max_length: 128 }
+store primary { kind: postgres }
+entity Counter {
+    store: primary
+    n: Int
+    label: Text
+    FIELD
+}
+";
+
+fn counter_with(field: &str) -> String {
+    WITH_NOTE_REQUIRED.replace("FIELD", field)
+}
+
+#[test]
+fn a_new_optional_field_is_added_to_a_table_with_rows() {
+    let dir = scratch("sqlite-optional");
+    let path = dir.join("app.sqlite");
+    let store = open_with(&path, &counter_with(""), Apply::Auto).unwrap();
+    commit_counter_of(&store, ALONE, "d1", 1);
+    drop(store);
+    let store = open_with(&path, &counter_with("note: Text? optional"), Apply::Auto).unwrap();
+    assert!(
+        store.migrated.entities.iter().any(|e| e.contains("note")),
+        "{:?}",
+        store.migrated.entities
+    );
+    let rows = store.select(ALONE, &[]).unwrap();
+    assert_eq!(rows.len(), 1);
+}
+
+#[test]
+fn a_new_required_field_on_a_table_with_rows_is_refused() {
+    let dir = scratch("sqlite-required");
+    let path = dir.join("app.sqlite");
+    let store = open_with(&path, &counter_with(""), Apply::Auto).unwrap();
+    commit_counter_of(&store, ALONE, "d1", 1);
+    drop(store);
+    let e = err(open_with(&path, &counter_with("owner: Text"), Apply::Auto));
+    assert_eq!(e.kind, ErrorKind::Incompatible, "{e}");
+    assert!(e.detail.contains("owner"), "{e}");
+    // Without rows it is added.
+    let dir = scratch("sqlite-required-empty");
+    let path = dir.join("app.sqlite");
+    drop(open_with(&path, &counter_with(""), Apply::Auto).unwrap());
+    open_with(&path, &counter_with("owner: Text"), Apply::Auto).unwrap();
+}
+
+#[test]
+fn a_changed_type_is_refused() {
+    let dir = scratch("sqlite-type");
+    let path = dir.join("app.sqlite");
+    drop(open_with(&path, &counter_with("note: Text? optional"), Apply::Auto).unwrap());
+    let e = err(open_with(
+        &path,
+        &counter_with("note: Int? optional"),
+        Apply::Auto,
+    ));
+    assert_eq!(e.kind, ErrorKind::Incompatible, "{e}");
+    assert!(e.detail.contains("note"), "{e}");
+}
+
+#[test]
+fn migrate_check_refuses_any_change() {
+    let dir = scratch("sqlite-check");
+    let path = dir.join("app.sqlite");
+    let e = err(open_with(&path, &counter_with(""), Apply::Check));
+    assert_eq!(e.kind, ErrorKind::Incompatible, "{e}");
+    drop(open_with(&path, &counter_with(""), Apply::Auto).unwrap());
+    open_with(&path, &counter_with(""), Apply::Check).expect("nothing to change");
+    let e = err(open_with(
+        &path,
+        &counter_with("note: Text? optional"),
+        Apply::Check,
+    ));
+    assert_eq!(e.kind, ErrorKind::Incompatible, "{e}");
+}
+
+#[test]
+fn a_url_opens_the_store_it_names() {
+    let dir = scratch("sqlite-url");
+    let path = dir.join("app.sqlite");
+    let schema = Schema::of(program(), "primary", "shop");
+    let url = format!("sqlite:{}", path.display());
+    let store = jadpo_server::store::open(&url, schema.clone(), OpenOptions::default()).unwrap();
+    assert_eq!(store.name(), "primary");
+    drop(store);
+    let Err(e) = jadpo_server::store::open("mysql://x", schema, OpenOptions::default()) else {
+        panic!("opened a mysql URL");
+    };
+    assert_eq!(e.kind, ErrorKind::Unreachable);
+    assert!(e.to_string().contains("sqlite:PATH"), "{e}");
+}
