@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// Bumped whenever a field of the JSON output changes meaning.
 pub const DIFF_FORMAT: u32 = 1;
 /// The plan format this reads (`plan_format` in plan.json).
-pub const PLAN_FORMAT: u64 = 1;
+pub const PLAN_FORMAT: u64 = 2;
 /// Pairs explored before giving up on one action (counted as changed).
 const MAX_STATES: usize = 100_000;
 /// Steps of the new shape looked at before giving up on one action: the
@@ -87,23 +87,25 @@ pub fn read_plan_file(path: &str) -> Result<String, String> {
 /// Reads a plan's actions by name. The error says what is wrong, in words.
 pub fn read_plan(text: &str) -> Result<BTreeMap<String, Shape>, String> {
     let plan: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
-    match plan.get("plan_format") {
-        Some(f) if f.as_u64() == Some(PLAN_FORMAT) => {}
+    // Format 1 numbered steps from 0, format 2 from 1.
+    let first = match plan.get("plan_format") {
+        Some(f) if f.as_u64() == Some(PLAN_FORMAT) => 1,
+        Some(f) if f.as_u64() == Some(1) => 0,
         Some(f) => {
             return Err(format!(
-                "its plan_format is {f}; this jadpo reads plan_format {PLAN_FORMAT} (a number)"
+                "its plan_format is {f}; this jadpo reads plan_format 1 and {PLAN_FORMAT}"
             ))
         }
         None => {
             return Err("it has no `plan_format`: it is not a plan written by `jadpo build`".into())
         }
-    }
+    };
     let view: PlanView = serde_json::from_value(plan)
         .map_err(|e| format!("it is not a plan written by `jadpo build` ({e})"))?;
     let mut out = BTreeMap::new();
     for action in view.actions {
-        let shape =
-            read_shape(&action.step_shape).map_err(|e| format!("action `{}`: {e}", action.name))?;
+        let shape = read_shape(&action.step_shape, first)
+            .map_err(|e| format!("action `{}`: {e}", action.name))?;
         if out.insert(action.name.clone(), shape).is_some() {
             return Err(format!("action `{}` appears twice", action.name));
         }
@@ -111,18 +113,24 @@ pub fn read_plan(text: &str) -> Result<BTreeMap<String, Shape>, String> {
     Ok(out)
 }
 
-fn read_shape(shape: &jadpo_checker::plan::Shape) -> Result<Shape, String> {
+/// A plan's step shape with its steps counted from 0; `first` is the id
+/// of the plan's first step.
+fn read_shape(shape: &jadpo_checker::plan::Shape, first: usize) -> Result<Shape, String> {
     let count = shape.nodes.len();
     let mut operations = vec![String::new(); count];
     for node in &shape.nodes {
-        match operations.get_mut(node.id) {
+        let slot = node
+            .id
+            .checked_sub(first)
+            .and_then(|i| operations.get_mut(i));
+        match slot {
             Some(slot) if slot.is_empty() => *slot = node.operation.clone(),
             _ => return Err("a step of `step_shape.nodes` lacks a valid `id`".into()),
         }
     }
     let index = |i: usize| {
-        (i < count)
-            .then_some(i)
+        i.checked_sub(first)
+            .filter(|i| *i < count)
             .ok_or("`step_shape` refers to a step that is not in `nodes`")
     };
     let mut starts = Vec::with_capacity(shape.starts.len());

@@ -291,3 +291,44 @@ fn a_built_plan_is_unchanged_against_itself() {
         stdout(&out)
     );
 }
+
+/// `plan` in format 2: the same steps, counted from 1.
+fn plan_v2(actions: &[(&str, Value)]) -> Value {
+    let mut p = plan(actions);
+    let shift = |v: &mut Value| {
+        if let Some(n) = v.as_u64() {
+            *v = json!(n + 1);
+        }
+    };
+    for action in p["actions"].as_array_mut().into_iter().flatten() {
+        let shape = &mut action["step_shape"];
+        for node in shape["nodes"].as_array_mut().into_iter().flatten() {
+            shift(&mut node["id"]);
+        }
+        for s in shape["starts"].as_array_mut().into_iter().flatten() {
+            shift(s);
+        }
+        for edge in shape["edges"].as_array_mut().into_iter().flatten() {
+            for end in edge.as_array_mut().into_iter().flatten() {
+                shift(end);
+            }
+        }
+    }
+    p["plan_format"] = json!(2);
+    p
+}
+
+#[test]
+fn a_format_1_plan_reads_as_the_same_steps_in_format_2() {
+    let old = plan(&[("subscribe", chain(&[A, B, C]))]);
+    let new = plan_v2(&[("subscribe", chain(&[A, B, C]))]);
+    let (code, doc) = diff_json("formats", &old, &new);
+    assert_eq!(code, 0, "{doc}");
+    // Format 2 read as if from 0 would point past its last step.
+    let (code, doc) = diff_json("formats-back", &new, &new);
+    assert_eq!(code, 0, "{doc}");
+    let mut wrong = new.clone();
+    wrong["plan_format"] = json!(1);
+    let out = diff("formats-wrong", &wrong, &new, &[]);
+    assert_eq!(status(&out), 2, "{}", stdout(&out));
+}

@@ -162,7 +162,10 @@ fn steps_carry_positions_keys_windows_and_crash_points() {
     assert_eq!(steps[2]["window_ms"], Value::Null);
     assert_eq!(plan["crash_points"].as_array().map(Vec::len), Some(9));
     assert_eq!(plan["changing_calls"], 3);
-    assert_eq!(plan["step_shape"]["starts"], serde_json::json!([0, 1]));
+    assert_eq!(plan["step_shape"]["starts"], serde_json::json!([1, 2]));
+    // Step ids count from 1, as every step number jadpo shows.
+    assert_eq!(steps[0]["id"], 1);
+    assert_eq!(plan["crash_points"][0]["step"], 1);
     assert_eq!(plan["record_store"]["store"], "primary");
     assert_eq!(plan["follow_ups"], serde_json::json!([]));
 }

@@ -23,6 +23,19 @@ pub struct Plan {
     pub build_id: String,
     pub app: String,
     pub actions: Vec<ActionPlan>,
+    /// The `where:` field lists the program queries, one index each.
+    #[serde(default)]
+    pub queries: Vec<QueryPlan>,
+}
+
+/// An entity's rows looked up by fields (`query`, `update` and `delete`
+/// with `where:`): the store keeps an index on them.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryPlan {
+    pub entity: String,
+    /// The fields, in the order the entity declares them.
+    pub fields: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -82,6 +95,8 @@ impl EntryPlan {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepPlan {
+    /// The step's number in `steps`, from 1; `step_shape` and
+    /// `crash_points` refer to it.
     pub id: usize,
     pub site: String,
     pub via: Vec<Via>,
@@ -151,6 +166,7 @@ pub struct RecordStore {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrashPoint {
+    /// A step's `id`.
     pub step: usize,
     pub point: Point,
 }
@@ -272,7 +288,10 @@ impl Plan {
 
 /// The plan format `jadpo build` writes; bumped when a field changes
 /// meaning or goes.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
+
+/// The first format whose step ids count from 1 (format 1's from 0).
+pub const FORMAT_STEPS_FROM_ONE: u32 = 2;
 
 /// The margin before a key's window ends: the smaller of a tenth of the
 /// window and one hour.

@@ -20,7 +20,7 @@ use crate::provider::Provider;
 use crate::record::{Mode, RowState, Sealer, StoredRecord, TEST_KEY};
 use crate::store::{
     Commit, CommitError, DeliveryState, Follow, Lease, NewDelivery, Next, Queue, RunStore, Source,
-    StepSummary,
+    StepSummary, DIRECT_QUEUE,
 };
 use crate::value::{Instant, Value};
 
@@ -432,6 +432,26 @@ impl<'p> Runtime<'p> {
             crashed,
             bytes_left,
         };
+        // A delivery run by name gets its row first (one that exists, a
+        // subscriber's, is kept as it is).
+        let row = NewDelivery {
+            id: d.id.clone(),
+            source: Source::Direct,
+            action: self.program.action(d.action).qualified.clone(),
+            subscriber: None,
+            queue: DIRECT_QUEUE.to_string(),
+            priority: 0,
+            tags: Vec::new(),
+            max_attempts: d.attempts.max(1),
+            run_at: d.start,
+            args: Value::List(d.args.clone().into()).canonical(),
+            build_id: self.plan.build_id.clone(),
+            unique: None,
+        };
+        if let Err(e) = queue.enqueue(&[row], d.start) {
+            let end = End::RetryLater(format!("the delivery could not be stored: {e}"));
+            return finish(end, Vec::new(), 0, d.start, false, d.limits.bytes);
+        }
         let lease = match queue.take(&d.id, 3_600_000, d.start) {
             Ok(Some(lease)) => lease,
             Ok(None) => {

@@ -371,10 +371,10 @@ fn the_plans_crash_points_resume_subscribe_to_the_same_end() {
     let clean = end(None);
     let mut runs = 0;
     for cp in &plan.crash_points {
-        // The plan's step ids are its list of steps; subscribe's three
-        // steps are made in that order, so step id i is step number i + 1.
+        // The plan's step ids count from 1; subscribe's three steps are
+        // made in their listed order, so step id i is step number i.
         let crash = CrashAt {
-            step: cp.step as u32 + 1,
+            step: cp.step as u32,
             point: cp.point,
         };
         let crashed = end(Some(crash));

@@ -753,3 +753,56 @@ fn a_heartbeat_extends_the_lease() {
         assert_eq!(row.lease_until, Some(extended.until), "{label}");
     });
 }
+
+#[test]
+fn a_commit_that_fails_halfway_leaves_nothing() {
+    each("halfway", |label, store| {
+        if label.ends_with("memory") {
+            // MemStore stores any entity: there is no failing write.
+            return;
+        }
+        let lease = leased(&*store, "d1");
+        store
+            .put_step("d1", &lease, &record(), &step(1, true))
+            .unwrap();
+        let mut c = commit_of(
+            "d1",
+            vec![
+                Write::Create {
+                    entity: entity("Counter"),
+                    key: counter_key(1),
+                    value: rec_counter(1, "one"),
+                },
+                Write::Create {
+                    entity: jadpo_compiler::ir::EntityId(99),
+                    key: counter_key(2),
+                    value: rec_counter(2, "two"),
+                },
+            ],
+        );
+        c.follow_ups = vec![follow("e1", Some("k"), &["mail"])];
+        let Err(CommitError::Store(e)) = store.commit(&c, &lease) else {
+            panic!("{label}: the commit went through");
+        };
+        assert!(e.to_string().starts_with("store `primary`"), "{label}: {e}");
+        assert!(
+            store.select(entity("Counter"), &[]).unwrap().is_empty(),
+            "{label}"
+        );
+        assert!(store.events(10).unwrap().is_empty(), "{label}");
+        assert!(!store.handled("d1").unwrap(), "{label}");
+        assert!(
+            store.record("d1").unwrap().is_some(),
+            "{label}: the record stays"
+        );
+        assert_eq!(
+            store.delivery("d1").unwrap().unwrap().state,
+            DeliveryState::Running,
+            "{label}"
+        );
+        // The store goes on: the same delivery commits what fits.
+        c.writes.truncate(1);
+        store.commit(&c, &lease).unwrap();
+        assert!(store.handled("d1").unwrap(), "{label}");
+    });
+}

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod billing;
 mod conformance;
 mod postgres;
 mod sqlite;

@@ -317,3 +317,155 @@ fn a_url_opens_the_store_it_names() {
     assert_eq!(e.kind, ErrorKind::Unreachable);
     assert!(e.to_string().contains("sqlite:PATH"), "{e}");
 }
+
+const QUERIED: &str = "
+application Shop {
+    steps: { encryption_key: config.steps_key }
+}
+config ShopConfig {
+    steps_key: Key { binding: \"STEPS_KEY\" secret: true }
+}
+type Key = Text { max_length: 128 }
+store primary { kind: postgres }
+type Id = Text { max_length: 64 }
+entity Sub {
+    store: primary
+    id: Id
+    customer: Id
+    state: Id
+    at: Instant
+}
+failure Gone { }
+action find(customer: Id, state: Id) -> Bool {
+    var s = query optional Sub { where: state == state and customer == customer }
+    var all = query many Sub { where: customer == customer limit: 10 }
+    return s == none
+}
+action drop(id: Id) fails Gone -> Bool {
+    delete Sub { where: id == id missing: Gone }
+    return true
+}
+";
+
+#[test]
+fn the_plans_queries_become_indexes_and_each_entity_a_view() {
+    let mut m = jadpo_compiler::load::loaders::MemLoader::new();
+    m.insert("app/jadpo.yaml", "app: shop\n".as_bytes());
+    m.insert("app/app.jadpo", QUERIED.as_bytes());
+    let compiled = jadpo_compiler::compile_with(&m, "app", jadpo_compiler::resolve::Lowering::Code);
+    let program = compiled.program.expect("a program");
+    let (diags, plan) =
+        jadpo_checker::check_for_tests(&program, &compiled.files, jadpo_checker::Scope::App);
+    let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let lists: Vec<(&str, Vec<&str>)> = plan
+        .queries
+        .iter()
+        .map(|q| {
+            (
+                q.entity.as_str(),
+                q.fields.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    // Fields in the entity's order, whatever the order written; the key
+    // alone is listed too (the store skips it).
+    assert_eq!(
+        lists,
+        vec![
+            ("Sub", vec!["customer"]),
+            ("Sub", vec!["customer", "state"]),
+            ("Sub", vec!["id"]),
+        ]
+    );
+    let dir = scratch("sqlite-indexes");
+    let path = dir.join("app.sqlite");
+    let schema = Schema::of(&program, "primary", "shop").with_queries(&plan.queries);
+    drop(SqliteStore::open(&path, schema, Options::default()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mut found: Vec<(String, String)> = conn
+        .prepare("SELECT type, name FROM sqlite_master WHERE tbl_name LIKE 'primary__sub%' AND type IN ('index', 'view') AND name NOT LIKE 'sqlite_%'")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        vec![
+            ("index".to_string(), "primary__sub_by_customer".to_string()),
+            (
+                "index".to_string(),
+                "primary__sub_by_customer_state".to_string()
+            ),
+            ("view".to_string(), "primary__sub_v".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn a_full_store_is_named_and_its_failed_commit_wrote_nothing() {
+    let dir = scratch("sqlite-full");
+    let path = dir.join("app.sqlite");
+    drop(open(&path).unwrap());
+    let size = std::fs::metadata(&path).unwrap().len();
+    let schema = Schema::of(program(), "primary", "shop");
+    let options = Options {
+        max_bytes: Some(size + 64 * 1024),
+        ..Options::default()
+    };
+    let store = SqliteStore::open(&path, schema, options).unwrap();
+    let big = "x".repeat(2000);
+    let mut failed = None;
+    for i in 0..1000 {
+        let id = format!("d{i}");
+        if let Err(e) = store.enqueue(&[delivery(&id, "default", 0, now())], now()) {
+            failed = Some((id, e));
+            break;
+        }
+        let lease = match store.take(&id, 60_000, now()) {
+            Ok(lease) => lease.expect("the delivery"),
+            Err(e) => {
+                failed = Some((id, e));
+                break;
+            }
+        };
+        let commit = Commit {
+            delivery: id.clone(),
+            at: now(),
+            writes: vec![Write::Create {
+                entity: entity("Counter"),
+                key: Value::Int(i).canonical(),
+                value: rec(&[("n", Value::Int(i)), ("label", text(&big))]),
+            }],
+            follow_ups: Vec::new(),
+            steps: Vec::new(),
+            response: None,
+        };
+        match store.commit(&commit, &lease) {
+            Ok(()) => {}
+            Err(jadpo_runtime::store::CommitError::Store(e)) => {
+                failed = Some((id, e));
+                break;
+            }
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    let Some((id, e)) = failed else {
+        panic!("1000 commits fit under the cap");
+    };
+    assert_eq!(e.kind, ErrorKind::Full, "{e}");
+    assert!(e.to_string().contains("store `primary` is full"), "{e}");
+    assert!(
+        !store.handled(&id).unwrap(),
+        "the failed commit left no marker"
+    );
+    let rows = store.select(entity("Counter"), &[]).unwrap();
+    assert!(!rows.is_empty());
+    // Every row that landed came with its delivery's marker.
+    let handled = (0..1000)
+        .filter(|i| store.handled(&format!("d{i}")).unwrap())
+        .count();
+    assert_eq!(rows.len(), handled);
+}

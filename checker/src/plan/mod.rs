@@ -11,7 +11,8 @@
 mod follow_ups;
 pub mod shape;
 
-use jadpo_compiler::ir::{ActionId, EntryKind, Owner};
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::{ActionId, EntryKind, Owner, TypeKind};
 use jadpo_compiler::span::Span;
 use serde_json::Value;
 
@@ -20,7 +21,8 @@ use crate::Cx;
 pub use jadpo_plan as model;
 pub use jadpo_plan::{
     margin_ms, ActionPlan, Built, CrashPoint, EntryPlan, FollowUpPlan, OptionPlan, Plan, Point,
-    Positions, RecordStore, Shape, ShapeNode, StepPlan, Surface, SurfaceAction, Via, FORMAT,
+    Positions, QueryPlan, RecordStore, Shape, ShapeNode, StepPlan, Surface, SurfaceAction, Via,
+    FORMAT,
 };
 use shape::StepGraph;
 
@@ -101,7 +103,34 @@ fn app_plan(cx: &Cx) -> Plan {
         build_id: String::new(),
         app: cx.program.app.name.clone(),
         actions,
+        queries: queries(cx),
     }
+}
+
+/// Every `where:` field list of the app's actions, each once, its fields
+/// in the entity's order, sorted by entity and fields.
+fn queries(cx: &Cx) -> Vec<QueryPlan> {
+    let types = cx.program.type_table();
+    let mut out: Vec<QueryPlan> = Vec::new();
+    for id in cx.actions() {
+        for (entity, fields) in &cx.program.action(id).reads.queries {
+            let e = cx.program.entity(*entity);
+            let declared: Vec<Name> = match types.def(e.ty).map(|d| &d.kind) {
+                Some(TypeKind::Record(defs)) => defs.iter().map(|f| f.name).collect(),
+                _ => Vec::new(),
+            };
+            let mut fields: Vec<&Name> = fields.iter().collect();
+            fields.sort_by_key(|f| declared.iter().position(|d| d == *f));
+            fields.dedup();
+            out.push(QueryPlan {
+                entity: e.qualified.clone(),
+                fields: fields.iter().map(|f| f.as_str().to_string()).collect(),
+            });
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn package_surface(cx: &Cx) -> Surface {
@@ -179,7 +208,7 @@ fn action_plan(cx: &Cx, id: ActionId, entry_ids: &[usize]) -> ActionPlan {
         .map(|c| cx.program.action(*c).qualified.clone())
         .collect();
     callers.sort();
-    let crash_points = (0..graph.steps.len())
+    let crash_points = (1..=graph.steps.len())
         .flat_map(|step| Point::ALL.map(|point| CrashPoint { step, point }))
         .collect();
     ActionPlan {
@@ -277,7 +306,7 @@ fn steps_of(cx: &Cx, graph: &StepGraph) -> Vec<StepPlan> {
             })
             .collect();
         out.push(StepPlan {
-            id: i,
+            id: i + 1,
             site: site(cx, step.node.span),
             via,
             operation: op.qualified.clone(),
@@ -311,14 +340,14 @@ fn shape_of(cx: &Cx, graph: &StepGraph) -> Shape {
             .map(|(i, s)| {
                 let op = cx.program.op(s.node.op);
                 ShapeNode {
-                    id: i,
+                    id: i + 1,
                     operation: op.qualified.clone(),
                     changing: op.changes,
                 }
             })
             .collect(),
-        starts: graph.starts.clone(),
-        edges: graph.edges.clone(),
+        starts: graph.starts.iter().map(|s| s + 1).collect(),
+        edges: graph.edges.iter().map(|(a, b)| (a + 1, b + 1)).collect(),
         truncated: graph.truncated,
     }
 }

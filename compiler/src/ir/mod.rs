@@ -360,6 +360,10 @@ pub struct Reads {
     pub functions: Vec<FnId>,
     /// Actions it calls (their own reads are theirs).
     pub actions: Vec<ActionId>,
+    /// The fields it looks an entity's rows up by (`where:` of `query`,
+    /// `update` and `delete`), each list in the order written: the
+    /// store's indexes.
+    pub queries: Vec<(EntityId, Vec<Name>)>,
 }
 
 #[derive(Clone, Debug)]

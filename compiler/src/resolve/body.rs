@@ -230,6 +230,8 @@ impl Cx {
         reads.functions.dedup();
         reads.actions.sort();
         reads.actions.dedup();
+        reads.queries.sort();
+        reads.queries.dedup();
         reads
     }
 

@@ -543,6 +543,7 @@ impl<'r> Resolver<'r, '_> {
             _ => return Outcome::Failed,
         };
         let found = self.find_entity(cx.unit, entity);
+        let entity_id = found.map(|(id, _)| id);
         let fields = found.and_then(|(_, t)| self.record_of(t));
         let ty = found.map_or(Ty::Error, |(_, t)| Ty::Named(t));
         let mut named: Vec<Option<&ast::Path>> = Vec::new();
@@ -576,7 +577,7 @@ impl<'r> Resolver<'r, '_> {
                 conflict,
                 ..
             } => {
-                let filter = self.where_fields(cx, &ty, fields, filter, out);
+                let filter = self.where_fields(cx, &ty, fields, filter, entity_id, out);
                 let set = self.set_fields(cx, &ty, fields, set, out);
                 named.push(missing.as_deref());
                 named.push(conflict.as_deref());
@@ -585,7 +586,7 @@ impl<'r> Resolver<'r, '_> {
             ExprKind::Delete {
                 filter, missing, ..
             } => {
-                let filter = self.where_fields(cx, &ty, fields, filter, out);
+                let filter = self.where_fields(cx, &ty, fields, filter, entity_id, out);
                 named.push(missing.as_deref());
                 Lowered::Delete(filter)
             }
@@ -660,9 +661,13 @@ impl<'r> Resolver<'r, '_> {
         ty: &Ty,
         defs: Option<&[super::tables::FieldDef]>,
         filter: &ast::WhereClause,
+        entity: Option<ir::EntityId>,
         out: &mut ir::Block,
     ) -> Vec<(Name, code::Expr)> {
         let value = self.entity_field(cx, ty, defs, (filter.field, &filter.value), out);
+        if let Some(entity) = entity {
+            cx.reads.queries.push((entity, vec![filter.field.name]));
+        }
         self.lower(|| vec![(filter.field.name, value)])
     }
 

@@ -27,6 +27,8 @@ pub const MAX_LIMIT: i64 = 1000;
 #[derive(Default)]
 struct Parts {
     filter: Vec<(Name, code::Expr)>,
+    /// The fields of `where:`, whatever the lowering.
+    fields: Vec<Name>,
     has_where: bool,
     missing: Option<FailureId>,
     missing_unresolved: bool,
@@ -58,6 +60,9 @@ impl<'r> Resolver<'r, '_> {
         };
         if !cx.called {
             cx.read_first.push(entity_id);
+        }
+        if !parts.fields.is_empty() {
+            cx.reads.queries.push((entity_id, parts.fields.clone()));
         }
         let result = match mode {
             QueryMode::Optional => Ty::Optional(Box::new(ty)),
@@ -117,7 +122,7 @@ impl<'r> Resolver<'r, '_> {
             match s.name.name.as_str() {
                 "where" => {
                     parts.has_where = true;
-                    parts.filter = self.query_where(cx, ty, defs, &s.value, out);
+                    (parts.filter, parts.fields) = self.query_where(cx, ty, defs, &s.value, out);
                 }
                 "missing" if mode == QueryMode::Required => {
                     parts.missing = self.query_missing(cx, &s.value);
@@ -146,26 +151,28 @@ impl<'r> Resolver<'r, '_> {
         defs: Option<&[FieldDef]>,
         value: &ast::Expr,
         out: &mut ir::Block,
-    ) -> Vec<(Name, code::Expr)> {
+    ) -> (Vec<(Name, code::Expr)>, Vec<Name>) {
         let mut conds: Vec<(ast::Ident, &ast::Expr)> = Vec::new();
         if !split_conditions(value, &mut conds) {
             if !matches!(value.kind, ExprKind::Error) {
                 self.report_where_shape(value.span);
             }
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
         let mut filter = Vec::new();
+        let mut fields = Vec::new();
         for (i, (field, v)) in conds.iter().enumerate() {
             if let Some((first, _)) = conds[..i].iter().find(|(f, _)| f.name == field.name) {
                 self.report_duplicate("condition on the field", *field, first.span);
                 continue;
             }
             let code = self.entity_field(cx, ty, defs, (*field, v), out);
+            fields.push(field.name);
             if self.code {
                 filter.push((field.name, code));
             }
         }
-        filter
+        (filter, fields)
     }
 
     fn query_missing(&mut self, cx: &Cx, value: &ast::Expr) -> Option<FailureId> {

@@ -386,10 +386,10 @@ pub(super) fn first_off_path(shape: &jadpo_plan::Shape, ops: &[&str]) -> Option<
             .iter()
             .copied()
             .filter(|n| {
-                shape
-                    .nodes
-                    .get(*n)
-                    .is_some_and(|node| node.operation == *op)
+                // Step ids count from 1, nodes are listed in id order.
+                n.checked_sub(1)
+                    .and_then(|i| shape.nodes.get(i))
+                    .is_some_and(|node| node.id == *n && node.operation == *op)
             })
             .collect();
         if here.is_empty() {

@@ -142,6 +142,30 @@ impl Schema {
         }
     }
 
+    /// The indexes the plan's `queries` need: one per field list of an
+    /// entity of this store, but none for the key alone (the primary key
+    /// serves it).
+    pub fn with_queries(mut self, queries: &[jadpo_plan::QueryPlan]) -> Schema {
+        for q in queries {
+            let Some(e) = self.entities.iter().find(|e| e.name == q.entity) else {
+                continue;
+            };
+            let key = e.key().map(|k| k.name.as_str());
+            if q.fields.len() == 1 && q.fields.first().map(String::as_str) == key {
+                continue;
+            }
+            let fields = q.fields.clone();
+            if !self
+                .indexes
+                .iter()
+                .any(|(id, f)| *id == e.id && *f == fields)
+            {
+                self.indexes.push((e.id, fields));
+            }
+        }
+        self
+    }
+
     pub fn entity(&self, id: EntityId) -> Option<&EntitySchema> {
         self.entities.iter().find(|e| e.id == id)
     }

@@ -347,6 +347,10 @@ pub const RESCUES_WHY: &str = "its runner stopped 5 times";
 /// dispatcher that serves "all queues" claims them.
 pub const ROUTE_QUEUE: &str = "@route";
 
+/// The queue of deliveries run by name (a test's `call`): run where they
+/// are asked for, never claimed.
+pub const DIRECT_QUEUE: &str = "@direct";
+
 /// What a dispatcher asks for.
 #[derive(Clone, Debug)]
 pub struct ClaimRequest {

@@ -9,6 +9,7 @@ mod compare;
 mod fixture;
 mod run;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use jadpo_compiler::ir::test::Test;
@@ -17,6 +18,7 @@ use jadpo_compiler::span::Span;
 use jadpo_plan::Plan;
 
 use crate::delivery::{End, ListedStep, Runtime};
+use crate::store::{MemStore, Store};
 use crate::CrashAt;
 
 pub use run::describe_end;
@@ -120,15 +122,34 @@ pub struct Options<'o> {
     pub time_limit: Option<Duration>,
 }
 
+/// Makes the fresh, empty store each run of a test gets.
+pub type Stores<'p> = &'p (dyn Fn() -> Arc<dyn Store> + Sync);
+
 /// Runs a checked program's tests (lowered with its code) against its plan.
 pub struct Suite<'p> {
     runtime: Runtime<'p>,
+    stores: Option<Stores<'p>>,
 }
 
 impl<'p> Suite<'p> {
     pub fn new(program: &'p Program, plan: &'p Plan) -> Self {
         Suite {
             runtime: Runtime::new(program, plan),
+            stores: None,
+        }
+    }
+
+    /// Runs each test's runs on stores `stores` makes (a scratch SQLite
+    /// file each) instead of in memory.
+    pub fn with_stores(mut self, stores: Stores<'p>) -> Self {
+        self.stores = Some(stores);
+        self
+    }
+
+    fn store(&self) -> Arc<dyn Store> {
+        match self.stores {
+            Some(make) => make(),
+            None => Arc::new(MemStore::new()),
         }
     }
 
@@ -173,7 +194,16 @@ impl<'p> Suite<'p> {
             limit: options.time_limit.unwrap_or(TIME_LIMIT),
         };
         let prepared = fixture::prepare(self.runtime.program, test);
-        let clean = run::Run::new(&self.runtime, test, &prepared, None, &[], deadline).finish();
+        let clean = run::Run::new(
+            &self.runtime,
+            test,
+            &prepared,
+            None,
+            &[],
+            deadline,
+            self.store(),
+        )
+        .finish();
         let mut report = TestReport {
             name: test.name.clone(),
             span: test.span,
@@ -195,6 +225,7 @@ impl<'p> Suite<'p> {
                 Some((delivery, crash)),
                 &clean.clocks,
                 deadline,
+                self.store(),
             )
             .finish();
             report.crash_runs += 1;

@@ -17,7 +17,7 @@ use super::{Deadline, Failure, FailureKind};
 use crate::delivery::{self, End, ListedStep, Runtime};
 use crate::eval::{eval_over, fault, Budget, Effects, Flow, Read, Stop, WriteValues, R};
 use crate::fake::Fake;
-use crate::store::MemStore;
+use crate::store::Store;
 use crate::value::{Instant, Value};
 use crate::CrashAt;
 
@@ -58,7 +58,7 @@ pub struct Run<'r, 'p> {
     deadline: Deadline,
     clock: Instant,
     locals: Vec<Value>,
-    store: MemStore,
+    store: std::sync::Arc<dyn Store>,
     fake: Fake,
     statements: u32,
     /// The bytes of text the run's code may still compute, over every
@@ -78,6 +78,7 @@ impl<'r, 'p> Run<'r, 'p> {
         crash: Option<(usize, CrashAt)>,
         timeline: &'r [Instant],
         deadline: Deadline,
+        store: std::sync::Arc<dyn Store>,
     ) -> Self {
         Run {
             rt,
@@ -88,7 +89,7 @@ impl<'r, 'p> Run<'r, 'p> {
             deadline,
             clock: prep.clock,
             locals: vec![Value::Unit; test.locals as usize],
-            store: MemStore::new(),
+            store,
             fake: Fake::new(prep.scripts.clone()),
             statements: 0,
             bytes: crate::eval::MAX_COMPUTED_BYTES,
@@ -166,7 +167,7 @@ impl<'r, 'p> Run<'r, 'p> {
             program: self.rt.program,
             config: &self.prep.config,
             now: self.clock,
-            store: &self.store,
+            store: &*self.store,
             fake: &self.fake,
         };
         let mut budget = Budget {
@@ -313,7 +314,7 @@ impl<'r, 'p> Run<'r, 'p> {
         let unscripted = self.fake.unscripted.len();
         let outcome = self
             .rt
-            .deliver(&d, &self.store, &self.store, &mut self.fake, crash);
+            .deliver(&d, &*self.store, &*self.store, &mut self.fake, crash);
         self.bytes = outcome.bytes_left;
         self.clock = outcome.last_start;
         if self.deadline.passed() {
@@ -344,15 +345,25 @@ impl<'r, 'p> Run<'r, 'p> {
 
     /// Committed rows, the outbox and the fake's effects, as multisets.
     fn take_stock(&mut self) {
+        let mut unread = Vec::new();
         for i in 0..self.rt.program.entities.len() {
             let e = EntityId(i as u32);
-            let mut rows: Vec<String> = self.store.rows(e).iter().map(canonical).collect();
+            let found = stored(&*self.store, e).unwrap_or_else(|why| {
+                unread.push(why);
+                Vec::new()
+            });
+            let mut rows: Vec<String> = found.iter().map(canonical).collect();
             rows.sort();
             self.ran.rows.insert(e, rows);
         }
-        let mut outbox: Vec<String> = self
-            .store
-            .outbox()
+        let events = outbox(&*self.store).unwrap_or_else(|why| {
+            unread.push(why);
+            Vec::new()
+        });
+        if let Some(why) = unread.into_iter().next() {
+            self.fail(FailureKind::Fault, why, self.test.span, Vec::new());
+        }
+        let mut outbox: Vec<String> = events
             .iter()
             .map(|o| {
                 let f = &o.follow;
@@ -475,8 +486,23 @@ struct TestFx<'a> {
     program: &'a Program,
     config: &'a BTreeMap<Name, Value>,
     now: Instant,
-    store: &'a MemStore,
+    store: &'a dyn Store,
     fake: &'a Fake,
+}
+
+/// An entity's committed rows.
+fn stored(store: &dyn Store, e: EntityId) -> Result<Vec<Value>, String> {
+    match store.select(e, &[]) {
+        Ok(rows) => Ok(rows.into_iter().map(|r| r.value).collect()),
+        Err(e) => Err(format!("the test's store could not be read: {e}")),
+    }
+}
+
+/// The events inserted, oldest first.
+fn outbox(store: &dyn Store) -> Result<Vec<crate::store::Outboxed>, String> {
+    store
+        .events(usize::MAX)
+        .map_err(|e| format!("the test's store could not be read: {e}"))
 }
 
 impl Effects for TestFx<'_> {
@@ -509,12 +535,12 @@ impl Effects for TestFx<'_> {
     }
     fn count(&self, count: Count) -> R<Value> {
         let n = match count {
-            Count::Stored(e) => self.store.rows(e).len(),
+            Count::Stored(e) => stored(self.store, e).or_else(fault)?.len(),
             Count::Sent(op) => self.fake.effects_of(&self.program.op(op).qualified),
             Count::Emitted(ev) => {
                 let name = &self.program.event(ev).qualified;
-                self.store
-                    .outbox()
+                outbox(self.store)
+                    .or_else(fault)?
                     .iter()
                     .filter(|o| &o.follow.event == name)
                     .count()

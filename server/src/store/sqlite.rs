@@ -42,6 +42,9 @@ pub struct Options {
     pub exclusive: bool,
     /// `--migrate auto|check`.
     pub apply: Apply,
+    /// A cap on the file's size in bytes: a write past it is refused
+    /// with "is full", as a full disk is (tests fill a store this way).
+    pub max_bytes: Option<u64>,
 }
 
 impl Default for Options {
@@ -50,12 +53,46 @@ impl Default for Options {
             full_sync: true,
             exclusive: true,
             apply: Apply::Auto,
+            max_bytes: None,
         }
     }
 }
 
 type Finish = Box<dyn FnOnce(Option<&StoreError>) + Send>;
-type Job = Box<dyn FnOnce(&Connection) -> Finish + Send>;
+/// A write: runs in the batch's transaction unless the slot already holds
+/// why the transaction is gone; sets the slot when its failure took the
+/// transaction with it (SQLite rolls back by itself on a full disk).
+type Job = Box<dyn FnOnce(&Connection, &mut Option<StoreError>) -> Finish + Send>;
+
+/// The store error inside an operation's error, to name why a batch was
+/// lost.
+trait StoreCause {
+    fn cause(&self) -> Option<&StoreError>;
+}
+
+impl StoreCause for StoreError {
+    fn cause(&self) -> Option<&StoreError> {
+        Some(self)
+    }
+}
+
+impl StoreCause for Fenced {
+    fn cause(&self) -> Option<&StoreError> {
+        match self {
+            Fenced::Store(e) => Some(e),
+            Fenced::LeaseLost => None,
+        }
+    }
+}
+
+impl StoreCause for CommitError {
+    fn cause(&self) -> Option<&StoreError> {
+        match self {
+            CommitError::Store(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Jobs one transaction takes at most.
 const MAX_BATCH: usize = 256;
@@ -200,20 +237,35 @@ impl SqliteStore {
     ) -> Result<T, E>
     where
         T: Send + 'static,
-        E: From<StoreError> + Send + 'static,
+        E: From<StoreError> + StoreCause + Send + 'static,
     {
         let (tx, rx) = mpsc::sync_channel::<Result<T, E>>(1);
         let (store, prefix, schema) = (self.name.clone(), self.prefix.clone(), self.schema.clone());
-        let job: Job = Box::new(move |conn: &Connection| -> Finish {
-            let result = savepoint(conn, &store, &prefix, &schema, op);
-            Box::new(move |failed: Option<&StoreError>| {
-                let out = match failed {
+        let job: Job = Box::new(
+            move |conn: &Connection, lost: &mut Option<StoreError>| -> Finish {
+                let result = match lost {
                     Some(e) => Err(E::from(e.clone())),
-                    None => result,
+                    None => savepoint(conn, &store, &prefix, &schema, op),
                 };
-                let _ = tx.send(out);
-            })
-        });
+                if lost.is_none() && conn.is_autocommit() {
+                    let why = result.as_ref().err().and_then(StoreCause::cause).cloned();
+                    *lost = Some(why.unwrap_or_else(|| {
+                        StoreError::new(
+                            &store,
+                            ErrorKind::Failed,
+                            "SQLite rolled the transaction back",
+                        )
+                    }));
+                }
+                Box::new(move |failed: Option<&StoreError>| {
+                    let out = match failed {
+                        Some(e) => Err(E::from(e.clone())),
+                        None => result,
+                    };
+                    let _ = tx.send(out);
+                })
+            },
+        );
         let gone = || {
             E::from(StoreError::new(
                 &self.name,
@@ -328,6 +380,14 @@ fn connect(store: &str, path: &Path, options: Options) -> Result<Connection, Sto
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = OFF;"
     ))
     .map_err(|e| error(store, &e))?;
+    if let Some(max) = options.max_bytes {
+        let page: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(|e| error(store, &e))?;
+        let pages = (max / page.max(512) as u64).max(1);
+        conn.execute_batch(&format!("PRAGMA max_page_count = {pages}"))
+            .map_err(|e| error(store, &e))?;
+    }
     conn.set_prepared_statement_cache_capacity(128);
     Ok(conn)
 }
@@ -396,6 +456,11 @@ fn savepoint<T, E: From<StoreError>>(
         };
         op(&mut cx)
     };
+    if result.is_err() && conn.is_autocommit() {
+        // SQLite rolled the whole transaction back (a full disk): there is
+        // no savepoint left to roll back to; the error says why.
+        return result;
+    }
     let end = match result {
         Ok(_) => "RELEASE job",
         Err(_) => "ROLLBACK TO job; RELEASE job",
@@ -419,16 +484,22 @@ fn write_loop(conn: &Connection, store: &str, jobs: &Receiver<Job>, transactions
             let e = error(store, &e);
             for job in batch {
                 // Each job learns the store could not begin.
-                let finish = job(conn);
+                let finish = job(conn, &mut Some(e.clone()));
                 finish(Some(&e));
             }
             continue;
         }
-        let finishes: Vec<Finish> = batch.into_iter().map(|job| job(conn)).collect();
-        let failed = conn.execute_batch("COMMIT").err().map(|e| {
-            let _ = conn.execute_batch("ROLLBACK");
-            error(store, &e)
-        });
+        let mut lost = None;
+        let finishes: Vec<Finish> = batch.into_iter().map(|job| job(conn, &mut lost)).collect();
+        // A transaction SQLite rolled back took every write of the batch:
+        // each sender learns its write did not happen.
+        let failed = match lost {
+            Some(e) => Some(e),
+            None => conn.execute_batch("COMMIT").err().map(|e| {
+                let _ = conn.execute_batch("ROLLBACK");
+                error(store, &e)
+            }),
+        };
         transactions.fetch_add(1, Ordering::Relaxed);
         for finish in finishes {
             finish(failed.as_ref());

@@ -127,20 +127,19 @@ fn entities(cx: &mut Cx<'_>, apply: Apply, done: &mut Migrated) -> Result<(), St
     }
     let schema = cx.schema;
     for e in &schema.entities {
+        let before = done.entities.len();
         match recorded.get(&e.table) {
             None => create(cx, apply, e, done)?,
             Some(held) => extend(cx, apply, e, &held.fields, done)?,
+        }
+        if done.entities.len() > before {
+            view(cx, e)?;
         }
         let wanted: Vec<(String, Vec<String>)> = schema
             .indexes
             .iter()
             .filter(|(id, _)| *id == e.id)
-            .map(|(_, fields)| {
-                (
-                    format!("{}_by_{}", e.table, fields.join("_")),
-                    fields.clone(),
-                )
-            })
+            .map(|(_, fields)| (index_name(&e.table, fields), fields.clone()))
             .collect();
         let held = recorded
             .get(&e.table)
@@ -149,6 +148,19 @@ fn entities(cx: &mut Cx<'_>, apply: Apply, done: &mut Migrated) -> Result<(), St
         indexes(cx, apply, e, &wanted, &held, done)?;
     }
     Ok(())
+}
+
+/// `order_by_customer_state`; a name longer than Postgres keeps (63
+/// bytes, with the store's prefix) ends in a hash of the fields instead,
+/// so two long lists never meet in one truncated name.
+fn index_name(table: &str, fields: &[String]) -> String {
+    let plain = format!("{table}_by_{}", fields.join("_"));
+    if plain.len() <= 40 {
+        return plain;
+    }
+    let hash = blake3::hash(fields.join("\0").as_bytes()).to_hex();
+    let short: String = table.chars().take(20).collect();
+    format!("{short}_by_{}", hash.get(..16).unwrap_or(""))
 }
 
 /// Creates the indexes the build's queries need and drops those it no
@@ -194,6 +206,40 @@ fn indexes(
         )?;
         done.entities.push(format!("dropped index {name}"));
     }
+    Ok(())
+}
+
+/// `<entity>_v`: the table with native types where the database has
+/// them (Postgres: instants as `timestamptz`, durations as `interval`),
+/// for people reading the store; the runtime reads the table.
+fn view(cx: &mut Cx<'_>, e: &EntitySchema) -> Result<(), StoreError> {
+    let cols: Vec<String> = e
+        .fields
+        .iter()
+        .map(|f| {
+            let c = quoted(f.name.as_str());
+            match (cx.dialect, f.kind) {
+                (super::Dialect::Postgres, ColumnKind::Instant) => {
+                    format!("{c}::timestamptz AS {c}")
+                }
+                (super::Dialect::Postgres, ColumnKind::Duration) => {
+                    format!("{c} * interval '1 millisecond' AS {c}")
+                }
+                _ => c,
+            }
+        })
+        .chain(std::iter::once("_version".to_string()))
+        .collect();
+    let name = cx.t(&format!("{}_v", e.table));
+    cx.exec(&format!("DROP VIEW IF EXISTS {name}"), &[])?;
+    cx.exec(
+        &format!(
+            "CREATE VIEW {name} AS SELECT {} FROM {}",
+            cols.join(", "),
+            cx.t(&e.table)
+        ),
+        &[],
+    )?;
     Ok(())
 }
 
