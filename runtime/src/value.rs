@@ -280,11 +280,14 @@ pub fn parse_instant(text: &str) -> Option<Instant> {
 
 /// Hex of a fingerprint or key.
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
+    // Every step key is hex: a table, not the formatter.
+    fn digit(n: u8) -> char {
+        char::from(if n < 10 { b'0' + n } else { b'a' + n - 10 })
+    }
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        // Writing to a string cannot fail.
-        let _ = write!(out, "{b:02x}");
+        out.push(digit(b >> 4));
+        out.push(digit(b & 15));
     }
     out
 }

@@ -100,16 +100,20 @@ impl Attempt<'_, '_> {
         Ok(rows.into_iter().map(|(k, (b, v))| (k, b, v)).collect())
     }
 
-    /// The key of a row: its entity's first field.
-    fn key_of(&self, entity: EntityId, row: &Value) -> Vec<u8> {
+    /// The key of a row: its entity's first field, and that field's
+    /// condition (a lookup of the row by key).
+    fn key_of(&self, entity: EntityId, row: &Value) -> (Vec<u8>, Vec<(Name, Value)>) {
         let ty = self.s.program.entity(entity).ty;
         let first = match self.s.program.type_table().def(ty).map(|d| &d.kind) {
             Some(TypeKind::Record(fields)) => fields.first().map(|f| f.name),
             _ => None,
         };
         match (first, row.as_record()) {
-            (Some(name), Some(r)) => r.get(name).canonical(),
-            _ => row.canonical(),
+            (Some(name), Some(r)) => {
+                let value = r.get(name);
+                (value.canonical(), vec![(name, value)])
+            }
+            _ => (row.canonical(), Vec::new()),
         }
     }
 
@@ -144,9 +148,10 @@ impl Attempt<'_, '_> {
         else {
             return fault("a create that is not one");
         };
-        let key = self.key_of(*entity, &row);
+        // Only the row with the key is read, not the entity's every row.
+        let (key, by_key) = self.key_of(*entity, &row);
         let exists = self
-            .visible(*entity, &[])?
+            .visible(*entity, &by_key)?
             .iter()
             .any(|(k, _, _)| *k == key);
         if exists {
