@@ -54,6 +54,11 @@ pub enum Command {
     /// Work with plans written by `jadpo build`.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Run an app on this machine: its routes on 127.0.0.1:8080, its
+    /// subscribers and schedules, its store in `.jadpo/dev.sqlite`, its
+    /// providers answered by a fixture's fakes (`dev` by default). Prints
+    /// each attempt's steps; rebuilds when the app's files change.
+    Dev(DevArgs),
     /// Create a new app in PATH (a new or empty folder, named after it) with
     /// an application, one route, one subscriber and one test, that checks
     /// clean: `jadpo new notes && jadpo test notes`.
@@ -334,5 +339,45 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "`{text}` is not a number of seconds above 0 and at most 86400"
         )),
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DevArgs {
+    /// The app: a folder or a file in it (the nearest folder at or above
+    /// it holding `jadpo.yaml`).
+    #[arg(default_value = ".")]
+    pub path: String,
+    /// The address the routes answer on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// The SQLite file of the app's store (default `.jadpo/dev.sqlite` in
+    /// the app's folder).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<String>,
+    /// The fixture whose fakes answer the providers (default: `dev`).
+    #[arg(long, value_name = "FIXTURE")]
+    pub fakes: Option<String>,
+    /// Config values from a file of NAME=value lines (config bindings).
+    #[arg(long, value_name = "FILE")]
+    pub env_file: Option<String>,
+    /// Start with an empty store (removes the SQLite file first).
+    #[arg(long)]
+    pub reset: bool,
+    /// Do not rebuild when the app's files change.
+    #[arg(long)]
+    pub no_reload: bool,
+    /// `human`: the attempts as lines; `json`: one JSON line per attempt.
+    #[arg(long, value_enum, default_value_t = WatchFormat::Human)]
+    pub format: WatchFormat,
+}
+
+impl DevArgs {
+    /// The store's file: `--db`, else `.jadpo/dev.sqlite` in the app.
+    pub fn db_path(&self, dir: &str) -> std::path::PathBuf {
+        match &self.db {
+            Some(db) => std::path::PathBuf::from(db),
+            None => std::path::Path::new(dir).join(".jadpo").join("dev.sqlite"),
+        }
     }
 }

@@ -5,6 +5,7 @@
 pub mod check;
 pub mod cli;
 pub mod describe;
+pub mod dev;
 pub mod doc;
 pub mod fix;
 pub mod fmt;

@@ -74,6 +74,13 @@ fn main() -> ExitCode {
             keep_freed_pages();
             ExitCode::from(jadpo::watch::run(&dir, &args))
         }
+        Command::Dev(args) => {
+            let dir = match locate_app(&args.path, "dev") {
+                Ok(dir) => dir,
+                Err(status) => return status,
+            };
+            ExitCode::from(jadpo::dev::run(&dir, &args))
+        }
         Command::Fmt(args) => {
             keep_freed_pages();
             ExitCode::from(jadpo::fmt::run(&args))

@@ -317,7 +317,7 @@ fn check_finds_the_app_or_package_a_path_names() {
         .unwrap_or_else(|e| panic!("cannot run jadpo: {e}"));
     assert_eq!(status(&from_src), 0, "{}", stderr(&from_src));
     assert!(
-        stdout(&from_src).contains("checked 8 files"),
+        stdout(&from_src).contains("checked 9 files"),
         "{}",
         stdout(&from_src)
     );

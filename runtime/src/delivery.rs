@@ -20,7 +20,7 @@ use crate::provider::Provider;
 use crate::record::{Mode, RowState, Sealer, StoredRecord, TEST_KEY};
 use crate::store::{
     Commit, CommitError, DeliveryState, Follow, Lease, NewDelivery, Next, Queue, RunStore, Source,
-    StepSummary, DIRECT_QUEUE,
+    StepSummary, StoredResponse, DIRECT_QUEUE,
 };
 use crate::value::{Instant, Value};
 
@@ -161,6 +161,10 @@ impl ListedStep {
     }
 }
 
+/// Makes a route's stored answer from its action's result and the ids of
+/// the events its commit inserts.
+pub type Respond<'r> = dyn FnMut(&Value, &[String]) -> StoredResponse + 'r;
+
 /// How one attempt went.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Attempted {
@@ -179,10 +183,20 @@ pub enum Attempted {
     Ended(End),
 }
 
+/// What a commit applied, for a listing: the entities written (once per
+/// write) and the events inserted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    pub writes: Vec<String>,
+    pub events: Vec<String>,
+}
+
 /// One attempt's outcome.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AttemptOutcome {
     pub attempted: Attempted,
+    /// What its commit applied, when it committed.
+    pub applied: Option<Applied>,
     /// The delivery's steps as it leaves them.
     pub steps: Vec<ListedStep>,
     /// The bytes of computed text left for later attempts.
@@ -274,8 +288,27 @@ impl<'p> Runtime<'p> {
         crash: &mut Option<CrashAt>,
         bytes: u64,
     ) -> AttemptOutcome {
+        self.attempt_with(d, store, provider, lease, start, crash, bytes, None)
+    }
+
+    /// [`Runtime::attempt`] of a route's run: `respond` makes the answer
+    /// from the action's result and the ids of the events it inserts, and
+    /// the commit stores it with the writes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attempt_with(
+        &self,
+        d: &Delivery,
+        store: &dyn RunStore,
+        provider: &mut dyn Provider,
+        lease: Lease,
+        start: Instant,
+        crash: &mut Option<CrashAt>,
+        bytes: u64,
+        respond: Option<&mut Respond<'_>>,
+    ) -> AttemptOutcome {
         let ended = |end: End| AttemptOutcome {
             attempted: Attempted::Ended(end),
+            applied: None,
             steps: Vec::new(),
             bytes_left: bytes,
         };
@@ -304,7 +337,7 @@ impl<'p> Runtime<'p> {
         };
         let mut attempt = Attempt::new(&setting, store, provider, lease, start, crash);
         let mut bytes = bytes;
-        let attempted = self.run_one(&mut attempt, d, &mut bytes);
+        let attempted = self.run_one(&mut attempt, d, &mut bytes, respond);
         let attempted = match attempted {
             Attempted::Again {
                 why,
@@ -318,13 +351,20 @@ impl<'p> Runtime<'p> {
             other => other,
         };
         AttemptOutcome {
+            applied: matches!(attempted, Attempted::Committed(_)).then(|| attempt.applied.clone()),
             attempted,
             steps: listing(&attempt),
             bytes_left: bytes,
         }
     }
 
-    fn run_one(&self, a: &mut Attempt<'_, '_>, d: &Delivery, bytes: &mut u64) -> Attempted {
+    fn run_one(
+        &self,
+        a: &mut Attempt<'_, '_>,
+        d: &Delivery,
+        bytes: &mut u64,
+        respond: Option<&mut Respond<'_>>,
+    ) -> Attempted {
         if let Err(flow) = a.check_record() {
             return stopped(a, flow);
         }
@@ -348,21 +388,37 @@ impl<'p> Runtime<'p> {
             other => other,
         };
         match result {
-            Ok(v) => self.commit(a, v),
-            Err(Flow::Return(v)) => self.commit(a, v),
+            Ok(v) | Err(Flow::Return(v)) => self.commit(a, v, respond),
             Err(flow) => stopped(a, flow),
         }
     }
 
-    fn commit(&self, a: &mut Attempt<'_, '_>, v: Value) -> Attempted {
+    fn commit(
+        &self,
+        a: &mut Attempt<'_, '_>,
+        v: Value,
+        respond: Option<&mut Respond<'_>>,
+    ) -> Attempted {
         let follow_ups = self.with_deliveries(a.s.delivery, std::mem::take(&mut a.follow_ups));
+        let response = respond.map(|r| {
+            let ids: Vec<String> = follow_ups.iter().map(|f| f.id.clone()).collect();
+            r(&v, &ids)
+        });
         let c = Commit {
             delivery: a.s.delivery.to_string(),
             at: a.started,
             writes: a.writes(),
             follow_ups,
             steps: listing(a).iter().map(ListedStep::summary).collect(),
-            response: None,
+            response,
+        };
+        a.applied = Applied {
+            writes: c
+                .writes
+                .iter()
+                .map(|w| self.program.entity(w.entity()).qualified.clone())
+                .collect(),
+            events: c.follow_ups.iter().map(|f| f.event.clone()).collect(),
         };
         match a.store.commit(&c, &a.lease) {
             Ok(()) => Attempted::Committed(v),
@@ -538,7 +594,10 @@ pub fn base32(mut bits: u128) -> String {
 }
 
 /// The application's steps key, or the fixed test key when none is given.
-fn secret(program: &Program, config: &BTreeMap<Name, Value>) -> String {
+/// The steps key from the app's config values (the test key when the app
+/// names none): what records and a route's stored answers are sealed
+/// with.
+pub fn secret(program: &Program, config: &BTreeMap<Name, Value>) -> String {
     program
         .app
         .encryption_key

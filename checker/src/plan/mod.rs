@@ -269,7 +269,7 @@ fn entries(cx: &Cx, entry_ids: &[usize]) -> Vec<EntryPlan> {
                     site,
                     event: event.map(|ev| cx.program.event(ev).qualified.clone()),
                 },
-                EntryKind::Schedule => EntryPlan::Schedule { label, site },
+                EntryKind::Schedule { .. } => EntryPlan::Schedule { label, site },
             }
         })
         .collect()

@@ -511,6 +511,10 @@ impl B {
                 key_span: Some(key_span),
                 deadline_ms,
                 deadline_span: Some(deadline_span),
+                auth_required: false,
+                input: None,
+                path_values: None,
+                output: None,
             },
             label: "route POST /x".into(),
             span,
@@ -523,7 +527,9 @@ impl B {
     pub fn schedule(&mut self, a: ActionId) {
         let span = self.span();
         self.p.entries.push(Entry {
-            kind: EntryKind::Schedule,
+            kind: EntryKind::Schedule {
+                every_ms: 3_600_000,
+            },
             label: "schedule nightly".into(),
             span,
             run_span: span,

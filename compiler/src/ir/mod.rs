@@ -109,6 +109,10 @@ pub struct ConfigEntry {
     pub name: Name,
     pub ty: Ty,
     pub secret: bool,
+    /// The environment variable its value comes from (`binding:`).
+    pub binding: Option<String>,
+    /// `default:` as text, when it is a literal.
+    pub default: Option<String>,
     pub span: Span,
 }
 
@@ -624,9 +628,20 @@ pub enum EntryKind {
         key_span: Option<Span>,
         deadline_ms: Option<u64>,
         deadline_span: Option<Span>,
+        /// `auth: required`
+        auth_required: bool,
+        /// The `input:`, `path:` and `output:` types of a route that runs
+        /// an action by `run:`; an inline `action:` block's are its own
+        /// parameters (`input`, `path`) and result.
+        input: Option<Ty>,
+        path_values: Option<Ty>,
+        output: Option<Ty>,
     },
     Subscriber {
         event: Option<EventId>,
     },
-    Schedule,
+    Schedule {
+        /// `every D`, in milliseconds (0 when it was not a duration).
+        every_ms: u64,
+    },
 }

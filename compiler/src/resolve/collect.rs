@@ -137,6 +137,8 @@ impl<'a> Builder<'a> {
         let entry = ConfigEntry {
             ty: Ty::Error,
             secret: false,
+            binding: None,
+            default: None,
             span: f.name.span,
         };
         self.unit_mut(unit).config.insert(f.name.name, entry);

@@ -441,7 +441,7 @@ impl<'a> Resolver<'_, 'a> {
         let path_type = self.route_path_of.get(&key).copied();
         let label = format!("route {} {}", r.method.name, r.path);
         self.check_method(r.method);
-        let mut key_required = false;
+        let (mut key_required, mut auth_required) = (false, false);
         let (mut key_span, mut deadline_ms, mut deadline_span) = (None, None, None);
         let (mut input, mut output) = (None, None);
         let mut run: Option<&ast::Setting> = None;
@@ -461,7 +461,7 @@ impl<'a> Resolver<'_, 'a> {
                     deadline_span = Some(s.value.span());
                     deadline_ms = self.duration_setting(s);
                 }
-                "auth" => self.auth_setting(s),
+                "auth" => auth_required = self.auth_setting(s),
                 "path" => path_setting = Some(s),
                 "input" | "output" if inline.is_none() => {
                     let ty = match &s.value {
@@ -493,6 +493,10 @@ impl<'a> Resolver<'_, 'a> {
             key_span,
             deadline_ms,
             deadline_span,
+            auth_required,
+            input: input.clone(),
+            path_values: path_type.map(Ty::Named),
+            output: output.clone(),
         };
         let span = r.method.span.to(r.path_span);
         let (action, run_span, run_args) = match (inline, run) {
@@ -618,17 +622,21 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
-    fn auth_setting(&mut self, s: &ast::Setting) {
+    /// Whether `auth:` says `required`.
+    fn auth_setting(&mut self, s: &ast::Setting) -> bool {
         match &s.value {
             SettingValue::Expr(ast::Expr {
                 kind: ExprKind::Path(p),
                 ..
-            }) if is_word(p, "required") => {}
+            }) if is_word(p, "required") => true,
             SettingValue::Expr(ast::Expr {
                 kind: ExprKind::None,
                 ..
-            }) => {}
-            v => self.report_setting_value(s.key, v, "`required` or `none`"),
+            }) => false,
+            v => {
+                self.report_setting_value(s.key, v, "`required` or `none`");
+                false
+            }
         }
     }
 
@@ -743,8 +751,12 @@ impl<'a> Resolver<'_, 'a> {
         };
         let (action, run_span, run_args) =
             self.entry_run(s.name.span, "schedule", &s.settings, &values);
+        let every_ms = match &s.every.kind {
+            ExprKind::Duration(n, unit) => duration_ms(*n, *unit),
+            _ => 0,
+        };
         ir::Entry {
-            kind: EntryKind::Schedule,
+            kind: EntryKind::Schedule { every_ms },
             label: format!("schedule {}", s.name.name),
             span: s.name.span,
             run_span,

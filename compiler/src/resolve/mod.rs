@@ -321,6 +321,8 @@ impl<'a> Builder<'a> {
                 name: *name,
                 ty: c.ty.clone(),
                 secret: c.secret,
+                binding: c.binding.clone(),
+                default: c.default.clone(),
                 span: c.span,
             })
             .collect();

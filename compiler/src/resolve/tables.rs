@@ -50,6 +50,8 @@ pub(crate) enum Callable {
 pub(crate) struct ConfigEntry {
     pub ty: Ty,
     pub secret: bool,
+    pub binding: Option<String>,
+    pub default: Option<String>,
     pub span: Span,
 }
 

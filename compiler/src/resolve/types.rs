@@ -93,17 +93,27 @@ impl<'a> Resolver<'_, 'a> {
         None
     }
 
-    /// Reads a config entry's `binding:`/`secret:`/`default:`; returns `secret`.
-    fn config_settings(&mut self, settings: &[ast::Setting]) -> bool {
-        let mut secret = false;
+    /// Reads a config entry's `binding:`/`secret:`/`default:`.
+    fn config_settings(&mut self, settings: &[ast::Setting]) -> ConfigSettings {
+        let mut out = ConfigSettings::default();
         self.check_setting_repeats(settings.iter());
         for s in settings {
             self.check_config_setting(s);
+            let text = match &s.value {
+                SettingValue::Expr(e) => match &e.kind {
+                    ExprKind::Str(t) => Some(t.to_string()),
+                    ExprKind::Int(n) => Some(n.to_string()),
+                    ExprKind::Bool(b) => Some(b.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            };
             match s.key.name.as_str() {
                 "secret" => {
-                    secret = matches!(&s.value, SettingValue::Expr(e) if matches!(e.kind, ExprKind::Bool(true)))
+                    out.secret = matches!(&s.value, SettingValue::Expr(e) if matches!(e.kind, ExprKind::Bool(true)))
                 }
-                "binding" | "default" => {}
+                "binding" => out.binding = text,
+                "default" => out.default = text,
                 _ => self.report_unknown_key(
                     s.key,
                     "config entry setting",
@@ -111,7 +121,7 @@ impl<'a> Resolver<'_, 'a> {
                 ),
             }
         }
-        secret
+        out
     }
 
     pub(super) fn report_unknown_key(&mut self, key: ast::Ident, what: &str, known: &[&str]) {
@@ -613,7 +623,10 @@ impl<'a> Builder<'a> {
                 let ty = self.rx().resolve_type(unit, &bare);
                 (ty, self.rx().config_settings(constraints))
             }
-            _ => (self.rx().resolve_type(unit, &f.ty), false),
+            _ => (
+                self.rx().resolve_type(unit, &f.ty),
+                ConfigSettings::default(),
+            ),
         };
         if let Some(e) = self.unit_mut(unit).config.get_mut(&f.name.name) {
             e.ty = if f.optional {
@@ -621,7 +634,9 @@ impl<'a> Builder<'a> {
             } else {
                 ty
             };
-            e.secret = secret;
+            e.secret = secret.secret;
+            e.binding = secret.binding;
+            e.default = secret.default;
         }
     }
 
@@ -724,4 +739,14 @@ impl<'a> Tables<'a> {
 struct Defs {
     old: std::vec::IntoIter<Memo>,
     new: Vec<Memo>,
+}
+
+/// What a config entry's settings say.
+#[derive(Default)]
+struct ConfigSettings {
+    secret: bool,
+    /// The environment variable, from `binding: "STEPS_KEY"`.
+    binding: Option<String>,
+    /// `default:` as text, when it is a literal.
+    default: Option<String>,
 }

@@ -87,6 +87,8 @@ pub struct Attempt<'s, 'w> {
     pub follow_ups: Vec<Follow>,
     /// What this attempt saw of each step, with the listing's detail.
     pub seen: BTreeMap<u32, Sight>,
+    /// What its commit applies, once it commits.
+    pub applied: crate::delivery::Applied,
 }
 
 impl<'s, 'w> Attempt<'s, 'w> {
@@ -122,6 +124,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
             staged: staged::Staged::new(),
             follow_ups: Vec::new(),
             seen: BTreeMap::new(),
+            applied: crate::delivery::Applied::default(),
         }
     }
 

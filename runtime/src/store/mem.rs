@@ -42,6 +42,8 @@ struct Inner {
     handled: BTreeSet<String>,
     keys: BTreeMap<(String, String, String), KeyRow>,
     items: BTreeMap<String, Item>,
+    /// Each schedule's last tick.
+    ticks: BTreeMap<String, Instant>,
     version: u64,
 }
 
@@ -554,6 +556,24 @@ impl Queue for MemStore {
             }
         }
         Ok(())
+    }
+
+    fn tick(
+        &self,
+        schedule: &str,
+        _every_ms: u64,
+        delivery: &NewDelivery,
+        now: Instant,
+    ) -> Result<bool> {
+        let mut inner = self.lock();
+        let last = inner.ticks.get(schedule).copied();
+        if last.is_some_and(|t| t >= delivery.run_at) || inner.deliveries.contains_key(&delivery.id)
+        {
+            return Ok(false);
+        }
+        inner.ticks.insert(schedule.to_string(), delivery.run_at);
+        inner.insert_delivery(delivery, now);
+        Ok(true)
     }
 
     fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>> {

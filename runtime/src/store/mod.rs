@@ -111,6 +111,19 @@ pub trait Queue {
     /// truth the delivery row copies).
     fn handled(&self, id: &str) -> Result<bool>;
 
+    /// A schedule's tick (design section 18): in one transaction, moves
+    /// the schedule's last tick to `delivery`'s `run_at` where it is
+    /// earlier (or records the schedule), and inserts the delivery.
+    /// `false` when the tick was taken already (another process, or this
+    /// one before): nothing is inserted.
+    fn tick(
+        &self,
+        schedule: &str,
+        every_ms: u64,
+        delivery: &NewDelivery,
+        now: Instant,
+    ) -> Result<bool>;
+
     /// The events inserted, oldest first, at most `limit`, each with its
     /// deliveries in id order.
     fn events(&self, limit: usize) -> Result<Vec<Outboxed>>;

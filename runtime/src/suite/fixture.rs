@@ -29,7 +29,16 @@ pub struct Prepared {
 }
 
 pub fn prepare(program: &Program, test: &Test) -> Prepared {
-    let fixture = test.fixture.and_then(|f| program.fixtures.get(f));
+    prepare_fixture(program, test.fixture)
+}
+
+/// A fixture made ready by its id (`jadpo dev --fakes NAME`); the
+/// defaults without one.
+pub fn prepare_fixture(
+    program: &Program,
+    fixture: Option<jadpo_compiler::ir::test::FixtureId>,
+) -> Prepared {
+    let fixture = fixture.and_then(|f| program.fixtures.get(f));
     let clock_text = fixture
         .and_then(|f| f.clock.as_deref())
         .unwrap_or(DEFAULT_CLOCK);

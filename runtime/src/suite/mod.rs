@@ -21,6 +21,7 @@ use crate::delivery::{End, ListedStep, Runtime};
 use crate::store::{MemStore, Store};
 use crate::CrashAt;
 
+pub use fixture::{prepare_fixture, Prepared};
 pub use run::describe_end;
 
 /// How long one test may run, crash runs included, unless

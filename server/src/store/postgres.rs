@@ -362,6 +362,18 @@ impl Queue for PostgresStore {
         self.tx(|cx| ops::release(cx, delivery, lease, next))
     }
 
+    fn tick(
+        &self,
+        schedule: &str,
+        every_ms: u64,
+        delivery: &NewDelivery,
+        _now: Instant,
+    ) -> Result<bool, StoreError> {
+        // Several processes tick at once: the row lock of the update, and
+        // the delivery's key, let one of them insert.
+        self.tx(|cx| ops::tick(cx, schedule, every_ms, delivery))
+    }
+
     fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
         self.tx(|cx| ops::delivery(cx, id))
     }

@@ -601,6 +601,20 @@ impl Queue for SqliteStore {
         })
     }
 
+    fn tick(
+        &self,
+        schedule: &str,
+        every_ms: u64,
+        delivery: &NewDelivery,
+        now: Instant,
+    ) -> Result<bool, StoreError> {
+        let (schedule, delivery) = (schedule.to_string(), delivery.clone());
+        self.write(move |cx| {
+            cx.now = now;
+            ops::tick(cx, &schedule, every_ms, &delivery)
+        })
+    }
+
     fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
         self.read(|cx| ops::delivery(cx, id))
     }

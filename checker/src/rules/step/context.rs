@@ -91,7 +91,7 @@ fn judge(cx: &Cx, entry: &Entry) -> Option<Finding> {
         }
         | EntryKind::Subscriber { .. } => return None,
         EntryKind::Route { key_span, .. } => (key_span.unwrap_or(entry.run_span), "route"),
-        EntryKind::Schedule => (entry.run_span, "schedule"),
+        EntryKind::Schedule { .. } => (entry.run_span, "schedule"),
     };
     let id = entry.action?;
     let summary = cx.summary(id)?;

@@ -787,6 +787,24 @@ pub fn release(cx: &mut Cx<'_>, id: &str, lease: &Lease, next: &Next) -> Result<
     Ok(())
 }
 
+pub fn tick(cx: &mut Cx<'_>, schedule: &str, every_ms: u64, d: &NewDelivery) -> Res<bool> {
+    let t = cx.t("jadpo_schedule");
+    cx.exec(
+        &format!("INSERT INTO {t} (name, every_ms, last_tick) VALUES ($1, $2, NULL) ON CONFLICT (name) DO NOTHING"),
+        &[P::text(schedule), P::Int(every_ms as i64)],
+    )?;
+    // Times are canonical text with nine digits: they sort as they compare.
+    let moved = cx.exec(
+        &format!("UPDATE {t} SET last_tick = $2, every_ms = $3 WHERE name = $1 AND (last_tick IS NULL OR last_tick < $2)"),
+        &[P::text(schedule), time(d.run_at), P::Int(every_ms as i64)],
+    )?;
+    if moved == 0 {
+        return Ok(false);
+    }
+    let now = cx.now;
+    Ok(insert_delivery(cx, d, now)? == 1)
+}
+
 pub fn delivery(cx: &mut Cx<'_>, id: &str) -> Res<Option<DeliveryRow>> {
     let found = cx.rows(
         &format!(

@@ -1,0 +1,96 @@
+//! The dispatcher (design section 17): one thread claims waiting
+//! deliveries up to the free runner slots, and the runners make their
+//! attempts. It looks again at once when this process inserted
+//! deliveries (a commit with events, a schedule's tick), and otherwise
+//! every second, which also finds other processes' deliveries and lapsed
+//! leases to rescue.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use jadpo_runtime::store::{ClaimRequest, Claimed};
+
+use super::{run, Engine};
+use crate::store::clock::now;
+
+/// How long an idle dispatcher waits before it looks again.
+const POLL: Duration = Duration::from_secs(1);
+
+/// Starts the dispatcher and its runners; they end once the engine stops
+/// and the attempts in flight are done.
+pub fn start(engine: Arc<Engine>) -> std::io::Result<Vec<JoinHandle<()>>> {
+    let slots = engine.settings.concurrency.max(1);
+    let busy = Arc::new(AtomicUsize::new(0));
+    let (send, receive) = mpsc::channel::<Claimed>();
+    let receive = Arc::new(Mutex::new(receive));
+    let mut threads = Vec::with_capacity(slots + 1);
+    for i in 0..slots {
+        let (engine, receive, busy) = (engine.clone(), receive.clone(), busy.clone());
+        threads.push(
+            std::thread::Builder::new()
+                .name(format!("jadpo-runner-{i}"))
+                .spawn(move || runner(&engine, &receive, &busy))?,
+        );
+    }
+    let claimer = std::thread::Builder::new()
+        .name("jadpo-dispatcher".into())
+        .spawn(move || claim_loop(&engine, &send, &busy, slots))?;
+    threads.push(claimer);
+    Ok(threads)
+}
+
+fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize, slots: usize) {
+    let mut seen = engine.notices();
+    while !engine.stopping() {
+        let free = slots.saturating_sub(busy.load(Ordering::Acquire));
+        let mut claimed = 0;
+        if free > 0 {
+            let request = ClaimRequest {
+                queues: engine.settings.queues.clone(),
+                max: free,
+                lease_ms: engine.settings.lease_ms,
+                runner: engine.settings.runner.clone(),
+                now: now(),
+            };
+            match engine.store.claim(&request) {
+                Ok(found) => {
+                    claimed = found.len();
+                    for c in found {
+                        busy.fetch_add(1, Ordering::AcqRel);
+                        if send.send(c).is_err() {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => engine.listing.note(&format!("claiming failed: {e}")),
+            }
+        }
+        if claimed == 0 || claimed == free {
+            seen = engine.wait(seen, POLL);
+        }
+    }
+}
+
+fn runner(engine: &Engine, receive: &Mutex<mpsc::Receiver<Claimed>>, busy: &AtomicUsize) {
+    loop {
+        let next = match receive.lock() {
+            Ok(r) => r.recv_timeout(Duration::from_millis(200)),
+            Err(_) => return,
+        };
+        match next {
+            Ok(c) => {
+                let crash = crate::crash::point_for(&c.delivery.action);
+                run::attempt(engine, &c.delivery, c.lease, None, None, crash);
+                busy.fetch_sub(1, Ordering::AcqRel);
+                // A slot is free: the dispatcher may claim again.
+                engine.notify();
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) if engine.stopping() => return,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! What `jadpo dev` prints per attempt (design section 23): a header, each
+//! step, and the end; never a body or an answer. `serve` logs the same
+//! facts as JSON lines.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use jadpo_runtime::delivery::ListedStep;
+
+/// One attempt, as it is shown.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    /// `POST /subscriptions → subscribe`, `subscriber start_subscription →
+    /// subscribe_requested`, `schedule nightly → check`.
+    pub header: String,
+    pub delivery: String,
+    /// A client key's first 6 hex characters of BLAKE3.
+    pub key: Option<String>,
+    pub steps: Vec<ListedStep>,
+    /// `committed: 1 write, 1 event`, `retry at 10:02:41: ...`, or the
+    /// ending's text.
+    pub end: String,
+    /// A route's status.
+    pub status: Option<u16>,
+    pub ms: u64,
+    /// Whether it ended the delivery (committed or another end).
+    pub ended: bool,
+}
+
+pub trait Listen: Send + Sync {
+    fn shown(&self, attempt: &Shown);
+    /// A line about the server itself (start, reload, shutdown).
+    fn note(&self, line: &str);
+}
+
+/// Prints nothing (tests).
+pub struct Quiet;
+
+impl Listen for Quiet {
+    fn shown(&self, _: &Shown) {}
+    fn note(&self, _: &str) {}
+}
+
+/// Human lines on a writer (standard output).
+pub struct Human<W: Write + Send>(pub Mutex<W>);
+
+/// JSON lines on a writer.
+pub struct JsonLines<W: Write + Send>(pub Mutex<W>);
+
+fn clock_text() -> String {
+    let now = crate::store::clock::now();
+    let text = jadpo_runtime::value::instant_text(now);
+    text.get(11..19).unwrap_or("").to_string()
+}
+
+impl<W: Write + Send> Listen for Human<W> {
+    fn shown(&self, a: &Shown) {
+        let mut out = format!("{} {}  {}", clock_text(), a.header, a.delivery);
+        if let Some(key) = &a.key {
+            out.push_str(&format!("  key {key}…"));
+        }
+        out.push('\n');
+        for s in &a.steps {
+            let key = s
+                .key
+                .as_deref()
+                .map(|k| format!("  key {}…", k.get(..6).unwrap_or(k)))
+                .unwrap_or_default();
+            let detail: String = s.detail.chars().take(24).collect();
+            out.push_str(&format!(
+                "  {:>2} {:<34} {:<9} {detail}{key}\n",
+                s.position, s.operation, s.state
+            ));
+        }
+        let status = a.status.map(|s| format!("  {s}")).unwrap_or_default();
+        out.push_str(&format!("  {}{status}  {} ms\n", a.end, a.ms));
+        if let Ok(mut w) = self.0.lock() {
+            let _ = w.write_all(out.as_bytes());
+            let _ = w.flush();
+        }
+    }
+
+    fn note(&self, line: &str) {
+        if let Ok(mut w) = self.0.lock() {
+            let _ = writeln!(w, "{line}");
+            let _ = w.flush();
+        }
+    }
+}
+
+impl<W: Write + Send> Listen for JsonLines<W> {
+    fn shown(&self, a: &Shown) {
+        let steps: Vec<serde_json::Value> = a
+            .steps
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "position": s.position,
+                    "operation": s.operation,
+                    "state": s.state.to_string(),
+                })
+            })
+            .collect();
+        let line = serde_json::json!({
+            "kind": "attempt",
+            "entry": a.header,
+            "delivery": a.delivery,
+            "key": a.key,
+            "steps": steps,
+            "end": a.end,
+            "status": a.status,
+            "ms": a.ms,
+        });
+        if let Ok(mut w) = self.0.lock() {
+            let _ = writeln!(w, "{line}");
+            let _ = w.flush();
+        }
+    }
+
+    fn note(&self, line: &str) {
+        let line = serde_json::json!({ "kind": "note", "text": line });
+        if let Ok(mut w) = self.0.lock() {
+            let _ = writeln!(w, "{line}");
+            let _ = w.flush();
+        }
+    }
+}

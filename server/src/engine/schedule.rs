@@ -1,0 +1,90 @@
+//! Schedules (design section 18): `every D` fires at the ticks `k·D` since
+//! the Unix epoch. Every second each process offers the latest tick of
+//! each schedule to the store, which takes it once (`Queue::tick`): missed
+//! ticks collapse into the latest, and any number of processes make one
+//! delivery per tick.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use jadpo_runtime::store::{NewDelivery, Source};
+use jadpo_runtime::value::Instant;
+
+use super::Engine;
+use crate::store::clock::now;
+
+const MS: i128 = 1_000_000;
+
+/// The latest tick of a period at `now`.
+pub fn latest_tick(now: Instant, every_ms: u64) -> Instant {
+    let every = i128::from(every_ms.max(1)) * MS;
+    Instant(now.0.div_euclid(every) * every)
+}
+
+/// Offers each schedule's latest tick; the number of deliveries inserted.
+pub fn tick_all(engine: &Engine) -> usize {
+    let build = engine.build();
+    let at = now();
+    let mut inserted = 0;
+    for s in &build.schedules {
+        let tick = latest_tick(at, s.every_ms);
+        let d = NewDelivery {
+            id: format!("s_{}_{}", s.name, tick.0 / MS),
+            source: Source::Schedule {
+                name: s.name.clone(),
+                tick,
+            },
+            action: build.program.action(s.action).qualified.clone(),
+            subscriber: None,
+            queue: "default".into(),
+            priority: 0,
+            tags: Vec::new(),
+            max_attempts: 25,
+            run_at: tick,
+            args: b"[]".to_vec(),
+            build_id: build.plan.build_id.clone(),
+            unique: None,
+        };
+        match engine.store.tick(&s.name, s.every_ms, &d, at) {
+            Ok(true) => inserted += 1,
+            Ok(false) => {}
+            Err(e) => engine.listing.note(&format!(
+                "schedule {}: the tick could not be stored: {e}",
+                s.name
+            )),
+        }
+    }
+    if inserted > 0 {
+        engine.notify();
+    }
+    inserted
+}
+
+pub fn start(engine: Arc<Engine>) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("jadpo-schedules".into())
+        .spawn(move || {
+            while !engine.stopping() {
+                tick_all(&engine);
+                for _ in 0..10 {
+                    if engine.stopping() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_multiples_of_the_period_since_the_epoch() {
+        let t = Instant(3_700 * 1_000 * MS + 5);
+        assert_eq!(latest_tick(t, 3_600_000).0, 3_600 * 1_000 * MS);
+        assert_eq!(latest_tick(Instant(0), 1000).0, 0);
+    }
+}

@@ -1,0 +1,70 @@
+//! Routes over HTTP (design section 16), in the order the design gives:
+//! match the method and path (404, 405), decode the path values (400),
+//! check `auth:` (401), read the body (415, 413, 400, 422 as
+//! problem+json; nothing is claimed yet, so the client can fix the
+//! request and resend it under the same key), claim the Idempotency-Key
+//! on (route, principal, key), run one attempt in the request on the
+//! blocking pool, and answer: the output, a failure by kind, 503 for a
+//! run that goes on later, 500 `needs_operator` for one an operator must
+//! see. A committed or failed answer is stored with the claim, sealed
+//! with the steps key, and replays byte for byte.
+
+pub mod answer;
+pub mod auth;
+pub mod decode;
+mod route;
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::Router;
+use jadpo_runtime::record::Sealer;
+
+use crate::engine::Engine;
+use answer::Answer;
+pub use auth::Auth;
+
+/// The most a request body may hold.
+pub const MAX_BODY: usize = 1024 * 1024;
+
+/// What the HTTP edge shares.
+pub struct Http {
+    pub engine: Arc<Engine>,
+    pub auth: Auth,
+    pub sealer: Sealer,
+}
+
+impl Http {
+    pub fn new(engine: Arc<Engine>, auth: Auth) -> Arc<Http> {
+        let build = engine.build();
+        let secret = jadpo_runtime::delivery::secret(build.program, &engine.config);
+        Arc::new(Http {
+            sealer: Sealer::new(&secret),
+            engine,
+            auth,
+        })
+    }
+}
+
+/// The app's routes, answered by one handler that matches them itself
+/// (the routes change with each build).
+pub fn router(http: Arc<Http>) -> Router {
+    Router::new().fallback(handle).with_state(http)
+}
+
+async fn handle(State(http): State<Arc<Http>>, request: Request) -> Response {
+    let answer = route::answer(http, request).await;
+    to_response(answer)
+}
+
+fn to_response(a: Answer) -> Response {
+    let mut builder = Response::builder().status(a.status);
+    for (name, value) in &a.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder
+        .body(Body::from(a.body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}

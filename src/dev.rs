@@ -1,0 +1,503 @@
+//! `jadpo dev [PATH]` (design `server.md` section 13): checks the app,
+//! opens its store in an embedded SQLite file (`.jadpo/dev.sqlite`), answers
+//! its routes on 127.0.0.1:8080, runs its subscribers and schedules, and
+//! prints each attempt's steps (section 23). Providers are a fixture's
+//! fakes (`--fakes NAME`, else the fixture `dev` when the app has one), so
+//! the app runs offline. A change to the app's files rebuilds it: a clean
+//! build replaces the running one between attempts, a failing one leaves
+//! the last good build running.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use jadpo_compiler::intern::Name;
+use jadpo_compiler::ir::{Prim, Program, Ty};
+use jadpo_compiler::load::FsLoader;
+use jadpo_compiler::resolve::Lowering;
+use jadpo_plan::Plan;
+use jadpo_runtime::store::schema::Schema;
+use jadpo_runtime::store::Store;
+use jadpo_runtime::suite::{prepare_fixture, Prepared};
+use jadpo_runtime::value::Value;
+use jadpo_server::build::Build;
+use jadpo_server::engine::listing::{Human, JsonLines, Listen};
+use jadpo_server::engine::{self, Engine, Settings};
+use jadpo_server::fakes::SharedFake;
+use jadpo_server::http::{self, Auth, Http};
+use jadpo_server::store::sqlite::{Options, SqliteStore};
+
+use crate::check::{check_app_lowering, Outcome};
+use crate::cli::{DevArgs, WatchFormat};
+use crate::render;
+
+/// How long attempts in flight may take to finish after Ctrl-C.
+const GRACE: Duration = Duration::from_secs(30);
+
+/// Runs `jadpo dev`; the exit status.
+pub fn run(dir: &str, args: &DevArgs) -> u8 {
+    match serve(dir, args) {
+        Ok(()) => 0,
+        Err(why) => {
+            eprintln!("error: {why}");
+            2
+        }
+    }
+}
+
+fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
+    let listing: Arc<dyn Listen> = match args.format {
+        WatchFormat::Human => Arc::new(Human(std::sync::Mutex::new(std::io::stdout()))),
+        WatchFormat::Json => Arc::new(JsonLines(std::sync::Mutex::new(std::io::stdout()))),
+    };
+    let (program, plan) = first_build(dir, args)?;
+    let env = Env::read(args.env_file.as_deref())?;
+    let fixture = fakes_fixture(&program, args.fakes.as_deref())?;
+    let prepared = prepare_fixture(&program, Some(fixture));
+    if let Some(why) = &prepared.error {
+        return Err(format!("the fixture's fakes cannot be made: {why}"));
+    }
+    let config = config_values(&program, Some(&prepared), &env)?;
+    let store = open_store(dir, args, &program, &plan)?;
+    let fixture_name = program
+        .fixtures
+        .get(fixture)
+        .map(|f| f.name.as_str().to_string())
+        .unwrap_or_default();
+    let build = Build::new(program, plan);
+    let providers = Arc::new(SharedFake::new(prepared.scripts.clone()));
+    let settings = Settings {
+        runner: "dev".into(),
+        concurrency: 8,
+        retry_cap_ms: Some(30_000),
+        ..Settings::default()
+    };
+    let engine = Engine::new(build, store, providers, config, settings, listing.clone());
+    let auth = Auth::from_env(|k| env.get(k))?;
+    if build.routes.iter().any(|r| r.auth_required) && !auth.configured() {
+        listing.note(
+            "note: routes with `auth: required` answer 401 until JADPO_API_KEYS or JADPO_JWT_KEY is set",
+        );
+    }
+    let http = Http::new(engine.clone(), auth);
+    let mut threads = engine::dispatch::start(engine.clone()).map_err(|e| e.to_string())?;
+    threads.push(engine::heartbeat::start(engine.clone()).map_err(|e| e.to_string())?);
+    threads.push(engine::schedule::start(engine.clone()).map_err(|e| e.to_string())?);
+    if !args.no_reload {
+        threads.push(reloader(dir.to_string(), engine.clone()).map_err(|e| e.to_string())?);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("no runtime for the server: {e}"))?;
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind(&args.listen))
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let address = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| args.listen.clone());
+    announce(
+        &*listing,
+        build,
+        &address,
+        &fixture_name,
+        &args.db_path(dir),
+    );
+    let router = http::router(http);
+    let served = rt.block_on(async {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+    });
+    listing.note("stopping: no new work; attempts in flight finish");
+    engine.stop();
+    let deadline = std::time::Instant::now() + GRACE;
+    for t in threads {
+        while !t.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    served.map_err(|e| format!("the server stopped: {e}"))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+fn announce(listing: &dyn Listen, build: &Build, address: &str, fixture: &str, db: &Path) {
+    listing.note(&format!(
+        "jadpo dev: serving `{}` on http://{address} (store {}, fakes from fixture `{fixture}`)",
+        build.program.app.name,
+        db.display()
+    ));
+    for r in &build.routes {
+        let key = if r.key_required {
+            "  (Idempotency-Key required)"
+        } else {
+            ""
+        };
+        listing.note(&format!("  {}{key}", r.label));
+    }
+    for s in &build.schedules {
+        listing.note(&format!(
+            "  schedule {} every {}",
+            s.name,
+            duration_words(s.every_ms)
+        ));
+    }
+}
+
+/// `24h`, `90s`, `250ms`.
+fn duration_words(ms: u64) -> String {
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1000),
+    ] {
+        if ms >= size && ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
+/// The app checked with its code and planned; its diagnostics when it
+/// has errors.
+fn checked(dir: &str) -> Result<(Program, Plan), String> {
+    let outcome = check_app_lowering(&FsLoader, dir, true, Lowering::Code);
+    let plan = outcome.plan.as_ref().and_then(|p| p.app()).cloned();
+    match (&outcome.program, plan, outcome.has_errors()) {
+        (Some(_), Some(plan), false) => match outcome.program {
+            Some(program) => Ok((program, plan)),
+            None => Err(rendered(&outcome, dir)),
+        },
+        _ => Err(rendered(&outcome, dir)),
+    }
+}
+
+fn rendered(outcome: &Outcome, dir: &str) -> String {
+    let text = render::human::render_all_from(&outcome.files, &outcome.diagnostics, false, dir);
+    if text.trim().is_empty() {
+        "the app cannot be checked".into()
+    } else {
+        text
+    }
+}
+
+/// The first build: with errors, `jadpo dev` shows them and waits for a
+/// change (unless `--no-reload`).
+fn first_build(dir: &str, args: &DevArgs) -> Result<(Program, Plan), String> {
+    let mut seen = stamp(Path::new(dir));
+    loop {
+        match checked(dir) {
+            Ok(built) => return Ok(built),
+            Err(text) if args.no_reload => return Err(format!("the app has errors:\n{text}")),
+            Err(text) => {
+                eprint!("{text}");
+                eprintln!("jadpo dev: waiting for a change to the app's files");
+            }
+        }
+        loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let now = stamp(Path::new(dir));
+            if now != seen {
+                seen = now;
+                break;
+            }
+        }
+    }
+}
+
+/// Rebuilds the app when its files change.
+fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("jadpo-reload".into())
+        .spawn(move || {
+            let mut seen = stamp(Path::new(&dir));
+            while !engine.stopping() {
+                std::thread::sleep(Duration::from_millis(500));
+                let now = stamp(Path::new(&dir));
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                match checked(&dir) {
+                    Ok((program, plan)) => {
+                        let old = engine.build();
+                        if Schema::of(&program, "", "").entities.len()
+                            != Schema::of(old.program, "", "").entities.len()
+                        {
+                            engine.listing.note(
+                                "reload: the entities changed; restart `jadpo dev` to set the store up for them",
+                            );
+                            continue;
+                        }
+                        let id = plan.build_id.get(..12).unwrap_or("").to_string();
+                        engine.replace_build(Build::new(program, plan));
+                        engine.listing.note(&format!("reloaded: build {id}"));
+                    }
+                    Err(text) => {
+                        engine.listing.note(&text);
+                        engine
+                            .listing
+                            .note("reload failed: the last good build keeps running");
+                    }
+                }
+            }
+        })
+}
+
+/// What changes when the app's sources change: each `.jadpo` and `.yaml`
+/// file's path, size and time, outside hidden folders and `.jadpo/`.
+fn stamp(dir: &Path) -> Vec<(PathBuf, u64, Option<std::time::SystemTime>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut visited = 0;
+    while let Some(d) = stack.pop() {
+        visited += 1;
+        if visited > 10_000 {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                if !name.starts_with('.') && name != "target" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".jadpo") || name.ends_with(".yaml") {
+                out.push((path, meta.len(), meta.modified().ok()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The fixture whose fakes answer: `--fakes NAME`, else `dev`.
+fn fakes_fixture(
+    program: &Program,
+    named: Option<&str>,
+) -> Result<jadpo_compiler::ir::test::FixtureId, String> {
+    let name = named.unwrap_or("dev");
+    let found = program
+        .fixtures
+        .iter()
+        .position(|f| f.name.as_str() == name)
+        .map(|i| jadpo_compiler::ir::test::FixtureId(i as u32));
+    match (found, named) {
+        (Some(id), _) => Ok(id),
+        (None, Some(_)) => Err(format!("the app has no fixture `{name}` for --fakes")),
+        (None, None) => Err(
+            "the app has no fixture `dev`: give `--fakes FIXTURE` to answer from a fixture's fakes \
+             (calling real providers over HTTP is not built yet)"
+                .into(),
+        ),
+    }
+}
+
+/// The app's config values: the fixture's, then the environment's by
+/// each entry's `binding:`, then its `default:`.
+fn config_values(
+    program: &Program,
+    prepared: Option<&Prepared>,
+    env: &Env,
+) -> Result<BTreeMap<Name, Value>, String> {
+    let mut out = BTreeMap::new();
+    let mut missing = Vec::new();
+    for entry in &program.config {
+        if let Some(v) = prepared.and_then(|p| p.config.get(&entry.name)) {
+            out.insert(entry.name, v.clone());
+            continue;
+        }
+        let text = entry
+            .binding
+            .as_deref()
+            .and_then(|b| env.get(b))
+            .or_else(|| entry.default.clone());
+        match text {
+            Some(t) => {
+                let v = config_value(&entry.ty, &t).ok_or_else(|| {
+                    format!(
+                        "config `{}`: `{}` is not a value of its type",
+                        entry.name,
+                        redact(entry.secret, &t)
+                    )
+                })?;
+                out.insert(entry.name, v);
+            }
+            None if matches!(entry.ty, Ty::Optional(_)) => {
+                out.insert(entry.name, Value::None);
+            }
+            None => missing.push(match &entry.binding {
+                Some(b) => format!("`{}` (set {b})", entry.name),
+                None => format!("`{}`", entry.name),
+            }),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(format!("config without a value: {}", missing.join(", ")));
+    }
+    Ok(out)
+}
+
+fn redact(secret: bool, text: &str) -> String {
+    if secret {
+        "(secret)".into()
+    } else {
+        text.to_string()
+    }
+}
+
+fn config_value(ty: &Ty, text: &str) -> Option<Value> {
+    let inner = match ty.unbounded() {
+        Ty::Optional(t) => t.unbounded().clone(),
+        other => other.clone(),
+    };
+    Some(match inner {
+        Ty::Prim(Prim::Int) => Value::Int(text.trim().parse().ok()?),
+        Ty::Prim(Prim::Bool) => Value::Bool(text.trim().parse().ok()?),
+        Ty::Prim(Prim::Decimal) => Value::Decimal(text.trim().parse().ok()?),
+        _ => Value::text(text),
+    })
+}
+
+/// The store's file, set up for the build.
+fn open_store(
+    dir: &str,
+    args: &DevArgs,
+    program: &Program,
+    plan: &Plan,
+) -> Result<Arc<dyn Store>, String> {
+    let names = store_names(program);
+    if names.len() > 1 {
+        return Err(format!(
+            "the app declares {} stores ({}); `jadpo dev` runs apps with one store for now",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    let name = names.first().cloned().unwrap_or_else(|| "primary".into());
+    let path = args.db_path(dir);
+    if args.reset {
+        for suffix in ["", "-wal", "-shm", ".lock"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    let schema = Schema::of(program, &name, &program.app.name).with_queries(&plan.queries);
+    let options = Options {
+        full_sync: false,
+        ..Options::default()
+    };
+    let store = SqliteStore::open(&path, schema, options).map_err(|e| {
+        let hint = match e.kind {
+            jadpo_runtime::store::ErrorKind::Incompatible => {
+                "\n  the store holds data of an earlier build: `jadpo dev --reset` starts it empty"
+            }
+            _ => "",
+        };
+        format!("{e}{hint}")
+    })?;
+    Ok(Arc::new(store))
+}
+
+fn store_names(program: &Program) -> Vec<String> {
+    let mut names: Vec<String> = program
+        .entities
+        .iter()
+        .filter_map(|e| e.store.map(|s| s.as_str().to_string()))
+        .chain(
+            program
+                .app
+                .events_store
+                .map(|(s, _)| s.as_str().to_string()),
+        )
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Variables from `--env-file`, then the process's.
+struct Env {
+    file: BTreeMap<String, String>,
+}
+
+impl Env {
+    fn read(path: Option<&str>) -> Result<Env, String> {
+        let mut file = BTreeMap::new();
+        if let Some(path) = path {
+            let text =
+                read_small(Path::new(path)).map_err(|e| format!("--env-file {path}: {e}"))?;
+            for (i, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let line = line.strip_prefix("export ").unwrap_or(line);
+                let Some((k, v)) = line.split_once('=') else {
+                    return Err(format!("--env-file {path}:{}: expected NAME=value", i + 1));
+                };
+                let v = v.trim();
+                let v = v
+                    .strip_prefix('"')
+                    .and_then(|x| x.strip_suffix('"'))
+                    .unwrap_or(v);
+                file.insert(k.trim().to_string(), v.to_string());
+            }
+        }
+        Ok(Env { file })
+    }
+
+    fn get(&self, name: &str) -> Option<String> {
+        self.file
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+    }
+}
+
+/// A small regular file's text (an env file is at most 1 MiB).
+fn read_small(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if meta.len() > 1024 * 1024 {
+        return Err("it is larger than 1 MiB".into());
+    }
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
+}
