@@ -367,12 +367,24 @@ pub struct DevArgs {
     /// Do not rebuild when the app's files change.
     #[arg(long)]
     pub no_reload: bool,
+    /// How long a runner's lease on a delivery lasts, in seconds: a
+    /// delivery whose runner died is taken over once it lapses.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = positive_seconds)]
+    pub lease: f64,
     /// `human`: the attempts as lines; `json`: one JSON line per attempt.
     #[arg(long, value_enum, default_value_t = WatchFormat::Human)]
     pub format: WatchFormat,
 }
 
 impl DevArgs {
+    /// Where the fakes keep their keys and effects: beside the store's
+    /// file (`dev.sqlite.fakes.jsonl`).
+    pub fn journal_path(&self, dir: &str) -> std::path::PathBuf {
+        let mut p = self.db_path(dir).into_os_string();
+        p.push(".fakes.jsonl");
+        std::path::PathBuf::from(p)
+    }
+
     /// The store's file: `--db`, else `.jadpo/dev.sqlite` in the app.
     pub fn db_path(&self, dir: &str) -> std::path::PathBuf {
         match &self.db {

@@ -65,12 +65,18 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         .get(fixture)
         .map(|f| f.name.as_str().to_string())
         .unwrap_or_default();
+    let journal = args.journal_path(dir);
+    let providers = Arc::new(SharedFake::journaled(
+        prepared.scripts.clone(),
+        &program,
+        &journal,
+    )?);
     let build = Build::new(program, plan);
-    let providers = Arc::new(SharedFake::new(prepared.scripts.clone()));
     let settings = Settings {
-        runner: "dev".into(),
+        runner: format!("dev-{}", std::process::id()),
         concurrency: 8,
         retry_cap_ms: Some(30_000),
+        lease_ms: (args.lease * 1000.0) as u64,
         ..Settings::default()
     };
     let engine = Engine::new(build, store, providers, config, settings, listing.clone());
@@ -412,6 +418,7 @@ fn open_store(
             p.push(suffix);
             let _ = std::fs::remove_file(PathBuf::from(p));
         }
+        let _ = std::fs::remove_file(args.journal_path(dir));
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)

@@ -15,6 +15,7 @@ mod plan_diff;
 mod plan_snapshots;
 mod publish;
 mod render;
+mod server_crash;
 mod test_command;
 mod tidy;
 mod workspace;

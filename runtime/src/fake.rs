@@ -113,6 +113,30 @@ impl Fake {
             .count()
     }
 
+    /// Whether the fake keeps an answer for `key`.
+    pub fn keeps(&self, key: &str) -> bool {
+        self.kept.contains_key(key)
+    }
+
+    /// The answer kept for `key`, with the request's fingerprint.
+    pub fn kept_answer(&self, key: &str) -> Option<([u8; 32], Answer)> {
+        self.kept
+            .get(key)
+            .map(|k| (k.fingerprint, k.answer.clone()))
+    }
+
+    /// Keeps `answer` for `key`, as a send under it did (a fake restored
+    /// from its journal after a restart, as a provider keeps its keys).
+    pub fn keep(&mut self, key: &str, fingerprint: [u8; 32], answer: Answer) {
+        self.kept.insert(
+            key.to_string(),
+            Kept {
+                fingerprint,
+                answer,
+            },
+        );
+    }
+
     /// The next scripted answer of an operation (the last one repeats).
     fn next(&mut self, op: OpId) -> Option<(Scripted, bool)> {
         let script = self.scripts.get(&op)?;

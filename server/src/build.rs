@@ -132,14 +132,26 @@ impl Build {
         }
     }
 
-    /// A route's action arguments from its input and path values.
+    /// A route's action arguments from its input and path values (in
+    /// that order, each when the route has it).
     pub fn route_args(&self, def: &RouteDef, values: Vec<Value>) -> Result<Vec<Value>, String> {
         let entry = &self.program.entries[def.entry];
         if entry.run_args.is_empty() {
             // An inline action takes its input and path values as they are.
             return Ok(values);
         }
-        self.runtime.entry_args(def.entry, values)
+        // `run:` reads `input` as local 0 and `path` as local 1, whichever
+        // the route has.
+        let mut given = values.into_iter();
+        let input = match def.input {
+            Some(_) => given.next().unwrap_or(Value::Unit),
+            None => Value::Unit,
+        };
+        let path = match def.path {
+            Some(_) => given.next().unwrap_or(Value::Unit),
+            None => Value::Unit,
+        };
+        self.runtime.entry_args(def.entry, vec![input, path])
     }
 
     fn entry_where(
