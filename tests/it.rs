@@ -16,6 +16,8 @@ mod plan_snapshots;
 mod publish;
 mod render;
 mod server_crash;
+mod server_routes;
+mod server_support;
 mod test_command;
 mod tidy;
 mod workspace;
