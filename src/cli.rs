@@ -59,6 +59,13 @@ pub enum Command {
     /// providers answered by a fixture's fakes (`dev` by default). Prints
     /// each attempt's steps; rebuilds when the app's files change.
     Dev(DevArgs),
+    /// Run a build in production from `jadpo build --out DIR`'s
+    /// `plan.json` and `app.bundle`: routes, deliveries and schedules on
+    /// the stores named by `JADPO_STORE_<NAME>` (SQLite for one process,
+    /// Postgres for several). Refuses to start, naming the cause, when a
+    /// binding is missing, a schema is incompatible or the plan does not
+    /// match the bundle.
+    Serve(ServeArgs),
     /// Create a new app in PATH (a new or empty folder, named after it) with
     /// an application, one route, one subscriber and one test, that checks
     /// clean: `jadpo new notes && jadpo test notes`.
@@ -392,4 +399,53 @@ impl DevArgs {
             None => std::path::Path::new(dir).join(".jadpo").join("dev.sqlite"),
         }
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MigrateMode {
+    /// Apply additive schema changes at start.
+    Auto,
+    /// Refuse to start when the schema needs any change.
+    Check,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The folder `jadpo build --out` wrote: `plan.json` and `app.bundle`.
+    pub bundle_dir: String,
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub listen: String,
+    /// What this process does: any of routes, deliveries, schedules,
+    /// maintenance (default all).
+    #[arg(long, value_delimiter = ',')]
+    pub roles: Vec<String>,
+    /// The queues whose deliveries this process runs (default all).
+    #[arg(long, value_delimiter = ',')]
+    pub queues: Vec<String>,
+    /// Attempts run at once.
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// A runner's lease on a delivery, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = positive_seconds)]
+    pub lease: f64,
+    /// How long attempts in flight may finish after SIGTERM, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = positive_seconds)]
+    pub shutdown_grace: f64,
+    #[arg(long, value_enum, default_value_t = MigrateMode::Auto)]
+    pub migrate: MigrateMode,
+    /// Refuse to start unless the bundle is this build.
+    #[arg(long, value_name = "ID")]
+    pub expect_build: Option<String>,
+    #[arg(long, value_enum, default_value_t = LogFormat::Json)]
+    pub log: LogFormat,
+    /// Answer providers from a fixture's fakes (until providers over HTTP
+    /// are built, the only providers there are).
+    #[arg(long, value_name = "FIXTURE")]
+    pub fakes: Option<String>,
 }

@@ -86,47 +86,98 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
             "note: routes with `auth: required` answer 401 until JADPO_API_KEYS or JADPO_JWT_KEY is set",
         );
     }
-    let http = Http::new(engine.clone(), auth);
-    let mut threads = engine::dispatch::start(engine.clone()).map_err(|e| e.to_string())?;
-    threads.push(engine::heartbeat::start(engine.clone()).map_err(|e| e.to_string())?);
-    threads.push(engine::schedule::start(engine.clone()).map_err(|e| e.to_string())?);
+    let mut extra = Vec::new();
     if !args.no_reload {
-        threads.push(reloader(dir.to_string(), engine.clone()).map_err(|e| e.to_string())?);
+        extra.push(reloader(dir.to_string(), engine.clone()).map_err(|e| e.to_string())?);
+    }
+    let db = args.db_path(dir);
+    let roles = Roles::all();
+    run_server(
+        &engine,
+        auth,
+        roles,
+        &args.listen,
+        GRACE,
+        extra,
+        |address| announce(&*listing, build, address, &fixture_name, &db),
+    )
+}
+
+/// What a process does (`jadpo serve --roles`).
+#[derive(Clone, Copy, Debug)]
+pub struct Roles {
+    pub routes: bool,
+    pub deliveries: bool,
+    pub schedules: bool,
+}
+
+impl Roles {
+    pub fn all() -> Roles {
+        Roles {
+            routes: true,
+            deliveries: true,
+            schedules: true,
+        }
+    }
+}
+
+/// Runs the engine's threads and the HTTP server until SIGINT or
+/// SIGTERM, then stops taking work and waits up to `grace` for the
+/// attempts in flight.
+pub(crate) fn run_server(
+    engine: &Arc<Engine>,
+    auth: Auth,
+    roles: Roles,
+    listen: &str,
+    grace: Duration,
+    mut threads: Vec<std::thread::JoinHandle<()>>,
+    listening: impl FnOnce(&str),
+) -> Result<(), String> {
+    let http = Http::new(engine.clone(), auth);
+    if roles.deliveries {
+        threads.extend(engine::dispatch::start(engine.clone()).map_err(|e| e.to_string())?);
+    }
+    threads.push(engine::heartbeat::start(engine.clone()).map_err(|e| e.to_string())?);
+    if roles.schedules {
+        threads.push(engine::schedule::start(engine.clone()).map_err(|e| e.to_string())?);
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("no runtime for the server: {e}"))?;
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind(&args.listen))
-        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
-    let address = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|_| args.listen.clone());
-    announce(
-        &*listing,
-        build,
-        &address,
-        &fixture_name,
-        &args.db_path(dir),
-    );
-    let router = http::router(http);
-    let served = rt.block_on(async {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-    });
-    listing.note("stopping: no new work; attempts in flight finish");
+    let served = if roles.routes {
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind(listen))
+            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+        let address = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| listen.to_string());
+        listening(&address);
+        let router = http::router(http);
+        rt.block_on(async {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown_signal())
+                .await
+        })
+        .map_err(|e| format!("the server stopped: {e}"))
+    } else {
+        listening("(no routes)");
+        rt.block_on(shutdown_signal());
+        Ok(())
+    };
+    engine
+        .listing
+        .note("stopping: no new work; attempts in flight finish");
     engine.stop();
-    let deadline = std::time::Instant::now() + GRACE;
+    let deadline = std::time::Instant::now() + grace;
     for t in threads {
         while !t.is_finished() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    served.map_err(|e| format!("the server stopped: {e}"))
+    served
 }
 
 async fn shutdown_signal() {
@@ -308,7 +359,7 @@ fn stamp(dir: &Path) -> Vec<(PathBuf, u64, Option<std::time::SystemTime>)> {
 }
 
 /// The fixture whose fakes answer: `--fakes NAME`, else `dev`.
-fn fakes_fixture(
+pub(crate) fn fakes_fixture(
     program: &Program,
     named: Option<&str>,
 ) -> Result<jadpo_compiler::ir::test::FixtureId, String> {
@@ -331,7 +382,7 @@ fn fakes_fixture(
 
 /// The app's config values: the fixture's, then the environment's by
 /// each entry's `binding:`, then its `default:`.
-fn config_values(
+pub(crate) fn config_values(
     program: &Program,
     prepared: Option<&Prepared>,
     env: &Env,
@@ -441,7 +492,7 @@ fn open_store(
     Ok(Arc::new(store))
 }
 
-fn store_names(program: &Program) -> Vec<String> {
+pub(crate) fn store_names(program: &Program) -> Vec<String> {
     let mut names: Vec<String> = program
         .entities
         .iter()
@@ -459,12 +510,12 @@ fn store_names(program: &Program) -> Vec<String> {
 }
 
 /// Variables from `--env-file`, then the process's.
-struct Env {
+pub(crate) struct Env {
     file: BTreeMap<String, String>,
 }
 
 impl Env {
-    fn read(path: Option<&str>) -> Result<Env, String> {
+    pub(crate) fn read(path: Option<&str>) -> Result<Env, String> {
         let mut file = BTreeMap::new();
         if let Some(path) = path {
             let text =
@@ -489,7 +540,7 @@ impl Env {
         Ok(Env { file })
     }
 
-    fn get(&self, name: &str) -> Option<String> {
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
         self.file
             .get(name)
             .cloned()

@@ -2,6 +2,7 @@
 //! integration tests share, and the renderers. `main.rs` only parses
 //! arguments and calls into here.
 
+pub mod bundle;
 pub mod check;
 pub mod cli;
 pub mod describe;
@@ -15,6 +16,7 @@ pub mod plan_diff;
 pub mod publish;
 pub mod render;
 pub mod scaffold;
+pub mod serve;
 pub mod testing;
 pub mod watch;
 pub mod workspace;

@@ -37,6 +37,8 @@ fn keep_freed_pages() {
 
 /// The input being processed, named in the bug-report line of a panic.
 static INPUT: OnceLock<String> = OnceLock::new();
+/// The app folder `jadpo build` bundles.
+static INPUT_DIR: OnceLock<String> = OnceLock::new();
 
 fn main() -> ExitCode {
     install_panic_hook();
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
             keep_freed_pages();
             ExitCode::from(jadpo::watch::run(&dir, &args))
         }
+        Command::Serve(args) => ExitCode::from(jadpo::serve::run(&args)),
         Command::Dev(args) => {
             let dir = match locate_app(&args.path, "dev") {
                 Ok(dir) => dir,
@@ -567,6 +570,7 @@ fn build(args: &BuildArgs) -> ExitCode {
         Err(status) => return status,
     };
     let outcome = run(&dir, true);
+    let _ = INPUT_DIR.set(dir.clone());
     let report = Report::of_app(&outcome, &dir);
     let json = args.format == DiffFormat::Json;
     if !json {
@@ -617,10 +621,12 @@ fn build_plan(outcome: &Outcome, out: &str) -> Built {
             removed: remove_stale_plan(out),
         };
     }
-    match write_plan(out, outcome.plan.as_ref()) {
-        Ok(file) => Built::Written {
+    let written = bundle_plan(outcome, out)
+        .and_then(|plan| write_plan(out, plan.as_ref()).map(|file| (file, plan)));
+    match written {
+        Ok((file, plan)) => Built::Written {
             file,
-            build_id: match outcome.plan.as_ref() {
+            build_id: match plan.as_ref() {
                 Some(jadpo_checker::plan::Built::App(p)) => p.build_id.clone(),
                 Some(jadpo_checker::plan::Built::Package(s)) => s.build_id.clone(),
                 None => String::new(),
@@ -651,7 +657,14 @@ impl Built {
                     eprintln!("note: removed the stale plan {file}");
                 }
             }
-            Built::Written { file, .. } => say(&format!("wrote {file}\n")),
+            Built::Written { file, .. } => {
+                let bundle = file.replace("plan.json", "app.bundle");
+                if std::path::Path::new(&bundle).is_file() {
+                    say(&format!("wrote {file} and {bundle}\n"))
+                } else {
+                    say(&format!("wrote {file}\n"))
+                }
+            }
             Built::WriteFailed { out, error } => {
                 eprintln!("error: cannot write the plan to `{out}`: {error}");
             }
@@ -682,6 +695,27 @@ fn remove_stale_plan(out: &str) -> Option<String> {
     let file = std::path::Path::new(out).join("plan.json");
     let removed = std::fs::symlink_metadata(&file).is_ok() && std::fs::remove_file(&file).is_ok();
     removed.then(|| file.display().to_string())
+}
+
+/// An app's plan with the checksum of its bundle, which is written to
+/// `OUT/app.bundle`; a package's surface as it is.
+fn bundle_plan(
+    outcome: &Outcome,
+    out: &str,
+) -> std::io::Result<Option<jadpo_checker::plan::Built>> {
+    let Some(jadpo_checker::plan::Built::App(plan)) = outcome.plan.as_ref() else {
+        return Ok(outcome.plan.clone());
+    };
+    let dir = INPUT_DIR.get().cloned().unwrap_or_default();
+    let bundle = jadpo::bundle::Bundle::of_app(&outcome.files, &dir);
+    jadpo::write::prepare_folder(std::path::Path::new(out))?;
+    let file = format!("{}/app.bundle", out.trim_end_matches('/'));
+    jadpo::write::write_atomic(std::path::Path::new(&file), bundle.to_json().as_bytes())
+        .map_err(|e| std::io::Error::new(e.kind(), format!("`{file}`: {e}")))?;
+    let mut plan = plan.clone();
+    plan.bundle = bundle.checksum();
+    plan.build_id = jadpo_checker::plan::build_id(&plan);
+    Ok(Some(jadpo_checker::plan::Built::App(plan)))
 }
 
 fn write_plan(out: &str, plan: Option<&jadpo_checker::plan::Built>) -> std::io::Result<String> {

@@ -17,6 +17,7 @@ mod publish;
 mod render;
 mod server_crash;
 mod server_routes;
+mod server_serve;
 mod server_support;
 mod test_command;
 mod tidy;

@@ -42,16 +42,19 @@ pub fn start_with(db: &Path, crash: Option<&str>, lease: &str) -> Dev {
         .args(["--format", "json", "--lease", lease, "--db"])
         .arg(db)
         .env("JADPO_API_KEYS", KEYS)
-        .env_remove("JADPO_CRASH_AT")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .env_remove("JADPO_CRASH_AT");
     if let Some(c) = crash {
         cmd.env("JADPO_CRASH_AT", c);
     }
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run jadpo dev: {e}"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    spawn(cmd).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// Runs `cmd` until it says where it serves (at most 30 s); what it wrote
+/// to its standard error when it ends first.
+pub fn spawn(mut cmd: Command) -> Result<Dev, String> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run jadpo: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -62,6 +65,13 @@ pub fn start_with(db: &Path, crash: Option<&str>, lease: &str) -> Dev {
     });
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            return Err(err);
+        }
         let Ok(line) = receive.recv_timeout(Duration::from_millis(100)) else {
             continue;
         };
@@ -73,12 +83,18 @@ pub fn start_with(db: &Path, crash: Option<&str>, lease: &str) -> Dev {
         {
             // Keep draining its output so it never blocks on a full pipe.
             std::thread::spawn(move || while receive.recv().is_ok() {});
-            return Dev { child, port };
+            if let Some(mut e) = child.stderr.take() {
+                std::thread::spawn(move || {
+                    let mut sink = Vec::new();
+                    let _ = e.read_to_end(&mut sink);
+                });
+            }
+            return Ok(Dev { child, port });
         }
     }
     let _ = child.kill();
     let _ = child.wait();
-    panic!("jadpo dev did not start within 30 s");
+    Err("jadpo did not start within 30 s".into())
 }
 
 impl Dev {

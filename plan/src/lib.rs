@@ -26,6 +26,10 @@ pub struct Plan {
     /// The `where:` field lists the program queries, one index each.
     #[serde(default)]
     pub queries: Vec<QueryPlan>,
+    /// The checksum of the app bundle written beside the plan (`jadpo
+    /// build`), so the build id covers the sources; absent otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub bundle: String,
 }
 
 /// An entity's rows looked up by fields (`query`, `update` and `delete`

@@ -50,7 +50,8 @@ pub fn build(cx: &Cx) -> Built {
 }
 
 /// BLAKE3 (hex) of the JSON of a plan or surface without its `build_id`.
-fn build_id<T: serde::Serialize>(value: &T) -> String {
+/// BLAKE3 of a plan's JSON without its `build_id`.
+pub fn build_id<T: serde::Serialize>(value: &T) -> String {
     let mut json = model::to_json(value);
     if let Value::Object(map) = &mut json {
         map.remove("build_id");
@@ -104,6 +105,7 @@ fn app_plan(cx: &Cx) -> Plan {
         app: cx.program.app.name.clone(),
         actions,
         queries: queries(cx),
+        bundle: String::new(),
     }
 }
 
