@@ -806,3 +806,203 @@ fn a_commit_that_fails_halfway_leaves_nothing() {
         assert!(store.handled("d1").unwrap(), "{label}");
     });
 }
+
+fn park(store: &dyn Store, id: &str, answered: bool) -> Lease {
+    let lease = leased(store, id);
+    store
+        .put_step(id, &lease, &record(), &step(1, true))
+        .unwrap();
+    store
+        .put_step(id, &lease, &record(), &step(2, answered))
+        .unwrap();
+    let end = Next::End {
+        state: DeliveryState::OutcomeUnknown,
+        why: "step 2 in doubt".into(),
+        steps: Vec::new(),
+        response: None,
+    };
+    store.release(id, &lease, &end, now()).unwrap();
+    lease
+}
+
+#[test]
+fn a_parked_delivery_is_retried_under_the_next_key_once_checked() {
+    use jadpo_runtime::record::RowState;
+    use jadpo_runtime::store::Operated;
+    each("op-retry", |label, store| {
+        let before = park(&*store, "d_1", false);
+        let refused = store.retry("d_1", false, "ann", now()).unwrap();
+        let Operated::Refused(why) = refused else {
+            panic!("{label}: retried without --not-done");
+        };
+        assert!(why.contains("step 2 of d_1 is in doubt"), "{label}: {why}");
+        assert_eq!(
+            store.retry("d_1", true, "ann", now()).unwrap(),
+            Operated::Done,
+            "{label}"
+        );
+        let row = store.delivery("d_1").unwrap().unwrap();
+        assert_eq!(row.state, DeliveryState::Available, "{label}");
+        assert!(row.lease_generation > before.generation, "{label}");
+        assert_eq!(row.attempt, 0, "{label}");
+        let rec = store.record("d_1").unwrap().unwrap();
+        let s2 = rec.steps.iter().find(|s| s.position == 2).unwrap();
+        assert_eq!(s2.key_generation, 1, "{label}");
+        assert_eq!(
+            s2.key.as_deref(),
+            Some(jadpo_runtime::record::step_key("d_1", 2, 1).as_str()),
+            "{label}"
+        );
+        assert!(matches!(s2.state, RowState::Sent { .. }), "{label}");
+        // Step 1 is untouched; the item is closed, saying who did what.
+        assert_eq!(rec.steps[0], step(1, true), "{label}");
+        let item = store.items(false).unwrap().remove(0);
+        assert_eq!(
+            item.closed_by.as_deref(),
+            Some("retry --not-done by ann"),
+            "{label}"
+        );
+        // A second operator retrying at once is refused, clearly.
+        let Operated::Refused(why) = store.retry("d_1", true, "bob", now()).unwrap() else {
+            panic!("{label}: retried twice");
+        };
+        assert!(
+            why.contains("only an ended delivery is retried"),
+            "{label}: {why}"
+        );
+    });
+}
+
+#[test]
+fn retry_is_refused_on_a_completed_delivery_and_not_done_without_a_doubt() {
+    use jadpo_runtime::store::Operated;
+    each("op-refuse", |label, store| {
+        let lease = leased(&*store, "d_1");
+        store.commit(&commit_of("d_1", Vec::new()), &lease).unwrap();
+        let Operated::Refused(why) = store.retry("d_1", false, "ann", now()).unwrap() else {
+            panic!("{label}: retried a completed delivery");
+        };
+        assert!(why.contains("is completed"), "{label}: {why}");
+        park(&*store, "d_2", true);
+        let Operated::Refused(why) = store.retry("d_2", true, "ann", now()).unwrap() else {
+            panic!("{label}: --not-done without a doubt");
+        };
+        assert!(why.contains("no step in doubt"), "{label}: {why}");
+        assert_eq!(
+            store.retry("d_2", false, "ann", now()).unwrap(),
+            Operated::Done,
+            "{label}"
+        );
+        let Operated::Refused(why) = store.retry("nope", false, "ann", now()).unwrap() else {
+            panic!("{label}: retried nothing");
+        };
+        assert!(why.contains("no delivery nope"), "{label}: {why}");
+    });
+}
+
+#[test]
+fn abandon_ends_it_keeps_the_steps_and_stores_a_routes_answer() {
+    use jadpo_runtime::store::Operated;
+    each("op-abandon", |label, store| {
+        let KeyClaim::New { lease } = store.claim_key(&key_request("k1", 1, "r_1")).unwrap() else {
+            panic!("{label}: not new");
+        };
+        store
+            .put_step("r_1", &lease, &record(), &step(1, false))
+            .unwrap();
+        let end = Next::End {
+            state: DeliveryState::OutcomeUnknown,
+            why: "in doubt".into(),
+            steps: Vec::new(),
+            response: None,
+        };
+        store.release("r_1", &lease, &end, now()).unwrap();
+        let answer = StoredResponse {
+            status: 500,
+            headers: vec![],
+            body: b"abandoned".to_vec(),
+        };
+        let done = store
+            .abandon("r_1", "refunded by hand", "bob", Some(&answer), now())
+            .unwrap();
+        assert_eq!(done, Operated::Done, "{label}");
+        let row = store.delivery("r_1").unwrap().unwrap();
+        assert_eq!(row.state, DeliveryState::Abandoned, "{label}");
+        assert!(store.handled("r_1").unwrap(), "{label}");
+        assert_eq!(
+            store.record("r_1").unwrap().unwrap().steps.len(),
+            1,
+            "{label}"
+        );
+        assert_eq!(
+            store.claim_key(&key_request("k1", 1, "r_2")).unwrap(),
+            KeyClaim::Replay(answer),
+            "{label}"
+        );
+        let item = store.items(false).unwrap().remove(0);
+        assert_eq!(
+            item.closed_by.as_deref(),
+            Some("abandon by bob: refunded by hand"),
+            "{label}"
+        );
+        let Operated::Refused(why) = store.abandon("r_1", "x", "ann", None, now()).unwrap() else {
+            panic!("{label}: abandoned twice");
+        };
+        assert!(why.contains("abandoned already"), "{label}: {why}");
+    });
+}
+
+#[test]
+fn operators_list_find_by_prefix_and_read_unfinished_records() {
+    use jadpo_runtime::store::ListFilter;
+    each("op-list", |label, store| {
+        park(&*store, "d_a1", false);
+        let lease = leased(&*store, "d_a2");
+        store
+            .commit(&commit_of("d_a2", Vec::new()), &lease)
+            .unwrap();
+        leased(&*store, "dxa3");
+        let all = store
+            .list(&ListFilter {
+                limit: 10,
+                ..ListFilter::default()
+            })
+            .unwrap();
+        assert_eq!(all.len(), 3, "{label}");
+        let not_done: Vec<String> = store
+            .list(&ListFilter {
+                not_done: true,
+                limit: 10,
+                ..ListFilter::default()
+            })
+            .unwrap()
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        assert!(
+            !not_done.contains(&"d_a2".to_string()),
+            "{label}: {not_done:?}"
+        );
+        let parked = store
+            .list(&ListFilter {
+                state: Some(DeliveryState::OutcomeUnknown),
+                limit: 10,
+                ..ListFilter::default()
+            })
+            .unwrap();
+        assert_eq!(parked.len(), 1, "{label}");
+        // `_` is no wildcard: `d_a` does not find `dxa3`.
+        assert_eq!(
+            store.ids_starting("d_a", 5).unwrap(),
+            vec!["d_a1", "d_a2"],
+            "{label}"
+        );
+        let open: Vec<String> = store
+            .unfinished()
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(open, vec!["d_a1"], "{label}");
+    });
+}

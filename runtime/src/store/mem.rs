@@ -697,3 +697,152 @@ impl Store for MemStore {
         &self.name
     }
 }
+
+/// The step of a record whose outcome is unknown: sent, never answered.
+pub fn in_doubt(record: Option<&StoredRecord>) -> Option<u32> {
+    record?
+        .steps
+        .iter()
+        .rev()
+        .find(|s| matches!(s.state, crate::record::RowState::Sent { .. }))
+        .map(|s| s.position)
+}
+
+/// The step row sent again under the next key generation (`retry
+/// --not-done`): a fresh send of the same request, in its window again.
+pub fn next_generation(delivery: &str, row: &StepRow, now: Instant) -> StepRow {
+    let generation = row.key_generation + 1;
+    StepRow {
+        key_generation: generation,
+        key: row
+            .key
+            .as_ref()
+            .map(|_| crate::record::step_key(delivery, row.position, generation)),
+        sent_at: now,
+        state: crate::record::RowState::Sent {
+            doubt: crate::record::Doubt::Unknown,
+        },
+        ..row.clone()
+    }
+}
+
+impl Operate for MemStore {
+    fn list(&self, filter: &ListFilter) -> Result<Vec<DeliveryRow>> {
+        let inner = self.lock();
+        let mut out: Vec<DeliveryRow> = inner
+            .deliveries
+            .values()
+            .map(|h| &h.row)
+            .filter(|d| filter.passes(d))
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
+        out.truncate(filter.limit.max(1));
+        Ok(out)
+    }
+
+    fn ids_starting(&self, prefix: &str, max: usize) -> Result<Vec<String>> {
+        let inner = self.lock();
+        Ok(inner
+            .deliveries
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .take(max)
+            .map(|(k, _)| k.clone())
+            .collect())
+    }
+
+    fn retry(&self, id: &str, not_done: bool, by: &str, now: Instant) -> Result<Operated> {
+        let mut inner = self.lock();
+        let Some(row) = inner.deliveries.get(id).map(|h| h.row.clone()) else {
+            return Ok(Operated::Refused(format!("there is no delivery {id}")));
+        };
+        let doubt = in_doubt(inner.records.get(id));
+        if let Some(why) = retry_refusal(&row, doubt, not_done) {
+            return Ok(Operated::Refused(why));
+        }
+        if let (true, Some(step)) = (not_done, doubt) {
+            if let Some(rec) = inner.records.get_mut(id) {
+                if let Some(s) = rec.steps.iter_mut().find(|s| s.position == step) {
+                    *s = next_generation(id, s, now);
+                }
+            }
+        }
+        inner.set_state(id, DeliveryState::Available);
+        if let Some(h) = inner.deliveries.get_mut(id) {
+            h.row.run_at = now;
+            h.row.lease_generation += 1;
+            h.row.lease_until = None;
+            h.row.ended_at = None;
+            h.row.attempt = 0;
+            h.row.rescues = 0;
+            h.row.reason = None;
+        }
+        let what = if not_done {
+            "retry --not-done"
+        } else {
+            "retry"
+        };
+        close(&mut inner, id, &format!("{what} by {by}"), now);
+        Ok(Operated::Done)
+    }
+
+    fn abandon(
+        &self,
+        id: &str,
+        reason: &str,
+        by: &str,
+        response: Option<&StoredResponse>,
+        now: Instant,
+    ) -> Result<Operated> {
+        let mut inner = self.lock();
+        let Some(row) = inner.deliveries.get(id).map(|h| h.row.clone()) else {
+            return Ok(Operated::Refused(format!("there is no delivery {id}")));
+        };
+        if let Some(why) = abandon_refusal(&row, now) {
+            return Ok(Operated::Refused(why));
+        }
+        inner.set_state(id, DeliveryState::Abandoned);
+        if let Some(h) = inner.deliveries.get_mut(id) {
+            h.row.ended_at = Some(now);
+            h.row.lease_generation += 1;
+            h.row.lease_until = None;
+            h.row.reason = Some(format!("abandoned: {reason}"));
+        }
+        inner.handled.insert(id.to_string());
+        if let Some(r) = response {
+            if let Some(k) = inner
+                .keys
+                .values_mut()
+                .find(|k| k.delivery == id && k.response.is_none())
+            {
+                k.response = Some(r.clone());
+            }
+        }
+        if !inner.items.contains_key(id) {
+            inner.open_item(id, DeliveryState::Abandoned, reason, now);
+        }
+        close(&mut inner, id, &format!("abandon by {by}: {reason}"), now);
+        Ok(Operated::Done)
+    }
+
+    fn unfinished(&self) -> Result<Vec<(String, StoredRecord)>> {
+        let inner = self.lock();
+        let mut out: Vec<(String, StoredRecord)> = inner
+            .records
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        out.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at).then(a.0.cmp(&b.0)));
+        Ok(out)
+    }
+}
+
+fn close(inner: &mut Inner, id: &str, by: &str, now: Instant) {
+    if let Some(item) = inner.items.get_mut(id) {
+        if item.closed_at.is_none() {
+            item.closed_at = Some(now);
+            item.closed_by = Some(by.to_string());
+        }
+    }
+}

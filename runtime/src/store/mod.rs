@@ -17,7 +17,7 @@ mod mem;
 pub mod schema;
 mod types;
 
-pub use mem::MemStore;
+pub use mem::{in_doubt, next_generation, MemStore};
 pub use types::*;
 
 use jadpo_compiler::intern::Name;
@@ -155,13 +155,45 @@ pub trait Items {
     fn close_item(&self, delivery: &str, closed_by: &str, now: Instant) -> Result<bool>;
 }
 
+/// What operators do (design section 19): list deliveries, put an ended
+/// one back to run, abandon one, and read the records still unfinished.
+/// Each is one transaction; a refusal says why in the operator's terms.
+pub trait Operate {
+    /// Deliveries matching `filter`, newest first.
+    fn list(&self, filter: &ListFilter) -> Result<Vec<DeliveryRow>>;
+
+    /// Delivery ids starting with `prefix`, at most `max`.
+    fn ids_starting(&self, prefix: &str, max: usize) -> Result<Vec<String>>;
+
+    /// Puts an ended delivery (any end but `completed`) back to
+    /// `available` with a new generation; its record replays. `not_done`:
+    /// its step in doubt was checked and did not act, so it is sent again
+    /// under the next key generation. Closes its item with `by`.
+    fn retry(&self, id: &str, not_done: bool, by: &str, now: Instant) -> Result<Operated>;
+
+    /// Ends a delivery `abandoned`: the handled marker is set, the step
+    /// list kept, a route's open claim stores `response`, its item closes.
+    fn abandon(
+        &self,
+        id: &str,
+        reason: &str,
+        by: &str,
+        response: Option<&StoredResponse>,
+        now: Instant,
+    ) -> Result<Operated>;
+
+    /// Every record not yet committed, with its delivery's id, oldest
+    /// first.
+    fn unfinished(&self) -> Result<Vec<(String, StoredRecord)>>;
+}
+
 /// What an attempt reads and writes: its record, rows, its commit.
 pub trait RunStore: Records + Rows + Commits {}
 
 impl<T: Records + Rows + Commits + ?Sized> RunStore for T {}
 
 /// One store of an app, whole.
-pub trait Store: RunStore + Queue + RouteKeys + Items + Send + Sync {
+pub trait Store: RunStore + Queue + RouteKeys + Items + Operate + Send + Sync {
     /// The store's name in the app (`primary`).
     fn name(&self) -> &str;
 }

@@ -486,6 +486,73 @@ impl From<StoreError> for CommitError {
     }
 }
 
+/// Which deliveries an operator lists.
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    /// Only those not done: any state but `completed` and `abandoned`.
+    pub not_done: bool,
+    pub state: Option<DeliveryState>,
+    pub action: Option<String>,
+    /// Created at or after.
+    pub since: Option<Instant>,
+    pub limit: usize,
+}
+
+/// What an operator's command did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Operated {
+    Done,
+    /// Refused, and why (`d_7Q2 is completed: there is nothing to retry`).
+    Refused(String),
+}
+
+impl ListFilter {
+    /// Whether a delivery passes.
+    pub fn passes(&self, d: &DeliveryRow) -> bool {
+        let done = matches!(d.state, DeliveryState::Completed | DeliveryState::Abandoned);
+        !(self.not_done && done)
+            && self.state.is_none_or(|s| s == d.state)
+            && self.action.as_ref().is_none_or(|a| *a == d.action)
+            && self.since.is_none_or(|t| d.created_at >= t)
+    }
+}
+
+/// Why a delivery cannot be retried now, or `None` when it can.
+pub fn retry_refusal(d: &DeliveryRow, in_doubt: Option<u32>, not_done: bool) -> Option<String> {
+    let id = &d.id;
+    if d.state == DeliveryState::Completed {
+        return Some(format!("{id} is completed: there is nothing to retry"));
+    }
+    if !d.state.ended() {
+        return Some(format!(
+            "{id} is {}: only an ended delivery is retried (another operator may have retried it)",
+            d.state.as_str()
+        ));
+    }
+    match (in_doubt, not_done) {
+        (None, true) => Some(format!(
+            "{id} has no step in doubt: --not-done is for a step whose outcome is unknown"
+        )),
+        (Some(step), false) if d.state == DeliveryState::OutcomeUnknown => Some(format!(
+            "step {step} of {id} is in doubt: check the provider, then `jadpo deliveries retry {id} --not-done` if it did not act, or `jadpo deliveries abandon {id}` if it did"
+        )),
+        _ => None,
+    }
+}
+
+/// Why a delivery cannot be abandoned now, or `None`.
+pub fn abandon_refusal(d: &DeliveryRow, now: Instant) -> Option<String> {
+    let id = &d.id;
+    match d.state {
+        DeliveryState::Completed => Some(format!("{id} is completed: there is nothing to abandon")),
+        DeliveryState::Abandoned => Some(format!("{id} is abandoned already")),
+        DeliveryState::Running if d.lease_until.is_some_and(|u| u > now) => Some(format!(
+            "{id} is running under a live lease: wait for its attempt to end"
+        )),
+        _ => None,
+    }
+}
+
 /// An inserted event, as the outbox holds it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outboxed {

@@ -18,8 +18,8 @@ use jadpo_runtime::record::{StepRow, StoredRecord};
 use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{
     ClaimRequest, Claimed, Commit, CommitError, Commits, DeliveryRow, ErrorKind, Fenced, Item,
-    Items, KeyClaim, KeyRequest, Lease, NewDelivery, Next, Outboxed, Queue, Records, RouteKeys,
-    Row, Rows, Store, StoreError,
+    Items, KeyClaim, KeyRequest, Lease, ListFilter, NewDelivery, Next, Operate, Operated, Outboxed,
+    Queue, Records, RouteKeys, Row, Rows, Store, StoreError, StoredResponse,
 };
 use jadpo_runtime::value::{Instant, Value};
 use tokio_postgres::types::{IsNull, ToSql, Type};
@@ -415,6 +415,61 @@ impl Items for PostgresStore {
         _now: Instant,
     ) -> Result<bool, StoreError> {
         self.tx(|cx| ops::close_item(cx, delivery, closed_by))
+    }
+}
+
+impl Operate for PostgresStore {
+    fn list(&self, filter: &ListFilter) -> Result<Vec<DeliveryRow>, StoreError> {
+        self.tx(|cx| ops::list(cx, filter))
+    }
+
+    fn ids_starting(&self, prefix: &str, max: usize) -> Result<Vec<String>, StoreError> {
+        self.tx(|cx| ops::ids_starting(cx, prefix, max))
+    }
+
+    fn retry(
+        &self,
+        id: &str,
+        not_done: bool,
+        by: &str,
+        _now: Instant,
+    ) -> Result<Operated, StoreError> {
+        self.tx(|cx| {
+            // One retry at a time per delivery: two operators at once see
+            // each other's.
+            cx.rows(
+                &format!(
+                    "SELECT id FROM {} WHERE id = $1 FOR UPDATE",
+                    cx.t("jadpo_delivery")
+                ),
+                &[P::text(id)],
+            )?;
+            ops::retry(cx, id, not_done, by)
+        })
+    }
+
+    fn abandon(
+        &self,
+        id: &str,
+        reason: &str,
+        by: &str,
+        response: Option<&StoredResponse>,
+        _now: Instant,
+    ) -> Result<Operated, StoreError> {
+        self.tx(|cx| {
+            cx.rows(
+                &format!(
+                    "SELECT id FROM {} WHERE id = $1 FOR UPDATE",
+                    cx.t("jadpo_delivery")
+                ),
+                &[P::text(id)],
+            )?;
+            ops::abandon(cx, id, reason, by, response)
+        })
+    }
+
+    fn unfinished(&self) -> Result<Vec<(String, StoredRecord)>, StoreError> {
+        self.tx(ops::unfinished)
     }
 }
 

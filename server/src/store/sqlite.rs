@@ -21,8 +21,8 @@ use jadpo_runtime::record::{StepRow, StoredRecord};
 use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{
     ClaimRequest, Claimed, Commit, CommitError, Commits, DeliveryRow, ErrorKind, Fenced, Item,
-    Items, KeyClaim, KeyRequest, Lease, NewDelivery, Next, Outboxed, Queue, Records, RouteKeys,
-    Row, Rows, Store, StoreError,
+    Items, KeyClaim, KeyRequest, Lease, ListFilter, NewDelivery, Next, Operate, Operated, Outboxed,
+    Queue, Records, RouteKeys, Row, Rows, Store, StoreError, StoredResponse,
 };
 use jadpo_runtime::value::{Instant, Value};
 use rusqlite::{Connection, OpenFlags};
@@ -670,6 +670,54 @@ impl Items for SqliteStore {
             cx.now = now;
             ops::close_item(cx, &delivery, &closed_by)
         })
+    }
+}
+
+impl Operate for SqliteStore {
+    fn list(&self, filter: &ListFilter) -> Result<Vec<DeliveryRow>, StoreError> {
+        self.read(|cx| ops::list(cx, filter))
+    }
+
+    fn ids_starting(&self, prefix: &str, max: usize) -> Result<Vec<String>, StoreError> {
+        self.read(|cx| ops::ids_starting(cx, prefix, max))
+    }
+
+    fn retry(
+        &self,
+        id: &str,
+        not_done: bool,
+        by: &str,
+        now: Instant,
+    ) -> Result<Operated, StoreError> {
+        let (id, by) = (id.to_string(), by.to_string());
+        self.write(move |cx| {
+            cx.now = now;
+            ops::retry(cx, &id, not_done, &by)
+        })
+    }
+
+    fn abandon(
+        &self,
+        id: &str,
+        reason: &str,
+        by: &str,
+        response: Option<&StoredResponse>,
+        now: Instant,
+    ) -> Result<Operated, StoreError> {
+        let (id, reason, by, response) = (
+            id.to_string(),
+            reason.to_string(),
+            by.to_string(),
+            response.cloned(),
+        );
+        self.write(move |cx| {
+            cx.now = now;
+            ops::abandon(cx, &id, &reason, &by, response.as_ref())
+        })
+    }
+
+    fn unfinished(&self) -> Result<Vec<(String, StoredRecord)>, StoreError> {
+        self.read(ops::unfinished)
     }
 }
 

@@ -13,6 +13,9 @@ use jadpo_compiler::ir::EntityId;
 use jadpo_runtime::record::{StepRow, StoredRecord};
 use jadpo_runtime::store::schema::to_column;
 use jadpo_runtime::store::{
+    abandon_refusal, in_doubt, next_generation, retry_refusal, ListFilter, Operated,
+};
+use jadpo_runtime::store::{
     ClaimRequest, Claimed, Commit, CommitError, DeliveryRow, DeliveryState, ErrorKind, Fenced,
     Follow, Item, KeyClaim, KeyRequest, Lease, NewDelivery, Next, Outboxed, Row, StoreError,
     StoredResponse, Write, MAX_RESCUES, RESCUES_WHY,
@@ -1013,4 +1016,188 @@ pub fn close_item(cx: &mut Cx<'_>, delivery: &str, closed_by: &str) -> Res<bool>
         &[P::text(delivery), time(cx.now), P::text(closed_by)],
     )?;
     Ok(n == 1)
+}
+
+// -------------------------------------------------------------- operators
+
+pub fn list(cx: &mut Cx<'_>, filter: &ListFilter) -> Res<Vec<DeliveryRow>> {
+    let mut sql = format!(
+        "SELECT {DELIVERY_COLUMNS} FROM {} WHERE 1 = 1",
+        cx.t("jadpo_delivery")
+    );
+    let mut params = Vec::new();
+    if filter.not_done {
+        sql.push_str(" AND state NOT IN ('completed', 'abandoned')");
+    }
+    if let Some(s) = filter.state {
+        params.push(P::text(s.as_str()));
+        sql.push_str(&format!(" AND state = ${}", params.len()));
+    }
+    if let Some(a) = &filter.action {
+        params.push(P::text(a));
+        sql.push_str(&format!(" AND action = ${}", params.len()));
+    }
+    if let Some(t) = filter.since {
+        params.push(time(t));
+        sql.push_str(&format!(" AND created_at >= ${}", params.len()));
+    }
+    params.push(P::Int(filter.limit.max(1) as i64));
+    sql.push_str(&format!(
+        " ORDER BY created_at DESC, id LIMIT ${}",
+        params.len()
+    ));
+    let found = cx.rows(&sql, &params)?;
+    let store = cx.store;
+    found
+        .into_iter()
+        .map(|row| rows::delivery_row(store, row))
+        .collect()
+}
+
+pub fn ids_starting(cx: &mut Cx<'_>, prefix: &str, max: usize) -> Res<Vec<String>> {
+    // A range, not LIKE: an id's `_` would be a wildcard.
+    let end = format!("{prefix}\u{10FFFF}");
+    let found = cx.rows(
+        &format!(
+            "SELECT id FROM {} WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(prefix), P::Text(end), P::Int(max as i64)],
+    )?;
+    Ok(found
+        .into_iter()
+        .filter_map(|r| {
+            r.into_iter()
+                .next()
+                .and_then(|p| p.as_text().map(str::to_string))
+        })
+        .filter(|id| id.starts_with(prefix))
+        .collect())
+}
+
+pub fn retry(cx: &mut Cx<'_>, id: &str, not_done: bool, by: &str) -> Res<Operated> {
+    let Some(row) = delivery(cx, id)? else {
+        return Ok(Operated::Refused(format!("there is no delivery {id}")));
+    };
+    let record = record(cx, id)?;
+    let doubt = in_doubt(record.as_ref());
+    if let Some(why) = retry_refusal(&row, doubt, not_done) {
+        return Ok(Operated::Refused(why));
+    }
+    let now = cx.now;
+    if let (true, Some(step), Some(rec)) = (not_done, doubt, record.as_ref()) {
+        if let Some(s) = rec.steps.iter().find(|s| s.position == step) {
+            let next = next_generation(id, s, now);
+            let (state, doubt, _, _) = rows::step_state(&next.state);
+            cx.exec(
+                &format!(
+                    "UPDATE {} SET key_gen = $3, key = $4, sent_at = $5, state = $6, doubt = $7, nonce = NULL, ciphertext = NULL WHERE delivery = $1 AND position = $2",
+                    cx.t("jadpo_step")
+                ),
+                &[
+                    P::text(id),
+                    P::Int(i64::from(step)),
+                    P::Int(i64::from(next.key_generation)),
+                    P::opt_text(next.key.clone()),
+                    time(now),
+                    state,
+                    doubt,
+                ],
+            )?;
+        }
+    }
+    set_state(cx, id, DeliveryState::Available)?;
+    cx.exec(
+        &format!(
+            "UPDATE {} SET run_at = $2, lease_gen = lease_gen + 1, lease_until = NULL, ended_at = NULL, attempt = 0, rescues = 0, reason = NULL WHERE id = $1",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(id), time(now)],
+    )?;
+    let what = if not_done {
+        "retry --not-done"
+    } else {
+        "retry"
+    };
+    close_item(cx, id, &format!("{what} by {by}"))?;
+    Ok(Operated::Done)
+}
+
+pub fn abandon(
+    cx: &mut Cx<'_>,
+    id: &str,
+    reason: &str,
+    by: &str,
+    response: Option<&StoredResponse>,
+) -> Res<Operated> {
+    let Some(row) = delivery(cx, id)? else {
+        return Ok(Operated::Refused(format!("there is no delivery {id}")));
+    };
+    let now = cx.now;
+    if let Some(why) = abandon_refusal(&row, now) {
+        return Ok(Operated::Refused(why));
+    }
+    set_state(cx, id, DeliveryState::Abandoned)?;
+    cx.exec(
+        &format!(
+            "UPDATE {} SET ended_at = $2, lease_gen = lease_gen + 1, lease_until = NULL, reason = $3 WHERE id = $1",
+            cx.t("jadpo_delivery")
+        ),
+        &[P::text(id), time(now), P::Text(format!("abandoned: {reason}"))],
+    )?;
+    cx.exec(
+        &format!(
+            "INSERT INTO {} (delivery, committed_at) VALUES ($1, $2) ON CONFLICT (delivery) DO NOTHING",
+            cx.t("jadpo_handled")
+        ),
+        &[P::text(id), time(now)],
+    )?;
+    if let Some(r) = response {
+        let open = cx.rows(
+            &format!(
+                "SELECT 1 FROM {} WHERE delivery = $1 AND status IS NULL",
+                cx.t("jadpo_route_key")
+            ),
+            &[P::text(id)],
+        )?;
+        if !open.is_empty() {
+            store_response(cx, id, r)?;
+        }
+    }
+    let has_item = !cx
+        .rows(
+            &format!("SELECT 1 FROM {} WHERE delivery = $1", cx.t("jadpo_item")),
+            &[P::text(id)],
+        )?
+        .is_empty();
+    if !has_item {
+        open_item(cx, id, DeliveryState::Abandoned, reason)?;
+    }
+    close_item(cx, id, &format!("abandon by {by}: {reason}"))?;
+    Ok(Operated::Done)
+}
+
+pub fn unfinished(cx: &mut Cx<'_>) -> Res<Vec<(String, StoredRecord)>> {
+    let found = cx.rows(
+        &format!(
+            "SELECT delivery FROM {} ORDER BY started_at, delivery",
+            cx.t("jadpo_record")
+        ),
+        &[],
+    )?;
+    let ids: Vec<String> = found
+        .into_iter()
+        .filter_map(|r| {
+            r.into_iter()
+                .next()
+                .and_then(|p| p.as_text().map(str::to_string))
+        })
+        .collect();
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(rec) = record(cx, &id)? {
+            out.push((id, rec));
+        }
+    }
+    Ok(out)
 }
