@@ -66,6 +66,13 @@ pub enum Command {
     /// binding is missing, a schema is incompatible or the plan does not
     /// match the bundle.
     Serve(ServeArgs),
+    /// Read and settle an app's deliveries in its store, while servers
+    /// run or not: list, show, retry, abandon.
+    #[command(subcommand_value_name = "COMMAND")]
+    Deliveries(DeliveriesArgs),
+    /// Records not yet committed, checked against a build before deploying
+    /// it.
+    Runs(RunsArgs),
     /// Create a new app in PATH (a new or empty folder, named after it) with
     /// an application, one route, one subscriber and one test, that checks
     /// clean: `jadpo new notes && jadpo test notes`.
@@ -448,4 +455,111 @@ pub struct ServeArgs {
     /// are built, the only providers there are).
     #[arg(long, value_name = "FIXTURE")]
     pub fakes: Option<String>,
+}
+
+/// Where the operator commands find the store.
+#[derive(Debug, clap::Args)]
+pub struct OperatorStore {
+    /// The app whose store it is (its name and store, its plan).
+    #[arg(long, default_value = ".")]
+    pub app: String,
+    /// The store's URL (`sqlite:PATH`, `postgres://...`); default
+    /// `JADPO_STORE_<NAME>`, else the app's `.jadpo/dev.sqlite`.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// The variable holding the steps key answers are sealed with.
+    #[arg(long, value_name = "NAME", default_value = "STEPS_KEY")]
+    pub steps_key_env: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutFormat {
+    Human,
+    Json,
+}
+
+impl OutFormat {
+    pub fn json(self) -> bool {
+        self == OutFormat::Json
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DeliveriesArgs {
+    #[command(subcommand)]
+    pub command: DeliveriesCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeliveriesCommand {
+    /// One line per delivery: id, action, entry, state, steps, age.
+    List {
+        /// Only those not done (any state but completed and abandoned).
+        #[arg(long)]
+        not_done: bool,
+        #[arg(long, value_name = "STATE")]
+        state: Option<String>,
+        #[arg(long, value_name = "ACTION")]
+        action: Option<String>,
+        /// Only those created within this long (`24h`, `30m`, `7d`).
+        #[arg(long, value_name = "DURATION")]
+        since: Option<String>,
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[arg(long, value_enum, default_value_t = OutFormat::Human)]
+        format: OutFormat,
+        #[command(flatten)]
+        at: OperatorStore,
+    },
+    /// A delivery with each step: its state, time and answer's id, what to
+    /// check and the commands that settle it.
+    Show {
+        /// The id, or a unique prefix of it.
+        id: String,
+        #[arg(long, value_enum, default_value_t = OutFormat::Human)]
+        format: OutFormat,
+        #[command(flatten)]
+        at: OperatorStore,
+    },
+    /// Put an ended delivery back to run; its record replays.
+    Retry {
+        id: String,
+        /// Its step in doubt was checked and did not act: send it again
+        /// under a new key.
+        #[arg(long)]
+        not_done: bool,
+        #[command(flatten)]
+        at: OperatorStore,
+    },
+    /// End a delivery for good, keeping its steps.
+    Abandon {
+        id: String,
+        #[arg(long, default_value = "abandoned by an operator")]
+        reason: String,
+        #[command(flatten)]
+        at: OperatorStore,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub command: RunsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Every unfinished record, and whether the plan `--build` resumes it
+    /// or holds it as diverged: exit 1 when any would be held (the
+    /// pre-deploy gate).
+    Unfinished(UnfinishedArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UnfinishedArgs {
+    /// The plan of the build to deploy (`jadpo build`'s `plan.json`).
+    #[arg(long, value_name = "PLAN")]
+    pub build: String,
+    #[command(flatten)]
+    pub at: OperatorStore,
 }

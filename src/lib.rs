@@ -12,6 +12,7 @@ pub mod fix;
 pub mod fmt;
 pub mod locate;
 pub mod lsp;
+pub mod operate;
 pub mod plan_diff;
 pub mod publish;
 pub mod render;

@@ -16,6 +16,7 @@ mod plan_snapshots;
 mod publish;
 mod render;
 mod server_crash;
+mod server_operators;
 mod server_routes;
 mod server_serve;
 mod server_support;
