@@ -73,6 +73,10 @@ pub enum Command {
     /// Records not yet committed, checked against a build before deploying
     /// it.
     Runs(RunsArgs),
+    /// Alerting rules matching the server's metrics: `jadpo alerts
+    /// prometheus > jadpo.rules.yml`.
+    #[command(subcommand)]
+    Alerts(AlertsCommand),
     /// Create a new app in PATH (a new or empty folder, named after it) with
     /// an application, one route, one subscriber and one test, that checks
     /// clean: `jadpo new notes && jadpo test notes`.
@@ -428,6 +432,9 @@ pub struct ServeArgs {
     pub bundle_dir: String,
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub listen: String,
+    /// Where `/metrics` answers (empty: nowhere).
+    #[arg(long, default_value = "127.0.0.1:9464")]
+    pub metrics_listen: String,
     /// What this process does: any of routes, deliveries, schedules,
     /// maintenance (default all).
     #[arg(long, value_delimiter = ',')]
@@ -562,4 +569,10 @@ pub struct UnfinishedArgs {
     pub build: String,
     #[command(flatten)]
     pub at: OperatorStore,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertsCommand {
+    /// Prometheus alerting rules for the no-setup alert.
+    Prometheus,
 }

@@ -97,6 +97,7 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         auth,
         roles,
         &args.listen,
+        None,
         GRACE,
         extra,
         |address| announce(&*listing, build, address, &fixture_name, &db),
@@ -124,20 +125,26 @@ impl Roles {
 /// Runs the engine's threads and the HTTP server until SIGINT or
 /// SIGTERM, then stops taking work and waits up to `grace` for the
 /// attempts in flight.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_server(
     engine: &Arc<Engine>,
     auth: Auth,
     roles: Roles,
     listen: &str,
+    metrics: Option<&str>,
     grace: Duration,
     mut threads: Vec<std::thread::JoinHandle<()>>,
     listening: impl FnOnce(&str),
 ) -> Result<(), String> {
-    let http = Http::new(engine.clone(), auth);
+    let http = Http::new(engine.clone(), auth, metrics.is_none());
     if roles.deliveries {
         threads.extend(engine::dispatch::start(engine.clone()).map_err(|e| e.to_string())?);
     }
     threads.push(engine::heartbeat::start(engine.clone()).map_err(|e| e.to_string())?);
+    threads.push(
+        jadpo_server::metrics::start(engine.clone(), jadpo_server::metrics::ALERT_AFTER)
+            .map_err(|e| e.to_string())?,
+    );
     if roles.schedules {
         threads.push(engine::schedule::start(engine.clone()).map_err(|e| e.to_string())?);
     }
@@ -146,6 +153,15 @@ pub(crate) fn run_server(
         .enable_all()
         .build()
         .map_err(|e| format!("no runtime for the server: {e}"))?;
+    if let Some(address) = metrics {
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind(address))
+            .map_err(|e| format!("cannot listen on {address} for metrics: {e}"))?;
+        let router = http::metrics_router(engine.clone());
+        rt.spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+    }
     let served = if roles.routes {
         let listener = rt
             .block_on(tokio::net::TcpListener::bind(listen))

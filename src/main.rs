@@ -77,6 +77,10 @@ fn main() -> ExitCode {
             ExitCode::from(jadpo::watch::run(&dir, &args))
         }
         Command::Serve(args) => ExitCode::from(jadpo::serve::run(&args)),
+        Command::Alerts(jadpo::cli::AlertsCommand::Prometheus) => {
+            say(jadpo_server::metrics::PROMETHEUS_RULES);
+            ExitCode::SUCCESS
+        }
         Command::Deliveries(args) => ExitCode::from(jadpo::operate::deliveries(&args)),
         Command::Runs(args) => match &args.command {
             jadpo::cli::RunsCommand::Unfinished(a) => ExitCode::from(jadpo::operate::unfinished(a)),

@@ -115,11 +115,13 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
     let roles = roles(&args.roles)?;
     let grace = Duration::from_secs_f64(args.shutdown_grace);
     let id = build.plan.build_id.get(..12).unwrap_or("").to_string();
+    let metrics = Some(args.metrics_listen.as_str()).filter(|m| !m.is_empty());
     run_server(
         &engine,
         auth,
         roles,
         &args.listen,
+        metrics,
         grace,
         Vec::new(),
         |address| {

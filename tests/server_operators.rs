@@ -231,3 +231,82 @@ fn runs_unfinished_gates_a_deploy_that_would_strand_a_record() {
         text(&gate)
     );
 }
+
+/// Python's `prometheus_client` parser, when installed; `None` skips.
+fn parsed_by_prometheus(text: &str) -> Option<Result<String, String>> {
+    let probe = Command::new("python3")
+        .args(["-c", "import prometheus_client.openmetrics.parser"])
+        .output()
+        .ok()?;
+    if !probe.status.success() {
+        eprintln!("skipped: no python3 prometheus_client (pip install prometheus_client)");
+        return None;
+    }
+    let script = "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as parse\nfor f in parse(sys.stdin.read()):\n    for s in f.samples:\n        print(s.name, sorted(s.labels.items()), s.value)\n";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take()?;
+        stdin.write_all(text.as_bytes()).ok()?;
+    }
+    let out = child.wait_with_output().ok()?;
+    Some(if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    })
+}
+
+#[test]
+fn metrics_count_the_routes_and_the_alert_fires_on_a_parked_run() {
+    let dir = scratch("operators-metrics");
+    let db = dir.join("dev.sqlite");
+    let server = dev(&db, "stripe_down");
+    let key = [("idempotency-key", "order-1")];
+    for _ in 0..2 {
+        let _ = server.request("POST", "/subscriptions", &key, BODY);
+    }
+    let (status, text) = server
+        .request("GET", "/metrics", &[], "")
+        .unwrap_or_else(|| panic!("no answer"));
+    server.stop();
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.contains("jadpo_alert{alert=\"unfinished\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("jadpo_route_requests_total{route=\"POST /subscriptions\",status=\"500\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("jadpo_operator_items{outcome=\"outcome_unknown\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("jadpo_unfinished_records{store=\"primary\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("jadpo_deliveries_total{action=\"subscribe\",entry=\"POST /subscriptions\",outcome=\"outcome_unknown\"} 1"),
+        "{text}"
+    );
+    // No id in any label.
+    assert!(!text.contains("\"r_") && !text.contains("\"d_"), "{text}");
+    if let Some(parsed) = parsed_by_prometheus(&text) {
+        let samples =
+            parsed.unwrap_or_else(|e| panic!("Prometheus's parser refused /metrics: {e}"));
+        assert!(samples.contains("jadpo_alert"), "{samples}");
+    }
+    let rules = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["alerts", "prometheus"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(String::from_utf8_lossy(&rules.stdout).contains("jadpo_alert{alert=\"unfinished\"}"));
+}

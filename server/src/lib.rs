@@ -10,4 +10,5 @@ pub mod crash;
 pub mod engine;
 pub mod fakes;
 pub mod http;
+pub mod metrics;
 pub mod store;

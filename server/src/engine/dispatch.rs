@@ -59,6 +59,9 @@ fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize,
                 Ok(found) => {
                     claimed = found.len();
                     for c in found {
+                        if c.rescued {
+                            engine.metrics.rescued();
+                        }
                         busy.fetch_add(1, Ordering::AcqRel);
                         if send.send(c).is_err() {
                             return;

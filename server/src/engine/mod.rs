@@ -65,6 +65,7 @@ pub struct Engine {
     pub config: BTreeMap<Name, Value>,
     pub settings: Settings,
     pub listing: Arc<dyn listing::Listen>,
+    pub metrics: Arc<crate::metrics::Metrics>,
     pub heartbeats: heartbeat::Heartbeats,
     /// Set by a shutdown: claim nothing more, end attempts before their
     /// next send.
@@ -82,7 +83,9 @@ impl Engine {
         settings: Settings,
         listing: Arc<dyn listing::Listen>,
     ) -> Arc<Engine> {
+        let metrics = crate::metrics::Metrics::new(&build.plan.build_id);
         Arc::new(Engine {
+            metrics,
             build: RwLock::new(build),
             store,
             providers,

@@ -130,6 +130,7 @@ pub fn attempt<'a>(
         .as_deref()
         .map_or((None, None), |a| (a.key_hint(), a.status()));
     show(engine, row, &ran, clock, key, status);
+    count(engine, row, &ran);
     ran
 }
 
@@ -246,6 +247,20 @@ fn jitter(delivery: &str, attempt: u32) -> f64 {
     let b = h.finalize();
     let first = b.as_bytes().first().copied().unwrap_or(0);
     f64::from(first) / 256.0
+}
+
+fn count(engine: &Engine, row: &DeliveryRow, ran: &Ran) {
+    match ran.state {
+        None => engine.metrics.lease_lost(),
+        Some(DeliveryState::Retryable) => {}
+        Some(state) => {
+            let entry = header(engine, row);
+            let entry = entry.split(" → ").next().unwrap_or("");
+            engine
+                .metrics
+                .delivery_ended(&row.action, entry, state.as_str());
+        }
+    }
 }
 
 fn show(

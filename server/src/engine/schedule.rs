@@ -47,8 +47,11 @@ pub fn tick_all(engine: &Engine) -> usize {
             unique: None,
         };
         match engine.store.tick(&s.name, s.every_ms, &d, at) {
-            Ok(true) => inserted += 1,
-            Ok(false) => {}
+            Ok(true) => {
+                inserted += 1;
+                engine.metrics.ticked(&s.name, true);
+            }
+            Ok(false) => engine.metrics.ticked(&s.name, false),
             Err(e) => engine.listing.note(&format!(
                 "schedule {}: the tick could not be stored: {e}",
                 s.name

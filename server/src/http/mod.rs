@@ -34,16 +34,19 @@ pub struct Http {
     pub engine: Arc<Engine>,
     pub auth: Auth,
     pub sealer: Sealer,
+    /// `/metrics` is answered on the routes' port (`jadpo dev`).
+    pub metrics_here: bool,
 }
 
 impl Http {
-    pub fn new(engine: Arc<Engine>, auth: Auth) -> Arc<Http> {
+    pub fn new(engine: Arc<Engine>, auth: Auth, metrics_here: bool) -> Arc<Http> {
         let build = engine.build();
         let secret = jadpo_runtime::delivery::secret(build.program, &engine.config);
         Arc::new(Http {
             sealer: Sealer::new(&secret),
             engine,
             auth,
+            metrics_here,
         })
     }
 }
@@ -55,8 +58,51 @@ pub fn router(http: Arc<Http>) -> Router {
 }
 
 async fn handle(State(http): State<Arc<Http>>, request: Request) -> Response {
+    // `jadpo dev` serves its metrics beside the routes, unless a route of
+    // the app answers the path.
+    if request.method() == axum::http::Method::GET
+        && request.uri().path() == "/metrics"
+        && http.metrics_here
+        && !http
+            .engine
+            .build()
+            .routes
+            .iter()
+            .any(|r| r.label == "GET /metrics")
+    {
+        return metrics_response(http.engine.clone()).await;
+    }
     let answer = route::answer(http, request).await;
     to_response(answer)
+}
+
+/// The metrics, in Prometheus's text format, the store's gauges read
+/// afresh (on the blocking pool: they are store reads).
+pub async fn metrics_response(engine: Arc<Engine>) -> Response {
+    let text = tokio::task::spawn_blocking(move || {
+        crate::metrics::gauges(&engine, crate::metrics::ALERT_AFTER);
+        engine.metrics.text()
+    })
+    .await
+    .unwrap_or_default();
+    Response::builder()
+        .status(200)
+        .header(
+            "content-type",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )
+        .body(Body::from(text))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// A router answering `/metrics` only (`jadpo serve --metrics-listen`).
+pub fn metrics_router(engine: Arc<Engine>) -> Router {
+    Router::new()
+        .route(
+            "/metrics",
+            axum::routing::get(|State(e): State<Arc<Engine>>| metrics_response(e)),
+        )
+        .with_state(engine)
 }
 
 fn to_response(a: Answer) -> Response {

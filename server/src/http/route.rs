@@ -29,13 +29,15 @@ struct Checked {
 }
 
 pub async fn answer(http: Arc<Http>, request: Request) -> Answer {
+    let started = std::time::Instant::now();
     let checked = match check(&http, request).await {
         Ok(c) => c,
         Err(a) => return a,
     };
     let engine = http.engine.clone();
+    let label = checked.route.label.clone();
     let joined = tokio::task::spawn_blocking(move || run_route(&http, checked)).await;
-    match joined {
+    let answer = match joined {
         Ok(a) => a,
         Err(_) => {
             engine.listing.note("a route's run stopped unexpectedly");
@@ -45,7 +47,16 @@ pub async fn answer(http: Arc<Http>, request: Request) -> Answer {
                 "The server failed to run the request",
             )
         }
-    }
+    };
+    let replayed = answer
+        .headers
+        .iter()
+        .any(|(k, _)| k == "idempotent-replayed");
+    let seconds = started.elapsed().as_secs_f64();
+    engine
+        .metrics
+        .route_answered(&label, answer.status, seconds, replayed);
+    answer
 }
 
 async fn check(http: &Http, request: Request) -> Result<Checked, Answer> {
