@@ -462,6 +462,10 @@ pub struct ServeArgs {
     /// are built, the only providers there are).
     #[arg(long, value_name = "FIXTURE")]
     pub fakes: Option<String>,
+    /// A file the fakes keep their keys and effects in, shared by every
+    /// process naming it (as one provider's state).
+    #[arg(long, value_name = "FILE")]
+    pub fakes_journal: Option<String>,
 }
 
 /// Where the operator commands find the store.

@@ -66,12 +66,12 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         .map(|f| f.name.as_str().to_string())
         .unwrap_or_default();
     let journal = args.journal_path(dir);
+    let build = Build::new(program, plan);
     let providers = Arc::new(SharedFake::journaled(
         prepared.scripts.clone(),
-        &program,
+        build.program,
         &journal,
     )?);
-    let build = Build::new(program, plan);
     let settings = Settings {
         runner: format!("dev-{}", std::process::id()),
         concurrency: 8,

@@ -91,9 +91,12 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
     // The rebuilt plan is the file's, with the program's action ids.
     let plan = rebuilt;
     let store = open_store(&program, &plan, args)?;
-    let providers: Arc<SharedFake> = Arc::new(SharedFake::new(scripts));
     let auth = Auth::from_env(|k| env.get(k))?;
     let build = Build::new(program, plan);
+    let providers: Arc<SharedFake> = Arc::new(match &args.fakes_journal {
+        Some(path) => SharedFake::journaled(scripts, build.program, Path::new(path))?,
+        None => SharedFake::new(scripts),
+    });
     if build.routes.iter().any(|r| r.auth_required) && !auth.configured() {
         return Err(
             "the app has routes with `auth: required`, and neither JADPO_API_KEYS nor JADPO_JWT_KEY is set"

@@ -15,6 +15,7 @@ mod plan_diff;
 mod plan_snapshots;
 mod publish;
 mod render;
+mod server_chaos;
 mod server_crash;
 mod server_operators;
 mod server_routes;

@@ -27,7 +27,8 @@ fn serve(bundle: &Path, store: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
     cmd.arg("serve")
         .arg(bundle)
-        .args(["--listen", "127.0.0.1:0", "--lease", "1", "--fakes", "dev"])
+        .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+        .args(["--lease", "1", "--fakes", "dev"])
         .env("JADPO_STORE_PRIMARY", store)
         .env("STEPS_KEY", "serve-test-key")
         .env("BASIC_PRICE", "price_basic")

@@ -121,17 +121,7 @@ impl Dev {
 
     /// Bytes as sent; the status, the head and the body.
     pub fn raw(&self, bytes: &[u8]) -> Option<(u16, String, String)> {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        s.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
-        // A server may answer before it reads a large body: a write error
-        // after the head still leaves its answer to read.
-        let _ = s.write_all(bytes);
-        let mut out = Vec::new();
-        let _ = s.read_to_end(&mut out);
-        let out = String::from_utf8_lossy(&out).into_owned();
-        let status = out.split(' ').nth(1)?.parse().ok()?;
-        let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-        Some((status, head.to_ascii_lowercase(), body.to_string()))
+        raw_to(self.port, bytes)
     }
 
     /// Waits (at most 20 s) for the process to end by itself.
@@ -172,4 +162,19 @@ impl Drop for Dev {
             let _ = self.child.wait();
         }
     }
+}
+
+/// Bytes sent to 127.0.0.1:`port`; the status, the head and the body.
+pub fn raw_to(port: u16, bytes: &[u8]) -> Option<(u16, String, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
+    // A server may answer before it reads a large body: a write error
+    // after the head still leaves its answer to read.
+    let _ = s.write_all(bytes);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out).into_owned();
+    let status = out.split(' ').nth(1)?.parse().ok()?;
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    Some((status, head.to_ascii_lowercase(), body.to_string()))
 }

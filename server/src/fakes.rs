@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -25,25 +25,41 @@ use crate::engine::Providers;
 const MAX_JOURNAL: u64 = 64 * 1024 * 1024;
 
 pub struct SharedFake {
-    fake: Mutex<Fake>,
-    journal: Option<Mutex<File>>,
+    state: Mutex<State>,
+}
+
+struct State {
+    fake: Fake,
+    journal: Option<Journal>,
+}
+
+/// The journal file, shared by every process that names it: each send
+/// takes its lock, reads what other processes appended since (keeping
+/// their keys), and appends its own, as one provider's state.
+struct Journal {
+    file: File,
+    program: &'static Program,
+    /// How much of the file this process has read.
+    read: u64,
 }
 
 impl SharedFake {
     pub fn new(scripts: BTreeMap<OpId, Script>) -> SharedFake {
         SharedFake {
-            fake: Mutex::new(Fake::new(scripts)),
-            journal: None,
+            state: Mutex::new(State {
+                fake: Fake::new(scripts),
+                journal: None,
+            }),
         }
     }
 
-    /// A fake that keeps its keys in `path`, restoring those kept there.
+    /// A fake that keeps its keys in `path`, with every process naming the
+    /// same file.
     pub fn journaled(
         scripts: BTreeMap<OpId, Script>,
-        program: &Program,
+        program: &'static Program,
         path: &Path,
     ) -> Result<SharedFake, String> {
-        let mut fake = Fake::new(scripts);
         if let Ok(meta) = std::fs::metadata(path) {
             if !meta.is_file() || meta.len() > MAX_JOURNAL {
                 return Err(format!(
@@ -51,49 +67,84 @@ impl SharedFake {
                     path.display()
                 ));
             }
-            restore(&mut fake, program, path)?;
         }
         let file = std::fs::OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let mut state = State {
+            fake: Fake::new(scripts),
+            journal: Some(Journal {
+                file,
+                program,
+                read: 0,
+            }),
+        };
+        state.catch_up();
         Ok(SharedFake {
-            fake: Mutex::new(fake),
-            journal: Some(Mutex::new(file)),
+            state: Mutex::new(state),
         })
     }
 
     /// The effects so far in this process.
     pub fn effects(&self) -> Vec<Effect> {
-        self.fake
+        self.state
             .lock()
-            .map(|f| f.effects().to_vec())
+            .map(|s| s.fake.effects().to_vec())
             .unwrap_or_default()
     }
 }
 
-fn restore(fake: &mut Fake, program: &Program, path: &Path) -> Result<(), String> {
-    let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    for line in std::io::BufReader::new(file).lines() {
-        let Ok(line) = line else { break };
-        // A line cut short by a crash is the last one: it is skipped.
-        let Ok(j) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
+impl State {
+    /// Keeps the keys other processes (or an earlier run) journaled.
+    fn catch_up(&mut self) {
+        let Some(j) = &mut self.journal else { return };
+        let Ok(len) = j.file.metadata().map(|m| m.len()) else {
+            return;
         };
-        let (Some(key), Some(fp), Some(op)) = (
-            j["key"].as_str(),
-            j["fingerprint"].as_str().and_then(unhex),
-            j["operation"].as_str(),
-        ) else {
-            continue;
-        };
-        let Some(answer) = answer_of(program, op, &j) else {
-            continue;
-        };
+        if len <= j.read || len > MAX_JOURNAL {
+            return;
+        }
+        use std::io::{Read, Seek, SeekFrom};
+        let mut text = String::new();
+        if j.file.seek(SeekFrom::Start(j.read)).is_err() {
+            return;
+        }
+        if (&j.file)
+            .take(len - j.read)
+            .read_to_string(&mut text)
+            .is_err()
+        {
+            return;
+        }
+        // Only whole lines: a line being written is read next time.
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        j.read += whole as u64;
+        for line in text.get(..whole).unwrap_or("").lines() {
+            keep_line(&mut self.fake, j.program, line);
+        }
+    }
+}
+
+fn keep_line(fake: &mut Fake, program: &Program, line: &str) {
+    let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
+        return;
+    };
+    let (Some(key), Some(fp), Some(op)) = (
+        j["key"].as_str(),
+        j["fingerprint"].as_str().and_then(unhex),
+        j["operation"].as_str(),
+    ) else {
+        return;
+    };
+    if fake.keeps(key) {
+        return;
+    }
+    if let Some(answer) = answer_of(program, op, &j) {
         fake.keep(key, fp, answer);
     }
-    Ok(())
 }
 
 fn answer_of(program: &Program, operation: &str, j: &serde_json::Value) -> Option<Answer> {
@@ -135,32 +186,53 @@ fn unhex(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
+/// The zombie test's slow provider: a `crash-hooks` build reads
+/// `JADPO_FAKE_DELAY_MS` and waits that long before each send, holding no
+/// lock, so a test can stop the process between a step's record and its
+/// send.
+fn slow_provider() {
+    if !cfg!(feature = "crash-hooks") {
+        return;
+    }
+    let ms = std::env::var("JADPO_FAKE_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0)
+        .min(60_000);
+    if ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
 /// One attempt's view: each send takes the lock for itself only.
 struct Locked<'a> {
-    fake: &'a Mutex<Fake>,
-    journal: Option<&'a Mutex<File>>,
+    state: &'a Mutex<State>,
 }
 
 impl Provider for Locked<'_> {
     fn send(&mut self, call: &Call<'_>) -> Answer {
-        let Ok(mut fake) = self.fake.lock() else {
+        slow_provider();
+        let Ok(mut state) = self.state.lock() else {
             return Answer::Unavailable;
         };
-        let was_kept = call.key.is_some_and(|k| fake.keeps(k));
-        let before = fake.effects().len();
-        let answer = fake.send(call);
-        let acted = fake.effects().len() > before;
+        // Across processes, one send at a time: the file's lock.
+        let locked = state.journal.as_ref().map(|j| j.file.lock().is_ok());
+        state.catch_up();
+        let was_kept = call.key.is_some_and(|k| state.fake.keeps(k));
+        let before = state.fake.effects().len();
+        let answer = state.fake.send(call);
+        let acted = state.fake.effects().len() > before;
         let kept = call
             .key
             .filter(|_| !was_kept)
-            .and_then(|k| fake.kept_answer(k));
-        drop(fake);
-        if let (Some(journal), true) = (self.journal, acted || kept.is_some()) {
+            .and_then(|k| state.fake.kept_answer(k));
+        if let (Some(j), true) = (state.journal.as_mut(), acted || kept.is_some()) {
             let mut line = json!({
                 "operation": call.operation,
                 "key": call.key,
                 "fingerprint": hex(&call.fingerprint),
                 "acted": acted,
+                "pid": std::process::id(),
             });
             // What the key keeps, which a lost answer hides from the
             // caller.
@@ -172,12 +244,16 @@ impl Provider for Locked<'_> {
                 }
                 _ => {}
             }
-            if let Ok(mut file) = journal.lock() {
-                // The journal is on disk before the answer is used, as a
-                // provider's own record would be.
-                let _ = writeln!(file, "{line}");
-                let _ = file.sync_data();
+            // On disk before the answer is used, as a provider's own
+            // record would be.
+            let text = format!("{line}\n");
+            if (&j.file).write_all(text.as_bytes()).is_ok() {
+                let _ = j.file.sync_data();
+                j.read += text.len() as u64;
             }
+        }
+        if let (Some(true), Some(j)) = (locked, state.journal.as_ref()) {
+            let _ = j.file.unlock();
         }
         answer
     }
@@ -185,9 +261,6 @@ impl Provider for Locked<'_> {
 
 impl Providers for SharedFake {
     fn provider(&self) -> Box<dyn Provider + '_> {
-        Box::new(Locked {
-            fake: &self.fake,
-            journal: self.journal.as_ref(),
-        })
+        Box::new(Locked { state: &self.state })
     }
 }
