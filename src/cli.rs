@@ -542,6 +542,12 @@ pub enum DeliveriesCommand {
         #[command(flatten)]
         at: OperatorStore,
     },
+    /// Remove an ended delivery with its record and item, for good.
+    Forget {
+        id: String,
+        #[command(flatten)]
+        at: OperatorStore,
+    },
     /// End a delivery for good, keeping its steps.
     Abandon {
         id: String,

@@ -110,6 +110,7 @@ pub struct Roles {
     pub routes: bool,
     pub deliveries: bool,
     pub schedules: bool,
+    pub maintenance: bool,
 }
 
 impl Roles {
@@ -118,6 +119,7 @@ impl Roles {
             routes: true,
             deliveries: true,
             schedules: true,
+            maintenance: true,
         }
     }
 }
@@ -147,6 +149,10 @@ pub(crate) fn run_server(
     );
     if roles.schedules {
         threads.push(engine::schedule::start(engine.clone()).map_err(|e| e.to_string())?);
+    }
+    if roles.maintenance {
+        let keep = jadpo_runtime::store::Retention::default();
+        threads.push(engine::maintenance::start(engine.clone(), keep).map_err(|e| e.to_string())?);
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -103,6 +103,7 @@ pub fn deliveries(args: &DeliveriesArgs) -> u8 {
         DeliveriesCommand::List { at, .. }
         | DeliveriesCommand::Show { at, .. }
         | DeliveriesCommand::Retry { at, .. }
+        | DeliveriesCommand::Forget { at, .. }
         | DeliveriesCommand::Abandon { at, .. } => at,
     };
     let opened = match open(at) {
@@ -133,6 +134,7 @@ pub fn deliveries(args: &DeliveriesArgs) -> u8 {
         DeliveriesCommand::Show { id, format, .. } => show(&opened, id, format.json()),
         DeliveriesCommand::Retry { id, not_done, .. } => retry(&opened, id, *not_done),
         DeliveriesCommand::Abandon { id, reason, .. } => abandon(&opened, id, reason),
+        DeliveriesCommand::Forget { id, .. } => forget(&opened, id),
     };
     match result {
         Ok(text) => {
@@ -626,6 +628,16 @@ fn abandon(o: &Opened, prefix: &str, reason: &str) -> Done {
         .map_err(store_error)?
     {
         Operated::Done => Ok(format!("{id} is abandoned; its steps are kept\n")),
+        Operated::Refused(why) => Err((why, 1)),
+    }
+}
+
+fn forget(o: &Opened, prefix: &str) -> Done {
+    let id = resolve(o, prefix)?;
+    match o.store.forget(&id).map_err(store_error)? {
+        Operated::Done => Ok(format!(
+            "{id} is forgotten: its row, record and item are gone\n"
+        )),
         Operated::Refused(why) => Err((why, 1)),
     }
 }

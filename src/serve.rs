@@ -199,14 +199,14 @@ fn roles(list: &[String]) -> Result<Roles, String> {
         routes: false,
         deliveries: false,
         schedules: false,
+        maintenance: false,
     };
     for role in list {
         match role.as_str() {
             "routes" => r.routes = true,
             "deliveries" => r.deliveries = true,
             "schedules" => r.schedules = true,
-            // Retention and lapses run with the operator tooling.
-            "maintenance" => {}
+            "maintenance" => r.maintenance = true,
             other => {
                 return Err(format!(
                 "`{other}` is not a role: the roles are routes, deliveries, schedules, maintenance"

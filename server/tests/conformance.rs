@@ -1006,3 +1006,95 @@ fn operators_list_find_by_prefix_and_read_unfinished_records() {
         assert_eq!(open, vec!["d_a1"], "{label}");
     });
 }
+
+#[test]
+fn retention_keeps_answers_29_days_and_drops_them_on_day_31_keeping_the_steps() {
+    use jadpo_runtime::store::{Retention, StepSummary};
+    const DAY: i64 = 86_400_000;
+    each("retention", |label, store| {
+        // A parked delivery: its answers are the record's.
+        let lease = leased(&*store, "d_1");
+        store
+            .put_step("d_1", &lease, &record(), &step(1, true))
+            .unwrap();
+        let summary = StepSummary {
+            position: 1,
+            operation: "pay.op1".into(),
+            state: "answered".into(),
+            sent_at: now(),
+            key: Some("key1".into()),
+        };
+        let end = Next::End {
+            state: DeliveryState::OutcomeUnknown,
+            why: "in doubt".into(),
+            steps: vec![summary.clone()],
+            response: None,
+        };
+        store.release("d_1", &lease, &end, now()).unwrap();
+        // A completed one, and an answered route claim.
+        let l2 = leased(&*store, "d_2");
+        store.commit(&commit_of("d_2", Vec::new()), &l2).unwrap();
+        let KeyClaim::New { lease: l3 } = store.claim_key(&key_request("k1", 1, "r_1")).unwrap()
+        else {
+            panic!("{label}: not new");
+        };
+        let mut c = commit_of("r_1", Vec::new());
+        c.response = Some(StoredResponse {
+            status: 200,
+            headers: vec![],
+            body: vec![1],
+        });
+        store.commit(&c, &l3).unwrap();
+
+        let keep = Retention::default();
+        let day = |n: i64| later(now(), n * DAY);
+        let early = store.prune(day(0), keep, 1000).unwrap();
+        assert_eq!(early.total(), 0, "{label}: {early:?}");
+        let next_day = store.prune(later(day(1), 60_000), keep, 1000).unwrap();
+        assert_eq!(
+            (next_day.deliveries, next_day.claims),
+            (2, 1),
+            "{label}: {next_day:?}"
+        );
+        assert!(store.delivery("d_2").unwrap().is_none(), "{label}");
+        assert!(!store.handled("d_2").unwrap(), "{label}");
+        assert!(
+            matches!(
+                store.claim_key(&key_request("k1", 2, "r_9")).unwrap(),
+                KeyClaim::New { .. }
+            ),
+            "{label}: the key is free again"
+        );
+        assert!(
+            store.record("d_1").unwrap().is_some(),
+            "{label}: day 1 keeps the answers"
+        );
+
+        let day29 = store.prune(day(29), keep, 1000).unwrap();
+        assert_eq!(day29.answers, 0, "{label}");
+        assert!(
+            store.record("d_1").unwrap().is_some(),
+            "{label}: day 29 keeps the answers"
+        );
+        let day31 = store.prune(day(31), keep, 1000).unwrap();
+        assert_eq!(day31.answers, 1, "{label}");
+        assert!(
+            store.record("d_1").unwrap().is_none(),
+            "{label}: day 31 drops the answers"
+        );
+        let row = store.delivery("d_1").unwrap().unwrap();
+        assert_eq!(row.steps, vec![summary], "{label}: the step list stays");
+        assert!(
+            store.items(false).unwrap()[0].answers_dropped_at.is_some(),
+            "{label}"
+        );
+
+        assert_eq!(
+            store.forget("d_1").unwrap(),
+            jadpo_runtime::store::Operated::Done,
+            "{label}"
+        );
+        assert!(store.delivery("d_1").unwrap().is_none(), "{label}");
+        assert!(store.items(false).unwrap().is_empty(), "{label}");
+    });
+}

@@ -826,6 +826,16 @@ impl Operate for MemStore {
         Ok(Operated::Done)
     }
 
+    fn prune(&self, now: Instant, keep: Retention, max: usize) -> Result<Pruned> {
+        let mut inner = self.lock();
+        Ok(MemStore::prune_inner(&mut inner, now, keep, max))
+    }
+
+    fn forget(&self, id: &str) -> Result<Operated> {
+        let mut inner = self.lock();
+        Ok(MemStore::forget_inner(&mut inner, id))
+    }
+
     fn unfinished(&self) -> Result<Vec<(String, StoredRecord)>> {
         let inner = self.lock();
         let mut out: Vec<(String, StoredRecord)> = inner
@@ -844,5 +854,94 @@ fn close(inner: &mut Inner, id: &str, by: &str, now: Instant) {
             item.closed_at = Some(now);
             item.closed_by = Some(by.to_string());
         }
+    }
+}
+
+impl MemStore {
+    fn prune_inner(inner: &mut Inner, now: Instant, keep: Retention, max: usize) -> Pruned {
+        let mut p = Pruned::default();
+        let done_before = before(now, keep.completed_ms);
+        let old: Vec<String> = inner
+            .deliveries
+            .values()
+            .filter(|h| {
+                h.row.state == DeliveryState::Completed
+                    && h.row.ended_at.is_some_and(|t| t < done_before)
+            })
+            .map(|h| h.row.id.clone())
+            .take(max)
+            .collect();
+        for id in &old {
+            inner.set_state(id, DeliveryState::Abandoned);
+            inner.deliveries.remove(id);
+            inner.handled.remove(id);
+            p.deliveries += 1;
+        }
+        let live: BTreeSet<String> = inner
+            .deliveries
+            .values()
+            .filter_map(|h| match &h.row.source {
+                Source::Event { event } => Some(event.clone()),
+                _ => None,
+            })
+            .collect();
+        let before_events = inner.events.len();
+        let mut removed = 0;
+        inner.events.retain(|e| {
+            let gone = e.created_at < done_before && !live.contains(&e.follow.id) && removed < max;
+            if gone {
+                removed += 1;
+            }
+            !gone
+        });
+        p.events = before_events - inner.events.len();
+        let claims: Vec<(String, String, String)> = inner
+            .keys
+            .iter()
+            .filter(|(_, k)| k.response.is_some() && !inner.deliveries.contains_key(&k.delivery))
+            .map(|(at, _)| at.clone())
+            .take(max)
+            .collect();
+        for at in claims {
+            inner.keys.remove(&at);
+            p.claims += 1;
+        }
+        let answers_before = before(now, keep.answers_ms);
+        let dropped: Vec<String> = inner
+            .items
+            .values()
+            .filter(|i| i.opened_at < answers_before && i.answers_dropped_at.is_none())
+            .map(|i| i.delivery.clone())
+            .take(max)
+            .collect();
+        for id in dropped {
+            inner.records.remove(&id);
+            if let Some(i) = inner.items.get_mut(&id) {
+                i.answers_dropped_at = Some(now);
+            }
+            p.answers += 1;
+        }
+        p
+    }
+}
+
+impl MemStore {
+    /// [`Operate::prune`] and [`Operate::forget`] on the same lock.
+    fn forget_inner(inner: &mut Inner, id: &str) -> Operated {
+        let Some(state) = inner.deliveries.get(id).map(|h| h.row.state) else {
+            return Operated::Refused(format!("there is no delivery {id}"));
+        };
+        if !state.ended() {
+            return Operated::Refused(format!(
+                "{id} is {}: only an ended delivery is forgotten",
+                state.as_str()
+            ));
+        }
+        inner.set_state(id, DeliveryState::Abandoned);
+        inner.deliveries.remove(id);
+        inner.records.remove(id);
+        inner.items.remove(id);
+        inner.handled.remove(id);
+        Operated::Done
     }
 }

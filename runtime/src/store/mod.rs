@@ -185,6 +185,18 @@ pub trait Operate {
     /// Every record not yet committed, with its delivery's id, oldest
     /// first.
     fn unfinished(&self) -> Result<Vec<(String, StoredRecord)>>;
+
+    /// Retention (design section 20), at most `max` rows of each kind per
+    /// call: completed deliveries (with their handled markers) and
+    /// answered route claims older than `keep`, events none of whose
+    /// deliveries is left, and the answers (the records) of operator items
+    /// opened more than `answers` ago, their step lists kept on the
+    /// delivery.
+    fn prune(&self, now: Instant, keep: Retention, max: usize) -> Result<Pruned>;
+
+    /// Removes an ended delivery with its record, item and marker (`jadpo
+    /// deliveries forget`).
+    fn forget(&self, id: &str) -> Result<Operated>;
 }
 
 /// What an attempt reads and writes: its record, rows, its commit.

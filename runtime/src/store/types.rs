@@ -498,6 +498,44 @@ pub struct ListFilter {
     pub limit: usize,
 }
 
+/// How long things are kept (design section 20).
+#[derive(Clone, Copy, Debug)]
+pub struct Retention {
+    /// Completed deliveries, their events and answered route claims: 24 h.
+    pub completed_ms: u64,
+    /// An operator item's answers: 30 days.
+    pub answers_ms: u64,
+}
+
+impl Default for Retention {
+    fn default() -> Retention {
+        Retention {
+            completed_ms: 24 * 3600 * 1000,
+            answers_ms: 30 * 24 * 3600 * 1000,
+        }
+    }
+}
+
+/// What one prune removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub deliveries: usize,
+    pub events: usize,
+    pub claims: usize,
+    pub answers: usize,
+}
+
+impl Pruned {
+    pub fn total(&self) -> usize {
+        self.deliveries + self.events + self.claims + self.answers
+    }
+}
+
+/// `now` less `ms`.
+pub fn before(now: Instant, ms: u64) -> Instant {
+    Instant(now.0 - i128::from(ms) * 1_000_000)
+}
+
 /// What an operator's command did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Operated {

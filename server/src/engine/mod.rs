@@ -10,6 +10,7 @@ pub mod backoff;
 pub mod dispatch;
 pub mod heartbeat;
 pub mod listing;
+pub mod maintenance;
 pub mod run;
 pub mod schedule;
 

@@ -19,7 +19,7 @@ use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{
     ClaimRequest, Claimed, Commit, CommitError, Commits, DeliveryRow, ErrorKind, Fenced, Item,
     Items, KeyClaim, KeyRequest, Lease, ListFilter, NewDelivery, Next, Operate, Operated, Outboxed,
-    Queue, Records, RouteKeys, Row, Rows, Store, StoreError, StoredResponse,
+    Pruned, Queue, Records, Retention, RouteKeys, Row, Rows, Store, StoreError, StoredResponse,
 };
 use jadpo_runtime::value::{Instant, Value};
 use tokio_postgres::types::{IsNull, ToSql, Type};
@@ -470,6 +470,18 @@ impl Operate for PostgresStore {
 
     fn unfinished(&self) -> Result<Vec<(String, StoredRecord)>, StoreError> {
         self.tx(ops::unfinished)
+    }
+
+    fn prune(&self, now: Instant, keep: Retention, max: usize) -> Result<Pruned, StoreError> {
+        // The caller's clock, so retention can be tested across days.
+        self.tx(|cx| {
+            cx.now = now;
+            ops::prune(cx, keep, max)
+        })
+    }
+
+    fn forget(&self, id: &str) -> Result<Operated, StoreError> {
+        self.tx(|cx| ops::forget(cx, id))
     }
 }
 

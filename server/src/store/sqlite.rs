@@ -22,7 +22,7 @@ use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{
     ClaimRequest, Claimed, Commit, CommitError, Commits, DeliveryRow, ErrorKind, Fenced, Item,
     Items, KeyClaim, KeyRequest, Lease, ListFilter, NewDelivery, Next, Operate, Operated, Outboxed,
-    Queue, Records, RouteKeys, Row, Rows, Store, StoreError, StoredResponse,
+    Pruned, Queue, Records, Retention, RouteKeys, Row, Rows, Store, StoreError, StoredResponse,
 };
 use jadpo_runtime::value::{Instant, Value};
 use rusqlite::{Connection, OpenFlags};
@@ -718,6 +718,18 @@ impl Operate for SqliteStore {
 
     fn unfinished(&self) -> Result<Vec<(String, StoredRecord)>, StoreError> {
         self.read(ops::unfinished)
+    }
+
+    fn prune(&self, now: Instant, keep: Retention, max: usize) -> Result<Pruned, StoreError> {
+        self.write(move |cx| {
+            cx.now = now;
+            ops::prune(cx, keep, max)
+        })
+    }
+
+    fn forget(&self, id: &str) -> Result<Operated, StoreError> {
+        let id = id.to_string();
+        self.write(move |cx| ops::forget(cx, &id))
     }
 }
 

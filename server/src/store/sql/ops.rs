@@ -13,7 +13,8 @@ use jadpo_compiler::ir::EntityId;
 use jadpo_runtime::record::{StepRow, StoredRecord};
 use jadpo_runtime::store::schema::to_column;
 use jadpo_runtime::store::{
-    abandon_refusal, in_doubt, next_generation, retry_refusal, ListFilter, Operated,
+    abandon_refusal, before, in_doubt, next_generation, retry_refusal, ListFilter, Operated,
+    Pruned, Retention,
 };
 use jadpo_runtime::store::{
     ClaimRequest, Claimed, Commit, CommitError, DeliveryRow, DeliveryState, ErrorKind, Fenced,
@@ -1200,4 +1201,130 @@ pub fn unfinished(cx: &mut Cx<'_>) -> Res<Vec<(String, StoredRecord)>> {
         }
     }
     Ok(out)
+}
+
+// -------------------------------------------------------------- retention
+
+pub fn prune(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<Pruned> {
+    let mut p = Pruned::default();
+    let now = cx.now;
+    let done_before = time(before(now, keep.completed_ms));
+    let limit = P::Int(max as i64);
+    let d = cx.t("jadpo_delivery");
+    let old = cx.rows(
+        &format!("SELECT id FROM {d} WHERE state = 'completed' AND ended_at < $1 ORDER BY ended_at LIMIT $2"),
+        &[done_before.clone(), limit.clone()],
+    )?;
+    for row in old {
+        let Some(id) = row
+            .into_iter()
+            .next()
+            .and_then(|p| p.as_text().map(str::to_string))
+        else {
+            continue;
+        };
+        // Leaving `completed` gives up its share of a unique claim.
+        set_state(cx, &id, DeliveryState::Abandoned)?;
+        for (table, column) in [("jadpo_delivery", "id"), ("jadpo_handled", "delivery")] {
+            cx.exec(
+                &format!("DELETE FROM {} WHERE {column} = $1", cx.t(table)),
+                &[P::text(&id)],
+            )?;
+        }
+        p.deliveries += 1;
+    }
+    let e = cx.t("jadpo_event");
+    let events = cx.rows(
+        &format!(
+            "SELECT id FROM {e} WHERE created_at < $1 AND NOT EXISTS (SELECT 1 FROM {d} WHERE source = 'event' AND source_ref = {e}.id) LIMIT $2"
+        ),
+        &[done_before.clone(), limit.clone()],
+    )?;
+    for row in events {
+        if let Some(id) = row
+            .into_iter()
+            .next()
+            .and_then(|p| p.as_text().map(str::to_string))
+        {
+            cx.exec(&format!("DELETE FROM {e} WHERE id = $1"), &[P::text(&id)])?;
+            p.events += 1;
+        }
+    }
+    let k = cx.t("jadpo_route_key");
+    let claims = cx.rows(
+        &format!(
+            "SELECT route, principal, key FROM {k} WHERE status IS NOT NULL AND created_at < $1 AND NOT EXISTS (SELECT 1 FROM {d} WHERE id = {k}.delivery) LIMIT $2"
+        ),
+        &[done_before, limit.clone()],
+    )?;
+    for row in claims {
+        let mut r = Reader::new(cx.store, row);
+        let (route, principal, key) = (
+            r.text("a claim's route")?,
+            r.text("a claim's principal")?,
+            r.text("a claim's key")?,
+        );
+        cx.exec(
+            &format!("DELETE FROM {k} WHERE route = $1 AND principal = $2 AND key = $3"),
+            &[P::text(route), P::text(principal), P::text(key)],
+        )?;
+        p.claims += 1;
+    }
+    let items = cx.rows(
+        &format!(
+            "SELECT delivery FROM {} WHERE opened_at < $1 AND answers_dropped_at IS NULL LIMIT $2",
+            cx.t("jadpo_item")
+        ),
+        &[time(before(now, keep.answers_ms)), limit],
+    )?;
+    for row in items {
+        let Some(id) = row
+            .into_iter()
+            .next()
+            .and_then(|p| p.as_text().map(str::to_string))
+        else {
+            continue;
+        };
+        for table in ["jadpo_step", "jadpo_record"] {
+            cx.exec(
+                &format!("DELETE FROM {} WHERE delivery = $1", cx.t(table)),
+                &[P::text(&id)],
+            )?;
+        }
+        cx.exec(
+            &format!(
+                "UPDATE {} SET answers_dropped_at = $2 WHERE delivery = $1",
+                cx.t("jadpo_item")
+            ),
+            &[P::text(&id), time(now)],
+        )?;
+        p.answers += 1;
+    }
+    Ok(p)
+}
+
+pub fn forget(cx: &mut Cx<'_>, id: &str) -> Res<Operated> {
+    let Some(row) = delivery(cx, id)? else {
+        return Ok(Operated::Refused(format!("there is no delivery {id}")));
+    };
+    if !row.state.ended() {
+        return Ok(Operated::Refused(format!(
+            "{id} is {}: only an ended delivery is forgotten",
+            row.state.as_str()
+        )));
+    }
+    set_state(cx, id, DeliveryState::Abandoned)?;
+    for (table, column) in [
+        ("jadpo_step", "delivery"),
+        ("jadpo_record", "delivery"),
+        ("jadpo_item", "delivery"),
+        ("jadpo_handled", "delivery"),
+        ("jadpo_delivery", "id"),
+    ] {
+        cx.exec(
+            &format!("DELETE FROM {} WHERE {column} = $1", cx.t(table)),
+            &[P::text(id)],
+        )?;
+    }
+    Ok(Operated::Done)
 }
