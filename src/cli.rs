@@ -77,6 +77,9 @@ pub enum Command {
     /// prometheus > jadpo.rules.yml`.
     #[command(subcommand)]
     Alerts(AlertsCommand),
+    /// The personal-data report: what the app and its runtime keep, in
+    /// which form, and for how long.
+    Privacy(PrivacyArgs),
     /// Create a new app in PATH (a new or empty folder, named after it) with
     /// an application, one route, one subscriber and one test, that checks
     /// clean: `jadpo new notes && jadpo test notes`.
@@ -585,4 +588,11 @@ pub struct UnfinishedArgs {
 pub enum AlertsCommand {
     /// Prometheus alerting rules for the no-setup alert.
     Prometheus,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PrivacyArgs {
+    /// The app: a folder or a file in it.
+    #[arg(default_value = ".")]
+    pub path: String,
 }

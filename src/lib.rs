@@ -14,6 +14,7 @@ pub mod locate;
 pub mod lsp;
 pub mod operate;
 pub mod plan_diff;
+pub mod privacy;
 pub mod publish;
 pub mod render;
 pub mod scaffold;

@@ -77,6 +77,23 @@ fn main() -> ExitCode {
             ExitCode::from(jadpo::watch::run(&dir, &args))
         }
         Command::Serve(args) => ExitCode::from(jadpo::serve::run(&args)),
+        Command::Privacy(args) => {
+            let dir = match locate_app(&args.path, "privacy") {
+                Ok(dir) => dir,
+                Err(status) => return status,
+            };
+            let outcome = run(&dir, false);
+            match &outcome.program {
+                Some(program) => {
+                    say(&jadpo::privacy::report(program));
+                    ExitCode::SUCCESS
+                }
+                None => {
+                    eprintln!("error: the app at `{dir}` cannot be checked");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Alerts(jadpo::cli::AlertsCommand::Prometheus) => {
             say(jadpo_server::metrics::PROMETHEUS_RULES);
             ExitCode::SUCCESS

@@ -310,3 +310,22 @@ fn metrics_count_the_routes_and_the_alert_fires_on_a_parked_run() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(String::from_utf8_lossy(&rules.stdout).contains("jadpo_alert{alert=\"unfinished\"}"));
 }
+
+#[test]
+fn the_personal_data_report_names_what_is_kept_and_for_how_long() {
+    let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["privacy", BILLING])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert!(
+        report.contains("`Subscription` (id, customer, plan)"),
+        "{report}"
+    );
+    assert!(
+        report.contains("Provider answers for unfinished actions, at most 30 days"),
+        "{report}"
+    );
+    assert!(report.contains("only as fingerprints"), "{report}");
+}
