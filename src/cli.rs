@@ -354,6 +354,29 @@ impl ColorChoice {
 }
 
 /// A time limit: seconds above zero, at most a day.
+/// `500ms`, `90s`, `30m`, `24h`, `2d` in milliseconds, above 0 and at
+/// most 10 years.
+pub fn duration_ms(text: &str) -> Result<u64, String> {
+    let bad = || format!("`{text}` is not a duration such as 90s, 30m, 24h or 2d");
+    let at = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (n, unit) = text.split_at(at);
+    let n: u64 = n.parse().map_err(|_| bad())?;
+    let size: u64 = match unit {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(bad()),
+    };
+    match n.checked_mul(size) {
+        Some(ms) if ms > 0 && ms <= 10 * 366 * 86_400_000 => Ok(ms),
+        _ => Err(format!(
+            "`{text}` is not a duration above 0 and at most 10 years"
+        )),
+    }
+}
+
 fn positive_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
@@ -395,6 +418,14 @@ pub struct DevArgs {
     /// `human`: the attempts as lines; `json`: one JSON line per attempt.
     #[arg(long, value_enum, default_value_t = WatchFormat::Human)]
     pub format: WatchFormat,
+    /// Fire the unfinished-work alert when the oldest unfinished record
+    /// is older than this (`90s`, `30m`, `1h`, `2d`).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = duration_ms)]
+    pub alert_after: u64,
+    /// How long completed deliveries, their events and answered route
+    /// claims are kept (`24h`); also the dedupe window of `completed`.
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = duration_ms)]
+    pub keep_completed: u64,
 }
 
 impl DevArgs {
@@ -454,6 +485,14 @@ pub struct ServeArgs {
     /// How long attempts in flight may finish after SIGTERM, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = positive_seconds)]
     pub shutdown_grace: f64,
+    /// Fire the unfinished-work alert when the oldest unfinished record
+    /// is older than this (`90s`, `30m`, `1h`, `2d`).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = duration_ms)]
+    pub alert_after: u64,
+    /// How long completed deliveries, their events and answered route
+    /// claims are kept (`24h`); also the dedupe window of `completed`.
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = duration_ms)]
+    pub keep_completed: u64,
     #[arg(long, value_enum, default_value_t = MigrateMode::Auto)]
     pub migrate: MigrateMode,
     /// Refuse to start unless the bundle is this build.

@@ -77,6 +77,11 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         concurrency: 8,
         retry_cap_ms: Some(30_000),
         lease_ms: (args.lease * 1000.0) as u64,
+        alert_after_ms: args.alert_after,
+        keep: jadpo_runtime::store::Retention {
+            completed_ms: args.keep_completed,
+            ..Default::default()
+        },
         ..Settings::default()
     };
     let engine = Engine::new(build, store, providers, config, settings, listing.clone());
@@ -143,15 +148,12 @@ pub(crate) fn run_server(
         threads.extend(engine::dispatch::start(engine.clone()).map_err(|e| e.to_string())?);
     }
     threads.push(engine::heartbeat::start(engine.clone()).map_err(|e| e.to_string())?);
-    threads.push(
-        jadpo_server::metrics::start(engine.clone(), jadpo_server::metrics::ALERT_AFTER)
-            .map_err(|e| e.to_string())?,
-    );
+    threads.push(jadpo_server::metrics::start(engine.clone()).map_err(|e| e.to_string())?);
     if roles.schedules {
         threads.push(engine::schedule::start(engine.clone()).map_err(|e| e.to_string())?);
     }
     if roles.maintenance {
-        let keep = jadpo_runtime::store::Retention::default();
+        let keep = engine.settings.keep;
         threads.push(engine::maintenance::start(engine.clone(), keep).map_err(|e| e.to_string())?);
     }
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -154,20 +154,6 @@ fn store_error(e: impl std::fmt::Display) -> (String, u8) {
     (e.to_string(), 2)
 }
 
-/// `24h`, `90m`, `30s`, `2d` in milliseconds.
-fn duration_ms(text: &str) -> Option<i128> {
-    let (n, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);
-    let n: i128 = n.parse().ok()?;
-    let size = match unit {
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => return None,
-    };
-    Some(n * size)
-}
-
 fn now() -> Instant {
     jadpo_server::store::clock::now()
 }
@@ -213,10 +199,7 @@ fn list(
     };
     let since = match since {
         Some(text) => Some(Instant(
-            now().0
-                - duration_ms(text)
-                    .ok_or_else(|| (format!("`{text}` is not a duration such as 24h"), 2))?
-                    * 1_000_000,
+            now().0 - i128::from(crate::cli::duration_ms(text).map_err(|e| (e, 2))?) * 1_000_000,
         )),
         None => None,
     };
@@ -309,17 +292,37 @@ fn answer_id(
         return String::new();
     };
     let body: serde_json::Value = serde_json::from_slice(&rec.body).unwrap_or_default();
-    let text = body
-        .get("id")
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
+    let text = answer_text(&body);
+    if rec.failed {
+        format!("failed {}: {}", rec.status, short_text(&text, 40))
+    } else {
+        short_text(&text, 12)
+    }
+}
+
+/// What names an answer: its `id`, an error's `code`, else its first value.
+fn answer_text(body: &serde_json::Value) -> String {
+    let named = |v: &serde_json::Value| {
+        v.get("id")
+            .or_else(|| v.get("code"))
+            .or_else(|| v.get("error").and_then(|e| e.get("code")))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    if let Some(text) = body.as_str() {
+        return text.to_string();
+    }
+    named(body)
         .or_else(|| {
             body.as_object()
                 .and_then(|m| m.values().next())
-                .map(|v| v.to_string())
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
         })
-        .unwrap_or_default();
-    let short: String = text.chars().take(12).collect();
+        .unwrap_or_default()
+}
+
+fn short_text(text: &str, max: usize) -> String {
+    let short: String = text.chars().take(max).collect();
     if short.len() < text.len() {
         format!("{short}…")
     } else {
@@ -414,12 +417,30 @@ fn doubt_note(
         .and_then(|p| p.steps.iter().find(|st| st.operation == s.operation))
         .and_then(|st| st.window_ms);
     match (doubt, window) {
-        (Doubt::ServerError, Some(w)) => format!(
-            "{} answered 500 and repeats it for this key until {}",
-            provider_name(&s.operation),
-            until_words(s.sent_at, Instant(s.sent_at.0 + i128::from(w) * 1_000_000))
-        ),
+        (Doubt::ServerError, Some(w)) => {
+            let until = Instant(s.sent_at.0 + i128::from(w) * 1_000_000);
+            let provider = provider_name(&s.operation);
+            if now().0 < until.0 {
+                format!(
+                    "{provider} answered 500 and repeats it for this key until {}",
+                    until_words(s.sent_at, until)
+                )
+            } else {
+                // Past the window the key no longer guards a resend.
+                let when = instant_text(until)
+                    .get(..16)
+                    .unwrap_or("")
+                    .replace('T', " ");
+                format!(
+                    "{provider} answered 500; it kept that answer for this key until {when} UTC, so a resend under it may act again"
+                )
+            }
+        }
         (Doubt::ServerError, None) => format!("{} answered 500", provider_name(&s.operation)),
+        (Doubt::Unknown, _) if s.key_generation > 0 => format!(
+            "no answer under its new key (generation {}, from `retry --not-done`)",
+            s.key_generation
+        ),
         (Doubt::Unknown, _) => "sent; no answer came back".into(),
     }
 }
@@ -441,12 +462,19 @@ fn until_words(from: Instant, until: Instant) -> String {
 
 fn outcome_words(d: &DeliveryRow, in_doubt: Option<u32>, total: u32) -> String {
     let why = d.reason.as_deref().unwrap_or("");
+    // The runtime's "was held as diverged at ..." reads "Diverged at ...".
+    let why = why
+        .strip_prefix("was held as ")
+        .or_else(|| why.strip_prefix("was "))
+        .unwrap_or(why);
     match (d.state, in_doubt) {
         (DeliveryState::OutcomeUnknown, Some(step)) => {
             format!("Outcome unknown at step {step} of {total}")
         }
         (DeliveryState::Completed, _) => "Completed".into(),
         (s, _) if why.is_empty() => capitalised(s.as_str()),
+        // `failed with X` reads as the outcome itself: "Failed with X".
+        (s, _) if why.starts_with(&s.as_str().replace('_', " ")) => capitalised(why),
         (s, _) => format!("{}: {why}", capitalised(s.as_str())),
     }
 }
@@ -481,7 +509,8 @@ fn show(o: &Opened, prefix: &str, json: bool) -> Done {
     );
     let answers: Vec<String> = lines
         .iter()
-        .filter(|l| l.state == "answered" && !l.note.is_empty() && !l.note.starts_with('('))
+        .filter(|l| l.state == "answered" && !l.note.is_empty())
+        .filter(|l| !l.note.starts_with('(') && !l.note.starts_with("failed "))
         .map(|l| l.note.clone())
         .collect();
     let mut commands: Vec<(String, String)> = Vec::new();
@@ -515,10 +544,13 @@ fn show(o: &Opened, prefix: &str, json: bool) -> Done {
     } else if d.state.ended()
         && !matches!(d.state, DeliveryState::Completed | DeliveryState::Abandoned)
     {
-        commands.push((
-            "Run it again:".into(),
-            format!("jadpo deliveries retry {id}"),
-        ));
+        // A held record resumes only under a build whose steps it matches.
+        let again = if d.state == DeliveryState::Diverged {
+            "Once a build matches its steps:"
+        } else {
+            "Run it again:"
+        };
+        commands.push((again.into(), format!("jadpo deliveries retry {id}")));
         commands.push((
             "Give it up:".into(),
             format!("jadpo deliveries abandon {id} --reason TEXT"),
@@ -561,8 +593,9 @@ fn show(o: &Opened, prefix: &str, json: bool) -> Done {
     if let Some(c) = check {
         out.push_str(&format!("{c}\n"));
     }
+    let width = commands.iter().map(|(say, _)| say.len()).max().unwrap_or(0) + 1;
     for (say, cmd) in &commands {
-        out.push_str(&format!("  {say:<11} {cmd}\n"));
+        out.push_str(&format!("  {say:<width$} {cmd}\n"));
     }
     let trimmed: Vec<&str> = out.lines().map(str::trim_end).collect();
     Ok(format!("{}\n", trimmed.join("\n")))
@@ -570,13 +603,25 @@ fn show(o: &Opened, prefix: &str, json: bool) -> Done {
 
 fn retry(o: &Opened, prefix: &str, not_done: bool) -> Done {
     let id = resolve(o, prefix)?;
+    let route = o
+        .store
+        .delivery(&id)
+        .map_err(store_error)?
+        .is_some_and(|d| matches!(d.source, Source::Route { .. }));
+    // A route's run is resumed by its client, never by the dispatcher: the
+    // answer is the client's to read.
+    let who = if route {
+        "the client's next request with its Idempotency-Key runs it"
+    } else {
+        "a running server takes it within a second"
+    };
     match o
         .store
         .retry(&id, not_done, &operator(), now())
         .map_err(store_error)?
     {
         Operated::Done => Ok(format!(
-            "{id} is available again{}: a running server takes it within a second\n",
+            "{id} is available again{}: {who}\n",
             if not_done {
                 ", its step in doubt under a new key"
             } else {

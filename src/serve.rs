@@ -113,6 +113,11 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
         concurrency: args.concurrency.max(1),
         retry_cap_ms: None,
         queues: args.queues.clone(),
+        alert_after_ms: args.alert_after,
+        keep: jadpo_runtime::store::Retention {
+            completed_ms: args.keep_completed,
+            ..Default::default()
+        },
     };
     let engine = Engine::new(build, store, providers, config, settings, listing.clone());
     let roles = roles(&args.roles)?;

@@ -18,6 +18,7 @@ mod render;
 mod server_chaos;
 mod server_crash;
 mod server_operators;
+mod server_outcomes;
 mod server_routes;
 mod server_serve;
 mod server_support;

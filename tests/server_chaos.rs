@@ -16,7 +16,7 @@ use jadpo_compiler::resolve::Lowering;
 use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{ListFilter, Store};
 
-use crate::server_support::{scratch, spawn, Dev};
+use crate::server_support::{postgres, scratch, spawn, Dev};
 
 /// Each test's app has a name of its own, so its Postgres schema
 /// (`jadpo_<app>`) is its own: the tests run at once.
@@ -122,17 +122,6 @@ const FIXTURE: &str = r#"fixture dev {
     }
 }
 "#;
-
-fn postgres() -> Option<String> {
-    match std::env::var("JADPO_TEST_PG") {
-        Ok(v) if v.starts_with("postgres") => Some(v),
-        Ok(v) if v == "required" => panic!("JADPO_TEST_PG=required, but no server"),
-        _ => {
-            eprintln!("skipped: no Postgres (run through scripts/with-postgres.sh to test it)");
-            None
-        }
-    }
-}
 
 /// The chaos app named `name`, built into `dir/build`; the app's folder.
 fn app(dir: &Path, name: &str) -> PathBuf {

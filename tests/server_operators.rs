@@ -1,68 +1,68 @@
 //! The operator's path of the seed (design `server.md` section 19), with
-//! the commands alone: a route's run parks when Stripe answers 500 on a
-//! keyed step; `deliveries list --not-done` finds it, `show` says what to
-//! check and how to settle it, `retry --not-done` sends the step again
-//! under a new key and the client's resend completes it, `abandon` ends
-//! another for good and its claim answers 500 `abandoned`; `runs
-//! unfinished --build` gates a deploy that would strand it.
+//! the commands alone, on SQLite (`jadpo dev`) and on Postgres (`jadpo
+//! serve`, through `scripts/with-postgres.sh`): a route's run parks when
+//! Stripe answers 500 on a keyed step; `deliveries list --not-done` finds
+//! it, `show` says what to check and how to settle it, `retry --not-done`
+//! sends the step again under a new key exactly once and the client's
+//! resend completes it, two operators retrying at once get one success and
+//! one refusal, `abandon` ends another for good and its claim answers 500
+//! `abandoned`; `runs unfinished --build` gates a deploy that would strand
+//! it.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use crate::server_support::{scratch, spawn, BILLING, BODY, KEYS};
+use crate::server_support::{postgres, scratch, steady, text, Ops, BILLING, BODY};
 
-const STEPS_KEY: &str = "test-only-key";
-
-fn dev(db: &Path, fakes: &str) -> crate::server_support::Dev {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.args(["dev", BILLING, "--listen", "127.0.0.1:0", "--no-reload"])
-        .args(["--format", "json", "--lease", "1", "--fakes", fakes, "--db"])
-        .arg(db)
-        .env("JADPO_API_KEYS", KEYS)
-        .env_remove("JADPO_CRASH_AT");
-    spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
+/// The operators' app on SQLite in a scratch folder `name`.
+fn on_sqlite(name: &str) -> Ops {
+    Ops::sqlite(&scratch(name))
 }
 
-fn jadpo(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jadpo"))
-        .args(args)
-        .args(["--app", BILLING, "--store"])
-        .arg(format!("sqlite:{}", db.display()))
-        .env("STEPS_KEY", STEPS_KEY)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"))
+/// The operators' app on Postgres, as app `name`; `None` without a server.
+fn on_postgres(name: &str) -> Option<Ops> {
+    let url = postgres()?;
+    Some(Ops::postgres(&scratch(name), name, &url))
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+/// A listing with the app's name as billing's (a Postgres test's app has
+/// a name of its own), its id and clock times steady.
+fn steady_as_billing(ops: &Ops, listing: &str, id: &str) -> String {
+    let name = ops
+        .app
+        .file_name()
+        .map(|_| app_name(ops))
+        .unwrap_or_default();
+    steady(&listing.replace(&format!("{name}."), "billing."), id)
+}
+
+fn app_name(ops: &Ops) -> String {
+    let manifest = std::fs::read_to_string(ops.app.join("jadpo.yaml")).unwrap_or_default();
+    manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("app: "))
+        .unwrap_or("billing")
+        .trim()
+        .to_string()
+}
+
+fn post(server: &crate::server_support::Dev, key: &str) -> (u16, String) {
+    server
+        .request("POST", "/subscriptions", &[("idempotency-key", key)], BODY)
+        .unwrap_or_else(|| panic!("no answer"))
 }
 
 /// A route's run parked at step 2 (Stripe's 500 on `payment_methods.attach`).
-fn parked(name: &str) -> (std::path::PathBuf, String) {
-    let dir = scratch(name);
-    let db = dir.join("dev.sqlite");
-    let server = dev(&db, "stripe_down");
+fn parked(ops: &Ops) -> String {
+    let server = ops.start("stripe_down");
     // The first attempt leaves step 2 in doubt (503, send again); the
     // resend finds Stripe replays its 500 for the key and parks.
-    let key = [("idempotency-key", "order-1")];
-    let (status, body) = server
-        .request("POST", "/subscriptions", &key, BODY)
-        .unwrap_or_else(|| panic!("no answer"));
+    let (status, body) = post(&server, "order-1");
     assert_eq!(status, 503, "{body}");
-    let (status, body) = server
-        .request("POST", "/subscriptions", &key, BODY)
-        .unwrap_or_else(|| panic!("no answer"));
+    let (status, body) = post(&server, "order-1");
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("needs_operator"), "{body}");
     server.stop();
-    let listed = jadpo(
-        &db,
-        &["deliveries", "list", "--not-done", "--format", "json"],
-    );
+    let listed = ops.jadpo(&["deliveries", "list", "--not-done", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&listed.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&listed)));
     let ids: Vec<String> = doc["deliveries"]
@@ -73,127 +73,156 @@ fn parked(name: &str) -> (std::path::PathBuf, String) {
         .filter_map(|d| d["id"].as_str().map(str::to_string))
         .collect();
     assert_eq!(ids.len(), 1, "{doc}");
-    (db, ids[0].clone())
+    ids[0].clone()
 }
 
-/// The listing with its id and clock times replaced, for a snapshot.
-fn steady(text: &str, id: &str) -> String {
-    let text = text.replace(id, "r_ID");
-    // `until 10:02 tomorrow`: the minute of the window's end.
-    let text = match text.find("key until ") {
-        Some(at) => {
-            let start = at + "key until ".len();
-            let mut t = text.clone();
-            t.replace_range(start..(start + 5).min(t.len()), "HH:MM");
-            t
+/// The sends the fakes' journal holds for `operation`: (key, acted).
+fn sends(ops: &Ops, operation: &str) -> Vec<(String, bool)> {
+    let journal = match &ops.store {
+        crate::server_support::Backend::Sqlite(db) => {
+            let mut name = db.as_os_str().to_owned();
+            name.push(".fakes.jsonl");
+            std::path::PathBuf::from(name)
         }
-        None => text,
+        crate::server_support::Backend::Postgres(_) => ops.dir.join("fakes.jsonl"),
     };
-    let mut out = String::new();
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let time = chars.len() >= i + 8
-            && chars[i..i + 8].iter().enumerate().all(|(j, c)| {
-                if j == 2 || j == 5 {
-                    *c == ':'
-                } else {
-                    c.is_ascii_digit()
-                }
-            });
-        if time {
-            out.push_str("HH:MM:SS");
-            i += 8;
-        } else {
-            out.push(chars[i]);
-            i += 1;
-        }
-    }
-    out
+    let text = std::fs::read_to_string(&journal).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|j| j["operation"] == operation)
+        .map(|j| {
+            (
+                j["key"].as_str().unwrap_or("").to_string(),
+                j["acted"] == true,
+            )
+        })
+        .collect()
+}
+
+fn retried_and_completed(ops: &Ops) {
+    let id = parked(ops);
+    let short = &id[..8];
+    let shown = ops.jadpo(&["deliveries", "show", short]);
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown));
+    insta::assert_snapshot!(
+        "deliveries_show_parked",
+        steady_as_billing(ops, &text(&shown), &id)
+    );
+
+    // Two days on, Stripe's 24 h window for the key has passed: the line
+    // says the key no longer guards a resend.
+    let later = ops.jadpo_with(
+        &["deliveries", "show", short],
+        &[("JADPO_TEST_CLOCK_SHIFT_S", "172800")],
+    );
+    assert_eq!(later.status.code(), Some(0), "{}", text(&later));
+    insta::assert_snapshot!(
+        "deliveries_show_parked_past_its_window",
+        steady_as_billing(ops, &text(&later), &id)
+    );
+
+    let plain = ops.jadpo(&["deliveries", "retry", short]);
+    assert_eq!(plain.status.code(), Some(1), "{}", text(&plain));
+    assert!(text(&plain).contains("step 2 of"), "{}", text(&plain));
+
+    // Two operators at once: one wins, the other is told why not.
+    let both: Vec<std::process::Output> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| ops.jadpo(&["deliveries", "retry", short, "--not-done"])))
+            .collect();
+        runs.into_iter()
+            .map(|r| r.join().unwrap_or_else(|_| panic!("a retry thread died")))
+            .collect()
+    });
+    let mut codes: Vec<Option<i32>> = both.iter().map(|o| o.status.code()).collect();
+    codes.sort();
+    assert_eq!(
+        codes,
+        vec![Some(0), Some(1)],
+        "{} / {}",
+        text(&both[0]),
+        text(&both[1])
+    );
+    let refused = both.iter().find(|o| o.status.code() == Some(1));
+    let refusal = refused.map(text).unwrap_or_default();
+    assert!(refusal.contains("another operator"), "{refusal}");
+
+    // Stripe works again: the client's resend runs the retried delivery,
+    // which sends step 2 once more, under the next key generation.
+    let before = sends(ops, "stripe.payment_methods.attach");
+    let server = ops.start("dev");
+    let (status, body) = post(&server, "order-1");
+    assert_eq!((status, body.as_str()), (200, "\"sub_1\""));
+    server.stop();
+    let after = sends(ops, "stripe.payment_methods.attach");
+    let new: Vec<&(String, bool)> = after.iter().skip(before.len()).collect();
+    assert_eq!(new.len(), 1, "{after:?}");
+    assert!(new[0].1, "the resend acted: {after:?}");
+    assert!(
+        before.iter().all(|(key, _)| *key != new[0].0),
+        "under a new key: {after:?}"
+    );
+    let shown = ops.jadpo(&["deliveries", "show", short]);
+    insta::assert_snapshot!(
+        "deliveries_show_completed",
+        steady_as_billing(ops, &text(&shown), &id)
+    );
 }
 
 #[test]
 fn a_parked_run_is_shown_checked_retried_and_completed_with_the_commands_alone() {
-    let (db, id) = parked("operators-retry");
-    let short = &id[..8];
-    let shown = jadpo(&db, &["deliveries", "show", short]);
-    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown));
-    insta::assert_snapshot!("deliveries_show_parked", steady(&text(&shown), &id));
-
-    let plain = jadpo(&db, &["deliveries", "retry", short]);
-    assert_eq!(plain.status.code(), Some(1), "{}", text(&plain));
-    assert!(text(&plain).contains("step 2 of"), "{}", text(&plain));
-
-    let retried = jadpo(&db, &["deliveries", "retry", short, "--not-done"]);
-    assert_eq!(retried.status.code(), Some(0), "{}", text(&retried));
-    let again = jadpo(&db, &["deliveries", "retry", short, "--not-done"]);
-    assert_eq!(
-        again.status.code(),
-        Some(1),
-        "a second retry is refused: {}",
-        text(&again)
-    );
-
-    // Stripe works again: the client's resend runs the retried delivery.
-    let server = dev(&db, "dev");
-    let (status, body) = server
-        .request(
-            "POST",
-            "/subscriptions",
-            &[("idempotency-key", "order-1")],
-            BODY,
-        )
-        .unwrap_or_else(|| panic!("no answer"));
-    assert_eq!((status, body.as_str()), (200, "\"sub_1\""));
-    server.stop();
-    let shown = jadpo(&db, &["deliveries", "show", short]);
-    insta::assert_snapshot!("deliveries_show_completed", steady(&text(&shown), &id));
+    retried_and_completed(&on_sqlite("operators-retry"));
 }
 
 #[test]
-fn an_abandoned_run_answers_500_abandoned_to_its_client() {
-    let (db, id) = parked("operators-abandon");
-    let done = jadpo(
-        &db,
-        &["deliveries", "abandon", &id, "--reason", "refunded by hand"],
-    );
+fn a_parked_run_is_retried_and_completed_on_postgres() {
+    if let Some(ops) = on_postgres("ops_retry") {
+        retried_and_completed(&ops);
+    }
+}
+
+fn abandoned(ops: &Ops) {
+    let id = parked(ops);
+    let done = ops.jadpo(&["deliveries", "abandon", &id, "--reason", "refunded by hand"]);
     assert_eq!(done.status.code(), Some(0), "{}", text(&done));
-    let shown = jadpo(&db, &["deliveries", "show", &id]);
+    let shown = ops.jadpo(&["deliveries", "show", &id]);
     assert!(
-        text(&shown).contains("Abandoned: abandoned: refunded by hand"),
+        text(&shown).contains("Abandoned: refunded by hand"),
         "{}",
         text(&shown)
     );
-    let server = dev(&db, "dev");
-    let (status, body) = server
-        .request(
-            "POST",
-            "/subscriptions",
-            &[("idempotency-key", "order-1")],
-            BODY,
-        )
-        .unwrap_or_else(|| panic!("no answer"));
+    let server = ops.start("dev");
+    let (status, body) = post(&server, "order-1");
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("\"code\":\"abandoned\""), "{body}");
     server.stop();
 }
 
 #[test]
-fn runs_unfinished_gates_a_deploy_that_would_strand_a_record() {
-    let (db, id) = parked("operators-gate");
-    let dir = db.parent().unwrap_or_else(|| Path::new(".")).to_path_buf();
-    let build = dir.join("build");
+fn an_abandoned_run_answers_500_abandoned_to_its_client() {
+    abandoned(&on_sqlite("operators-abandon"));
+}
+
+#[test]
+fn an_abandoned_run_answers_500_abandoned_on_postgres() {
+    if let Some(ops) = on_postgres("ops_abandon") {
+        abandoned(&ops);
+    }
+}
+
+fn gated(ops: &Ops) {
+    let id = parked(ops);
+    let build = ops.dir.join("gate-build");
     let built = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-        .args(["build", BILLING, "--out"])
+        .arg("build")
+        .arg(&ops.app)
+        .arg("--out")
         .arg(&build)
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(built.status.success(), "{}", text(&built));
     let plan = build.join("plan.json");
-    let same = jadpo(
-        &db,
-        &["runs", "unfinished", "--build", &plan.to_string_lossy()],
-    );
+    let same = ops.jadpo(&["runs", "unfinished", "--build", &plan.to_string_lossy()]);
     assert_eq!(same.status.code(), Some(0), "{}", text(&same));
     assert!(
         text(&same).contains(&format!("{id}  subscribe  2 steps  resumes")),
@@ -204,6 +233,7 @@ fn runs_unfinished_gates_a_deploy_that_would_strand_a_record() {
     // A build whose first step is another operation would hold it.
     let plan_text = std::fs::read_to_string(&plan).unwrap_or_default();
     let mut doc: serde_json::Value = serde_json::from_str(&plan_text).unwrap_or_default();
+    doc["build_id"] = serde_json::json!("f".repeat(64));
     for a in doc["actions"].as_array_mut().into_iter().flatten() {
         if a["name"] == "subscribe" {
             a["step_shape_digest"] = serde_json::json!("0".repeat(64));
@@ -218,12 +248,9 @@ fn runs_unfinished_gates_a_deploy_that_would_strand_a_record() {
             }
         }
     }
-    let changed = dir.join("changed.json");
+    let changed = ops.dir.join("changed.json");
     std::fs::write(&changed, doc.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    let gate = jadpo(
-        &db,
-        &["runs", "unfinished", "--build", &changed.to_string_lossy()],
-    );
+    let gate = ops.jadpo(&["runs", "unfinished", "--build", &changed.to_string_lossy()]);
     assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
     assert!(
         text(&gate).contains("held as diverged at step 1"),
@@ -232,14 +259,37 @@ fn runs_unfinished_gates_a_deploy_that_would_strand_a_record() {
     );
 }
 
+#[test]
+fn runs_unfinished_gates_a_deploy_that_would_strand_a_record() {
+    gated(&on_sqlite("operators-gate"));
+}
+
+#[test]
+fn runs_unfinished_gates_a_deploy_on_postgres() {
+    if let Some(ops) = on_postgres("ops_gate") {
+        gated(&ops);
+    }
+}
+
+/// Whether a checking tool is there; without it the check is skipped,
+/// unless `JADPO_REQUIRE_TOOLS` is set (`.ci/run` sets it and installs them).
+fn tool_present(probe: &mut Command, install: &str) -> bool {
+    if probe.output().is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("JADPO_REQUIRE_TOOLS").is_none(),
+        "JADPO_REQUIRE_TOOLS is set and a checking tool is missing: {install}"
+    );
+    eprintln!("skipped: the check needs {install}");
+    false
+}
+
 /// Python's `prometheus_client` parser, when installed; `None` skips.
 fn parsed_by_prometheus(text: &str) -> Option<Result<String, String>> {
-    let probe = Command::new("python3")
-        .args(["-c", "import prometheus_client.openmetrics.parser"])
-        .output()
-        .ok()?;
-    if !probe.status.success() {
-        eprintln!("skipped: no python3 prometheus_client (pip install prometheus_client)");
+    let mut probe = Command::new("python3");
+    probe.args(["-c", "import prometheus_client.openmetrics.parser"]);
+    if !tool_present(&mut probe, "pip install prometheus_client") {
         return None;
     }
     let script = "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as parse\nfor f in parse(sys.stdin.read()):\n    for s in f.samples:\n        print(s.name, sorted(s.labels.items()), s.value)\n";
@@ -265,9 +315,8 @@ fn parsed_by_prometheus(text: &str) -> Option<Result<String, String>> {
 
 #[test]
 fn metrics_count_the_routes_and_the_alert_fires_on_a_parked_run() {
-    let dir = scratch("operators-metrics");
-    let db = dir.join("dev.sqlite");
-    let server = dev(&db, "stripe_down");
+    let ops = on_sqlite("operators-metrics");
+    let server = ops.start("stripe_down");
     let key = [("idempotency-key", "order-1")];
     for _ in 0..2 {
         let _ = server.request("POST", "/subscriptions", &key, BODY);
@@ -328,4 +377,73 @@ fn the_personal_data_report_names_what_is_kept_and_for_how_long() {
         "{report}"
     );
     assert!(report.contains("only as fingerprints"), "{report}");
+}
+
+/// The rules `jadpo alerts prometheus` prints, loaded and unit-tested by
+/// Prometheus's own `promtool`: the alert waits 5 minutes of a firing
+/// `jadpo_alert`, and the age rule an hour's record.
+#[test]
+fn promtool_loads_the_alert_rules_and_they_fire_as_documented() {
+    let mut probe = Command::new("promtool");
+    probe.arg("--version");
+    if !tool_present(&mut probe, "promtool (apt-get install prometheus)") {
+        return;
+    }
+    let dir = scratch("operators-promtool");
+    let rules = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["alerts", "prometheus"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rules.status.code(), Some(0), "{}", text(&rules));
+    std::fs::write(dir.join("rules.yml"), &rules.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let cases = r#"rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'jadpo_alert{alert="unfinished",instance="a"}'
+        values: '0 0 1 1 1 1 1 1 1 1'
+      - series: 'jadpo_unfinished_record_oldest_age_seconds{store="primary",instance="a"}'
+        values: '0+600x12'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: JadpoUnfinishedWork
+        exp_alerts: []
+      - eval_time: 8m
+        alertname: JadpoUnfinishedWork
+        exp_alerts:
+          - exp_labels:
+              severity: warning
+            exp_annotations:
+              summary: "jadpo has unfinished work an operator must look at"
+              description: "Open operator items or an old unfinished record. List them: jadpo deliveries list --not-done"
+      - eval_time: 7m
+        alertname: JadpoOldUnfinishedRecord
+        exp_alerts: []
+      - eval_time: 12m
+        alertname: JadpoOldUnfinishedRecord
+        exp_alerts:
+          - exp_labels:
+              severity: warning
+            exp_annotations:
+              summary: "a jadpo record has been unfinished for over an hour"
+              description: "jadpo deliveries list --not-done"
+"#;
+    std::fs::write(dir.join("cases.yml"), cases).unwrap_or_else(|e| panic!("{e}"));
+    for args in [
+        &["check", "rules", "rules.yml"][..],
+        &["test", "rules", "cases.yml"],
+    ] {
+        let out = Command::new("promtool")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "promtool {args:?}: {}",
+            text(&out)
+        );
+    }
 }

@@ -178,3 +178,215 @@ pub fn raw_to(port: u16, bytes: &[u8]) -> Option<(u16, String, String)> {
     let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
     Some((status, head.to_ascii_lowercase(), body.to_string()))
 }
+
+const STEPS_KEY: &str = "test-only-key";
+
+/// `jadpo dev` on the app at `app`, its store at `db`, fakes from the
+/// fixture `fakes`, a lease of 1 s.
+pub fn dev_at(app: &Path, db: &Path, fakes: &str) -> Dev {
+    dev_with(app, db, fakes, &[])
+}
+
+/// [`dev_at`] with more flags.
+pub fn dev_with(app: &Path, db: &Path, fakes: &str, flags: &[&str]) -> Dev {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.arg("dev")
+        .args(flags)
+        .arg(app)
+        .args(["--listen", "127.0.0.1:0", "--no-reload"])
+        .args(["--format", "json", "--lease", "1", "--fakes", fakes, "--db"])
+        .arg(db)
+        .env("JADPO_API_KEYS", KEYS)
+        .env_remove("JADPO_CRASH_AT");
+    spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An operator command on the app at `app` and its store at `db`, with
+/// the steps key.
+pub fn jadpo_at(app: &Path, db: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(args)
+        .arg("--app")
+        .arg(app)
+        .arg("--store")
+        .arg(format!("sqlite:{}", db.display()))
+        .env("STEPS_KEY", STEPS_KEY)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A command's standard output, then its standard error.
+pub fn text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The listing with its id and clock times replaced, for a snapshot.
+pub fn steady(text: &str, id: &str) -> String {
+    let kind = id.split('_').next().unwrap_or("x");
+    let text = text.replace(id, &format!("{kind}_ID"));
+    // `until 10:02 tomorrow`: the minute of the window's end.
+    // `until 10:02 tomorrow` or `until 2026-12-05 10:02 UTC`: the window's end.
+    let text = match text.find("key until ") {
+        Some(at) => {
+            let start = at + "key until ".len();
+            let dated = text.as_bytes().get(start + 4) == Some(&b'-');
+            let (len, with) = if dated {
+                (16, "DATE HH:MM")
+            } else {
+                (5, "HH:MM")
+            };
+            let mut t = text.clone();
+            t.replace_range(start..(start + len).min(t.len()), with);
+            t
+        }
+        None => text,
+    };
+    let mut out = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let time = chars.len() >= i + 8
+            && chars[i..i + 8].iter().enumerate().all(|(j, c)| {
+                if j == 2 || j == 5 {
+                    *c == ':'
+                } else {
+                    c.is_ascii_digit()
+                }
+            });
+        if time {
+            out.push_str("HH:MM:SS");
+            i += 8;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A copy of `examples/billing` in `dir/app`, named `name` (a Postgres
+/// schema is the app's name, so each test's store is its own).
+pub fn copy_billing(dir: &Path, name: &str) -> PathBuf {
+    let app = dir.join("app");
+    for sub in ["src", "tests"] {
+        std::fs::create_dir_all(app.join(sub)).unwrap_or_else(|e| panic!("{e}"));
+        let from = Path::new(BILLING).join(sub);
+        for f in std::fs::read_dir(&from).unwrap_or_else(|e| panic!("{e}")) {
+            let f = f.unwrap_or_else(|e| panic!("{e}")).path();
+            if let Some(file) = f.file_name() {
+                std::fs::copy(&f, app.join(sub).join(file)).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+    let manifest = std::fs::read_to_string(Path::new(BILLING).join("jadpo.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .replace("app: billing", &format!("app: {name}"));
+    std::fs::write(app.join("jadpo.yaml"), manifest).unwrap_or_else(|e| panic!("{e}"));
+    app
+}
+
+/// The test Postgres server's URL (`scripts/with-postgres.sh` exports
+/// it); `None`, saying so, without one.
+pub fn postgres() -> Option<String> {
+    match std::env::var("JADPO_TEST_PG") {
+        Ok(v) if v.starts_with("postgres") => Some(v),
+        Ok(v) if v == "required" => panic!("JADPO_TEST_PG=required, but no server"),
+        _ => {
+            eprintln!("skipped: no Postgres (run through scripts/with-postgres.sh to test it)");
+            None
+        }
+    }
+}
+
+/// Where the operator tests' app keeps its work: `jadpo dev` on a SQLite
+/// file, or `jadpo serve` of a build on Postgres.
+pub enum Backend {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+/// An app with a store, run by a server and read by the operator commands.
+pub struct Ops {
+    pub app: PathBuf,
+    pub dir: PathBuf,
+    pub store: Backend,
+}
+
+impl Ops {
+    /// `examples/billing` itself on `dir/dev.sqlite`.
+    pub fn sqlite(dir: &Path) -> Ops {
+        Ops {
+            app: PathBuf::from(BILLING),
+            dir: dir.to_path_buf(),
+            store: Backend::Sqlite(dir.join("dev.sqlite")),
+        }
+    }
+
+    /// A copy of billing named `name`, built into `dir/build`, on the
+    /// Postgres server at `url`.
+    pub fn postgres(dir: &Path, name: &str, url: &str) -> Ops {
+        let app = copy_billing(dir, name);
+        let built = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+            .arg("build")
+            .arg(&app)
+            .arg("--out")
+            .arg(dir.join("build"))
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(built.status.success(), "{}", text(&built));
+        Ops {
+            app,
+            dir: dir.to_path_buf(),
+            store: Backend::Postgres(url.to_string()),
+        }
+    }
+
+    /// A server of the app with fakes from `fakes` (one journal across
+    /// restarts, as one provider).
+    pub fn start(&self, fakes: &str) -> Dev {
+        let url = match &self.store {
+            Backend::Sqlite(db) => return dev_at(&self.app, db, fakes),
+            Backend::Postgres(url) => url,
+        };
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+        cmd.arg("serve")
+            .arg(self.dir.join("build"))
+            .args(["--listen", "127.0.0.1:0", "--metrics-listen", ""])
+            .args(["--lease", "1", "--log", "human", "--fakes", fakes])
+            .arg("--fakes-journal")
+            .arg(self.dir.join("fakes.jsonl"))
+            .env("JADPO_STORE_PRIMARY", url)
+            .env("BASIC_PRICE", "price_basic")
+            .env("STEPS_KEY", STEPS_KEY)
+            .env("JADPO_API_KEYS", KEYS)
+            .env_remove("JADPO_CRASH_AT")
+            .env_remove("JADPO_FAKE_DELAY_MS");
+        spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// An operator command on the store, with the steps key.
+    pub fn jadpo(&self, args: &[&str]) -> std::process::Output {
+        self.jadpo_with(args, &[])
+    }
+
+    /// [`Ops::jadpo`] with more variables.
+    pub fn jadpo_with(&self, args: &[&str], vars: &[(&str, &str)]) -> std::process::Output {
+        let store = match &self.store {
+            Backend::Sqlite(db) => format!("sqlite:{}", db.display()),
+            Backend::Postgres(url) => url.clone(),
+        };
+        Command::new(env!("CARGO_BIN_EXE_jadpo"))
+            .args(args)
+            .arg("--app")
+            .arg(&self.app)
+            .args(["--store", &store])
+            .env("STEPS_KEY", STEPS_KEY)
+            .envs(vars.iter().copied())
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}

@@ -18,6 +18,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use jadpo_runtime::store::DeliveryState;
+
 use crate::engine::Engine;
 
 type Labels = Vec<(String, String)>;
@@ -36,6 +38,8 @@ pub struct Metrics {
     route_requests: Family<Labels, Counter>,
     route_replays: Family<Labels, Counter>,
     route_duration: Family<Labels, Histogram>,
+    step_duration: Family<Labels, Histogram>,
+    lag: Family<Labels, Gauge<f64, AtomicU64>>,
     rescues: Counter,
     lease_lost: Counter,
     ticks: Family<Labels, Counter>,
@@ -60,6 +64,8 @@ impl Metrics {
             route_requests: Family::default(),
             route_replays: Family::default(),
             route_duration: Family::new_with_constructor(route_histogram),
+            step_duration: Family::new_with_constructor(route_histogram),
+            lag: Family::default(),
             rescues: Counter::default(),
             lease_lost: Counter::default(),
             ticks: Family::default(),
@@ -89,6 +95,16 @@ impl Metrics {
                 "jadpo_route_duration_seconds",
                 "Time to answer a route request",
                 m.route_duration.clone(),
+            );
+            r.register(
+                "jadpo_step_duration_seconds",
+                "Time a provider took to answer a step's send, by operation and result",
+                m.step_duration.clone(),
+            );
+            r.register(
+                "jadpo_delivery_lag_seconds",
+                "How long the last delivery claimed from the queue waited after it was due",
+                m.lag.clone(),
             );
             r.register(
                 "jadpo_rescues",
@@ -171,6 +187,21 @@ impl Metrics {
         }
     }
 
+    /// One send to a provider; `result` is how it came back (`answered`,
+    /// `failed`, `unavailable`, `server_error`, `lost`, ...).
+    pub fn step_sent(&self, operation: &str, result: &str, seconds: f64) {
+        self.step_duration
+            .get_or_create(&labels(&[("operation", operation), ("result", result)]))
+            .observe(seconds);
+    }
+
+    /// A delivery claimed from `queue`, `seconds` after it was due.
+    pub fn claimed(&self, queue: &str, seconds: f64) {
+        self.lag
+            .get_or_create(&labels(&[("queue", queue)]))
+            .set(seconds.max(0.0));
+    }
+
     pub fn rescued(&self) {
         self.rescues.inc();
     }
@@ -199,10 +230,8 @@ pub struct AlertState {
 
 /// Refreshes the store's gauges every 15 s and fires the alert; runs
 /// until the engine stops.
-pub fn start(
-    engine: Arc<Engine>,
-    alert_after: Duration,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
+pub fn start(engine: Arc<Engine>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let alert_after = engine.settings.alert_after();
     std::thread::Builder::new()
         .name("jadpo-metrics".into())
         .spawn(move || {
@@ -257,11 +286,14 @@ pub fn gauges(engine: &Engine, alert_after: Duration) -> (bool, usize, usize, f6
         .set(records.len() as i64);
     m.oldest.get_or_create(&store_label).set(oldest);
     let items = engine.store.items(true).unwrap_or_default();
-    m.items.clear();
-    for item in &items {
+    // Every ending is listed, at 0 when none is open, so a rule can
+    // compare it without `absent()`.
+    let endings = DeliveryState::ALL.iter().filter(|s| s.ended());
+    for state in endings.filter(|s| **s != DeliveryState::Completed) {
+        let open = items.iter().filter(|i| i.outcome == *state).count();
         m.items
-            .get_or_create(&labels(&[("outcome", item.outcome.as_str())]))
-            .inc();
+            .get_or_create(&labels(&[("outcome", state.as_str())]))
+            .set(open as i64);
     }
     let firing = !items.is_empty() || oldest > alert_after.as_secs_f64();
     m.alert

@@ -61,6 +61,9 @@ fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize,
                     for c in found {
                         if c.rescued {
                             engine.metrics.rescued();
+                        } else {
+                            let waited = (request.now.0 - c.delivery.run_at.0) as f64 / 1e9;
+                            engine.metrics.claimed(&c.delivery.queue, waited);
                         }
                         busy.fetch_add(1, Ordering::AcqRel);
                         if send.send(c).is_err() {

@@ -44,6 +44,16 @@ pub struct Settings {
     pub retry_cap_ms: Option<u64>,
     /// The queues served; empty for all.
     pub queues: Vec<String>,
+    /// The alert fires once the oldest unfinished record is this old.
+    pub alert_after_ms: u64,
+    /// What retention keeps (`--keep-completed`).
+    pub keep: jadpo_runtime::store::Retention,
+}
+
+impl Settings {
+    pub fn alert_after(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.alert_after_ms)
+    }
 }
 
 impl Default for Settings {
@@ -54,6 +64,8 @@ impl Default for Settings {
             concurrency: 64,
             retry_cap_ms: None,
             queues: Vec::new(),
+            alert_after_ms: crate::metrics::ALERT_AFTER.as_millis() as u64,
+            keep: jadpo_runtime::store::Retention::default(),
         }
     }
 }

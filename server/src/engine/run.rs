@@ -101,7 +101,11 @@ pub fn attempt<'a>(
         },
     };
     let _beating = engine.heartbeats.keep(&row.id, lease);
-    let mut provider = engine.providers.provider();
+    let mut inner = engine.providers.provider();
+    let mut provider = Timed {
+        inner: &mut *inner,
+        metrics: &engine.metrics,
+    };
     let outcome = {
         let mut respond = answers
             .as_deref_mut()
@@ -109,7 +113,7 @@ pub fn attempt<'a>(
         build.runtime.attempt_with(
             &d,
             &*engine.store,
-            &mut *provider,
+            &mut provider,
             lease,
             start,
             &mut crash,
@@ -119,7 +123,7 @@ pub fn attempt<'a>(
                 .map(|r| r as &mut jadpo_runtime::delivery::Respond<'_>),
         )
     };
-    drop(provider);
+    drop(inner);
     if let Attempted::Again { crashed: true, .. } = outcome.attempted {
         // The crash hook's point: the process dies where a crash would
         // stop it, before anything more is written.
@@ -158,7 +162,8 @@ fn settle<'a>(
         } => {
             let counted = !crashed && !engine.stopping();
             if counted && row.attempt >= row.max_attempts {
-                let why = format!("{why} (after {} attempts)", row.attempt);
+                let plural = if row.attempt == 1 { "" } else { "s" };
+                let why = format!("{why} (after {} attempt{plural})", row.attempt);
                 let state = DeliveryState::RetryLater;
                 let mut ran = end_with(engine, row, lease, state, why, steps, None);
                 ran.outcome = outcome;
@@ -321,5 +326,40 @@ fn committed_words(_v: &Value, outcome: &AttemptOutcome) -> String {
         "committed".into()
     } else {
         format!("committed: {}", parts.join(", "))
+    }
+}
+
+/// The provider of an attempt, each send timed for
+/// `jadpo_step_duration_seconds`.
+struct Timed<'p> {
+    inner: &'p mut dyn jadpo_runtime::provider::Provider,
+    metrics: &'p crate::metrics::Metrics,
+}
+
+impl jadpo_runtime::provider::Provider for Timed<'_> {
+    fn send(
+        &mut self,
+        call: &jadpo_runtime::provider::Call<'_>,
+    ) -> jadpo_runtime::provider::Answer {
+        use jadpo_runtime::provider::Answer;
+        let started = std::time::Instant::now();
+        let answer = self.inner.send(call);
+        let result = match &answer {
+            Answer::Done(_) => "answered",
+            Answer::Failed { .. } => "failed",
+            Answer::Unavailable => "unavailable",
+            Answer::RateLimited => "rate_limited",
+            Answer::InUse => "in_use",
+            Answer::ServerError => "server_error",
+            Answer::Lost => "lost",
+            Answer::Mismatch => "mismatch",
+        };
+        self.metrics
+            .step_sent(call.operation, result, started.elapsed().as_secs_f64());
+        answer
+    }
+
+    fn wire(&self) -> Option<jadpo_runtime::provider::Wire> {
+        self.inner.wire()
     }
 }
