@@ -526,10 +526,15 @@ fn show(o: &Opened, prefix: &str, json: bool) -> Done {
         } else {
             format!(" (answers so far: {})", answers.join(", "))
         };
-        check = Some(format!(
-            "Check in {} whether `{op}` acted{so_far}.",
-            provider_name(&op)
-        ));
+        // The operation's own `check:` text, else its name.
+        let what = o
+            .program
+            .operations
+            .iter()
+            .find(|x| x.qualified == op)
+            .and_then(|x| x.check.clone())
+            .unwrap_or_else(|| format!("whether `{op}` acted"));
+        check = Some(format!("Check in {} {what}{so_far}.", provider_name(&op)));
         commands.push((
             "It wasn't:".into(),
             format!("jadpo deliveries retry {id} --not-done"),

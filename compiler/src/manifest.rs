@@ -121,5 +121,8 @@ pub struct OperationDecl {
     /// The operation's own key window, for providers whose windows differ
     /// by endpoint.
     pub window_ms: Option<Spanned<u64>>,
+    /// `check:`, what an operator checks at the provider when a send of
+    /// this operation is in doubt: `whether the subscription was created`.
+    pub check: Option<Spanned<String>>,
     pub span: Span,
 }

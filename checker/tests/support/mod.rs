@@ -249,6 +249,7 @@ impl B {
                 .as_ref()
                 .filter(|_| keyed)
                 .map(|i| i.window_ms),
+            check: None,
             request: jadpo_compiler::ir::Ty::Error,
             answer: jadpo_compiler::ir::Ty::Error,
         });

@@ -194,6 +194,9 @@ pub struct Operation {
     /// How long the provider keeps this operation's key: its own `window:`,
     /// else the provider's. `None` when it is sent without a key.
     pub window_ms: Option<u64>,
+    /// `check:` from `package.yaml`: what an operator checks at the
+    /// provider when a send is in doubt.
+    pub check: Option<String>,
     pub request: Ty,
     /// `Unit` for an operation with no `answer:`.
     pub answer: Ty,

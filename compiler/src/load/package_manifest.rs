@@ -37,6 +37,7 @@ const OPERATION_KEYS: &[&str] = &[
     "timeout",
     "attempts",
     "window",
+    "check",
 ];
 
 /// Reads a parsed `package.yaml`. `None` when the package cannot be used at
@@ -423,6 +424,7 @@ fn read_operation(
         .and_then(|n| r.int(n, "attempts", 1, 100))
         .map(|a| a as u32);
     let window_ms = fields.get("window").and_then(|n| r.duration(n, "window"));
+    let check = fields.get("check").and_then(|n| read_check(r, n));
     let op = OperationDecl {
         name,
         request: request?,
@@ -436,10 +438,42 @@ fn read_operation(
         timeout_ms,
         attempts,
         window_ms,
+        check,
         span: r.span(key),
     };
     check_operation(r, &op, &fields, provider);
     Some(op)
+}
+
+/// `check: "whether the subscription was created"`: one line an operator
+/// reads after "Check in Stripe", so no line breaks and at most 200
+/// characters.
+fn read_check(r: &mut Reader, node: &Node) -> Option<Spanned<String>> {
+    let text = r.text(
+        node,
+        "text such as \"whether the subscription was created\"",
+    )?;
+    let bad = text.node.chars().any(char::is_control);
+    let long = text.node.chars().count() > 200;
+    if bad || long || text.node.trim().is_empty() {
+        r.push(
+            Diagnostic::error(
+                "manifest.wrong_type",
+                text.span,
+                "`check` must be one line of 1 to 200 characters",
+            )
+            .with_label(if bad {
+                "holds a line break or another control character"
+            } else if long {
+                "longer than 200 characters"
+            } else {
+                "empty"
+            })
+            .with_help("an operator reads it after \"Check in <provider>\", as in `check: \"whether the subscription was created\"`"),
+        );
+        return None;
+    }
+    Some(text)
 }
 
 /// Rules between settings of one operation and its provider.

@@ -68,6 +68,7 @@ impl<'a> Builder<'a> {
                 .as_ref()
                 .filter(|_| op.idempotent && op.keyed)
                 .map(|i| op.window_ms.as_ref().map_or(i.window_ms, |w| w.node)),
+            check: op.check.as_ref().map(|c| c.node.clone()),
             request: request.clone(),
             answer: answer.clone(),
         });
