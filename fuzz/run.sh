@@ -93,7 +93,8 @@ bin="fuzz/target/$triple/release"
 failed=()
 for t in "${targets[@]}"; do
     echo "== fuzzing $t for ${secs}s (sanitizer: $sanitizer)"
-    mkdir -p "fuzz/artifacts/$t"
+    # A target whose input is structured (fmt's) has no seeds: start empty.
+    mkdir -p "fuzz/artifacts/$t" "fuzz/corpus/$t"
     if ! "$bin/$t" "fuzz/corpus/$t" -artifact_prefix="fuzz/artifacts/$t/" \
         -max_total_time="$secs" -timeout=20 -detect_leaks=0 -rss_limit_mb=4096 -max_len=65536 \
         -print_final_stats=1; then

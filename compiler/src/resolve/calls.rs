@@ -410,13 +410,17 @@ impl<'r> Resolver<'r, '_> {
                 Some((Callable::Action(a), _)) => Callee::Action(*a),
                 Some((Callable::Function(f), _)) => Callee::Function(*f),
                 None => {
-                    let cands = self.callable_candidates(cx.unit);
-                    self.report_unknown(
+                    let unit = cx.unit;
+                    let near =
+                        self.suggestion("name.unknown_action", unit, one.name.as_str(), |t| {
+                            callable_candidates(t, unit)
+                        });
+                    self.report_unknown_near(
                         "name.unknown_action",
                         "action or function",
                         one.span,
                         one.name.as_str(),
-                        &cands,
+                        near,
                     );
                     Callee::Silent
                 }
@@ -513,25 +517,6 @@ impl<'r> Resolver<'r, '_> {
         .with_reason("an app sees a package's types, failures and operations, and of its actions only `public action`s")
         .with_fix("call one of the package's public actions, or its operations");
         self.error(d);
-    }
-
-    fn callable_candidates(&self, unit: Owner) -> Vec<String> {
-        let u = self.unit(unit);
-        let mut out: Vec<String> = u.callables.keys().map(|n| n.as_str().to_string()).collect();
-        for (pname, p) in &u.sees {
-            let pu = self.unit(Owner::Package(*p));
-            for op in pu.ops.keys() {
-                out.push(format!("{pname}.{op}"));
-            }
-            for (n, (c, _)) in &pu.callables {
-                if let Callable::Action(a) = c {
-                    if self.prog.action(*a).public {
-                        out.push(format!("{pname}.{n}"));
-                    }
-                }
-            }
-        }
-        out
     }
 
     /// `create`, `update` and `delete`.
@@ -827,4 +812,24 @@ fn write_word(kind: ir::WriteKind) -> &'static str {
         ir::WriteKind::Update => "update",
         ir::WriteKind::Delete => "delete",
     }
+}
+
+/// Every action, function and operation a unit can call, as written.
+fn callable_candidates(t: &super::Tables<'_>, unit: Owner) -> Vec<String> {
+    let u = t.unit(unit);
+    let mut out: Vec<String> = u.callables.keys().map(|n| n.as_str().to_string()).collect();
+    for (pname, p) in &u.sees {
+        let pu = t.unit(Owner::Package(*p));
+        for op in pu.ops.keys() {
+            out.push(format!("{pname}.{op}"));
+        }
+        for (n, (c, _)) in &pu.callables {
+            if let Callable::Action(a) = *c {
+                if t.prog.action(a).public {
+                    out.push(format!("{pname}.{n}"));
+                }
+            }
+        }
+    }
+    out
 }

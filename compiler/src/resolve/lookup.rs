@@ -138,6 +138,44 @@ impl Resolver<'_, '_> {
         self.error(d);
     }
 
+    /// [`Self::report_unknown`] with the suggestion already found.
+    pub fn report_unknown_near(
+        &mut self,
+        code: &'static str,
+        what: &str,
+        span: Span,
+        written: &str,
+        near: Option<String>,
+    ) {
+        let d = Diagnostic::error(code, span, format!("unknown {what} `{written}`"))
+            .with_label(format!("no {what} named `{written}` is visible here"));
+        let d = match near {
+            Some(near) => d.with_did_you_mean(span, &near),
+            None => d.with_fix(format!("declare the {what}, or correct its name")),
+        };
+        self.error(d);
+    }
+
+    /// The nearest of the names `names` gives for `written`, through the
+    /// shared memo: each list is built once per unit and kind, and each
+    /// written name answered once.
+    pub fn suggestion(
+        &self,
+        code: &'static str,
+        unit: Owner,
+        written: &str,
+        names: impl FnOnce(&Tables<'_>) -> Vec<String>,
+    ) -> Option<String> {
+        let size: usize = self
+            .units
+            .iter()
+            .map(|u| u.decls.len() + u.callables.len() + u.ops.len())
+            .sum();
+        let t: &Tables<'_> = self;
+        self.suggest_memo
+            .suggest((code, unit, size), written, || names(t))
+    }
+
     /// The diagnostic of [`Self::report_unknown`], for a caller that adds to it.
     pub fn unknown_diag(
         &self,
@@ -270,8 +308,11 @@ impl Resolver<'_, '_> {
                 None
             }
             Found::No => {
-                let cands = self.decl_candidates(unit, |d| (want.take)(d).is_some());
-                self.report_unknown(want.code, want.word, path.span, &path.text(), &cands);
+                let text = path.text();
+                let near = self.suggestion(want.code, unit, &text, |t| {
+                    t.decl_candidates(unit, |d| (want.take)(d).is_some())
+                });
+                self.report_unknown_near(want.code, want.word, path.span, &text, near);
                 None
             }
         }
@@ -316,14 +357,10 @@ pub(crate) fn suggest<'c>(written: &str, candidates: &'c [String]) -> Option<&'c
         return Some(near);
     }
     let w: Vec<char> = written.chars().collect();
-    candidates.iter().map(String::as_str).find(|c| {
-        let c: Vec<char> = c.chars().collect();
-        if c.len() != w.len() {
-            return false;
-        }
-        let diff: Vec<usize> = (0..w.len()).filter(|i| w.get(*i) != c.get(*i)).collect();
-        matches!(diff.as_slice(), [i, j] if *j == i + 1 && w.get(*i) == c.get(*j) && w.get(*j) == c.get(*i))
-    })
+    candidates
+        .iter()
+        .map(String::as_str)
+        .find(|c| super::suggest::swapped(&w, c))
 }
 
 /// The kind of declaration a `find_*` lookup expects, and its words for

@@ -42,6 +42,7 @@ mod query;
 mod relocate;
 mod reuse;
 pub mod size;
+mod suggest;
 mod tables;
 mod test_items;
 mod types;
@@ -95,6 +96,8 @@ pub(crate) struct Tables<'a> {
     pub syntax_files: HashSet<FileId>,
     /// Whether bodies are lowered to code too ([`Lowering::Code`]).
     pub code: bool,
+    /// "Did you mean" lists and answers, shared by the body threads.
+    pub suggest_memo: suggest::Memo,
     /// Whose tests are resolved: the app's, or the package's checked on
     /// its own.
     pub test_owner: Owner,
@@ -344,6 +347,7 @@ impl<'a> Builder<'a> {
             route_path_of: HashMap::default(),
             syntax_files: HashSet::new(),
             code: false,
+            suggest_memo: Default::default(),
             test_owner: Owner::App,
             fixture_decls: Vec::new(),
             test_decls: Vec::new(),

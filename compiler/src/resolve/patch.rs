@@ -336,6 +336,7 @@ impl<'a> Tables<'a> {
             route_path_of: Default::default(),
             syntax_files,
             code: false,
+            suggest_memo: Default::default(),
             test_owner: ir::Owner::App,
             fixture_decls: Vec::new(),
             test_decls: Vec::new(),

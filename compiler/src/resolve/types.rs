@@ -222,11 +222,14 @@ impl<'a> Resolver<'_, 'a> {
                 Ty::Error
             }
             Found::No => {
-                let mut cands = self.decl_candidates(unit, |d| d.as_type().is_some());
-                cands.extend(Prim::ALL.iter().map(|p| p.as_str().to_string()));
-                cands.push("List".to_string());
                 let text = path.text();
-                self.report_unknown("name.unknown_type", "type", path.span, &text, &cands);
+                let near = self.suggestion("name.unknown_type", unit, &text, |t| {
+                    let mut cands = t.decl_candidates(unit, |d| d.as_type().is_some());
+                    cands.extend(Prim::ALL.iter().map(|p| p.as_str().to_string()));
+                    cands.push("List".to_string());
+                    cands
+                });
+                self.report_unknown_near("name.unknown_type", "type", path.span, &text, near);
                 Ty::Error
             }
         }
