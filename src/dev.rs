@@ -17,6 +17,7 @@ use jadpo_compiler::ir::{Prim, Program, Ty};
 use jadpo_compiler::load::FsLoader;
 use jadpo_compiler::resolve::Lowering;
 use jadpo_plan::Plan;
+use jadpo_runtime::record::Resume;
 use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::Store;
 use jadpo_runtime::suite::{prepare_fixture, Prepared};
@@ -337,8 +338,10 @@ fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::Jo
                             continue;
                         }
                         let id = plan.build_id.get(..12).unwrap_or("").to_string();
+                        let stranded = stranded(&engine, &plan);
                         engine.replace_build(Build::new(program, plan));
                         engine.listing.note(&format!("reloaded: build {id}"));
+                        say_stranded(&*engine.listing, &stranded);
                     }
                     Err(text) => {
                         engine.listing.note(&text);
@@ -349,6 +352,51 @@ fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::Jo
                 }
             }
         })
+}
+
+/// The unfinished records a new build would hold as diverged, as lines
+/// naming each with its action and the step where it leaves the build.
+fn stranded(engine: &Engine, plan: &Plan) -> Vec<String> {
+    let Ok(records) = engine.store.unfinished() else {
+        return vec!["(the store's unfinished records could not be read)".into()];
+    };
+    let mut lines = Vec::new();
+    for (id, rec) in &records {
+        let Ok(Some(d)) = engine.store.delivery(id) else {
+            continue;
+        };
+        match rec.resume_under(plan, &d.action) {
+            Resume::Same | Resume::Prefix => {}
+            Resume::NoAction => {
+                lines.push(format!("{id}  {}: the build has no such action", d.action))
+            }
+            Resume::Held { step, operation } => lines.push(format!(
+                "{id}  {}: step {step} (`{operation}`) is no step there in the build",
+                d.action
+            )),
+        }
+    }
+    lines
+}
+
+/// Says which records a reload strands (design section 13: from the
+/// same verdict as `runs unfinished --build`).
+fn say_stranded(listing: &dyn Listen, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let n = lines.len();
+    listing.note(&format!(
+        "WARN this build holds {n} unfinished record{} as diverged; {} resume{} only under a build whose steps {} match:",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "it" } else { "they" },
+        if n == 1 { "s" } else { "" },
+        if n == 1 { "its" } else { "their" },
+    ));
+    for l in lines {
+        listing.note(&format!("  {l}"));
+    }
+    listing.note("  undo the change to resume them, or settle each: jadpo deliveries show ID, then retry or abandon");
 }
 
 /// What changes when the app's sources change: each `.jadpo` and `.yaml`

@@ -12,7 +12,7 @@ use jadpo_compiler::load::FsLoader;
 use jadpo_compiler::resolve::Lowering;
 use jadpo_plan::{ActionPlan, Plan};
 use jadpo_runtime::attempt::Recorded;
-use jadpo_runtime::record::{Doubt, RowState, Sealer, StoredRecord};
+use jadpo_runtime::record::{Doubt, Resume, RowState, Sealer, StoredRecord};
 use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{DeliveryRow, DeliveryState, ListFilter, Operated, Source, Store};
 use jadpo_runtime::value::{instant_text, Instant};
@@ -753,41 +753,14 @@ pub fn unfinished(args: &UnfinishedArgs) -> u8 {
     u8::from(held > 0)
 }
 
-/// Whether a build's plan resumes a record: the same shape digest, or its
-/// steps so far are a path's first steps in the plan's shape.
+/// How `runs unfinished` words a build's verdict on a record.
 fn judge(plan: &Plan, action: &str, rec: &StoredRecord) -> String {
-    let Some(a) = plan.action(action) else {
-        return format!("held as diverged: the build has no action `{action}`");
-    };
-    if rec.build_id == plan.build_id || rec.shape_digest == a.step_shape_digest {
-        return "resumes".into();
-    }
-    let ops: Vec<&str> = rec.steps.iter().map(|s| s.operation.as_str()).collect();
-    let shape = &a.step_shape;
-    let mut front: Vec<usize> = shape.starts.clone();
-    for (i, op) in ops.iter().enumerate() {
-        let here: Vec<usize> = front
-            .iter()
-            .copied()
-            .filter(|n| {
-                shape
-                    .nodes
-                    .iter()
-                    .any(|node| node.id == *n && node.operation == *op)
-            })
-            .collect();
-        if here.is_empty() {
-            return format!(
-                "held as diverged at step {} (`{op}` is no step there in the build)",
-                i + 1
-            );
+    match rec.resume_under(plan, action) {
+        Resume::Same => "resumes".into(),
+        Resume::Prefix => "resumes (its steps so far are the build's)".into(),
+        Resume::NoAction => format!("held as diverged: the build has no action `{action}`"),
+        Resume::Held { step, operation } => {
+            format!("held as diverged at step {step} (`{operation}` is no step there in the build)")
         }
-        front = shape
-            .edges
-            .iter()
-            .filter(|(from, _)| here.contains(from))
-            .map(|(_, to)| *to)
-            .collect();
     }
-    "resumes (its steps so far are the build's)".into()
 }

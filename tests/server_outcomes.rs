@@ -288,3 +288,36 @@ fn keep_completed_prunes_completed_deliveries_after_its_duration() {
     server.stop();
     assert_eq!(completed(&db), 0);
 }
+
+#[test]
+fn a_reload_that_strands_a_parked_run_says_so() {
+    let dir = scratch("operators-reload");
+    let app = app(&dir);
+    let db = dir.join("dev.sqlite");
+    let server = dev_with(&app, &db, "stripe_down", &["reload"]);
+    assert_eq!(post(&server, "order-1").0, 503);
+    assert_eq!(post(&server, "order-1").0, 500);
+    let parked = ended(&app, &db, "subscribe", "outcome_unknown");
+    // The next build makes a second customer before attaching the card:
+    // the record's step 2 (`payment_methods.attach`) is no step there.
+    edit(
+        &app.join("src/subscribe.jadpo"),
+        "    attempt stripe.payment_methods.attach(",
+        "    attempt stripe.customers.create(stripe.CustomerCreate { email: request.email })\n    attempt stripe.payment_methods.attach(",
+    );
+    let said = server.wait_for("as diverged", 20);
+    let all = server.lines.lock().map(|l| l.join("\n")).unwrap_or_default();
+    server.stop();
+    let said = said.unwrap_or_else(|| panic!("no warning about the stranded record:\n{all}"));
+    let text = said.join("\n");
+    assert!(
+        text.contains("holds 1 unfinished record as diverged"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "{parked}  subscribe: step 2 (`stripe.payment_methods.attach`) is no step there in the build"
+        )),
+        "{text}"
+    );
+}

@@ -18,6 +18,8 @@ pub const BODY: &str =
 pub struct Dev {
     pub child: Child,
     pub port: u16,
+    /// What it printed on standard output after it said where it serves.
+    pub lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 pub fn scratch(name: &str) -> PathBuf {
@@ -81,15 +83,24 @@ pub fn spawn(mut cmd: Command) -> Result<Dev, String> {
             .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
             .and_then(|p| p.parse().ok())
         {
-            // Keep draining its output so it never blocks on a full pipe.
-            std::thread::spawn(move || while receive.recv().is_ok() {});
+            // Keep reading its output (so it never blocks on a full pipe),
+            // for tests that wait for a line.
+            let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let kept = lines.clone();
+            std::thread::spawn(move || {
+                while let Ok(line) = receive.recv() {
+                    if let Ok(mut l) = kept.lock() {
+                        l.push(line);
+                    }
+                }
+            });
             if let Some(mut e) = child.stderr.take() {
                 std::thread::spawn(move || {
                     let mut sink = Vec::new();
                     let _ = e.read_to_end(&mut sink);
                 });
             }
-            return Ok(Dev { child, port });
+            return Ok(Dev { child, port, lines });
         }
     }
     let _ = child.kill();
@@ -98,6 +109,21 @@ pub fn spawn(mut cmd: Command) -> Result<Dev, String> {
 }
 
 impl Dev {
+    /// Waits (at most `secs` seconds) for a line of its output holding
+    /// `needle`; every line from that one on, or `None`.
+    pub fn wait_for(&self, needle: &str, secs: u64) -> Option<Vec<String>> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < deadline {
+            if let Ok(l) = self.lines.lock() {
+                if let Some(at) = l.iter().position(|x| x.contains(needle)) {
+                    return Some(l[at..].to_vec());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+
     /// One request; `None` when the connection broke (the process died).
     pub fn request(
         &self,
@@ -187,13 +213,16 @@ pub fn dev_at(app: &Path, db: &Path, fakes: &str) -> Dev {
     dev_with(app, db, fakes, &[])
 }
 
-/// [`dev_at`] with more flags.
+/// [`dev_at`] with more flags; `--no-reload` unless `flags` holds
+/// `reload` (which is not passed on).
 pub fn dev_with(app: &Path, db: &Path, fakes: &str, flags: &[&str]) -> Dev {
+    let reload = flags.contains(&"reload");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
     cmd.arg("dev")
-        .args(flags)
+        .args(flags.iter().filter(|f| **f != "reload"))
         .arg(app)
-        .args(["--listen", "127.0.0.1:0", "--no-reload"])
+        .args(["--listen", "127.0.0.1:0"])
+        .args(if reload { None } else { Some("--no-reload") })
         .args(["--format", "json", "--lease", "1", "--fakes", fakes, "--db"])
         .arg(db)
         .env("JADPO_API_KEYS", KEYS)

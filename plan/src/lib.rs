@@ -150,6 +150,40 @@ pub struct Shape {
     pub truncated: bool,
 }
 
+impl Shape {
+    /// The first of a record's steps (by their operations) that no path of
+    /// this shape makes next, counted from 0; `None` when the steps so far
+    /// are the first steps of a path, so the build resumes the record.
+    pub fn first_off_path(&self, ops: &[&str]) -> Option<usize> {
+        let mut front: Vec<usize> = self.starts.clone();
+        for (i, op) in ops.iter().enumerate() {
+            let here: Vec<usize> = front
+                .iter()
+                .copied()
+                .filter(|n| {
+                    // Step ids count from 1, nodes are listed in id order.
+                    n.checked_sub(1)
+                        .and_then(|i| self.nodes.get(i))
+                        .is_some_and(|node| node.id == *n && node.operation == *op)
+                })
+                .collect();
+            if here.is_empty() {
+                return Some(i);
+            }
+            let mut next: Vec<usize> = self
+                .edges
+                .iter()
+                .filter(|(from, _)| here.contains(from))
+                .map(|(_, to)| *to)
+                .collect();
+            next.sort_unstable();
+            next.dedup();
+            front = next;
+        }
+        None
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShapeNode {

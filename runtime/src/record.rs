@@ -58,6 +58,40 @@ pub struct StoredRecord {
     pub steps: Vec<StepRow>,
 }
 
+/// What a build would do with a record it finds unfinished, as the
+/// attempt's record check decides it before the code runs: for `runs
+/// unfinished --build` and for `jadpo dev`'s reloads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// The build that started it, or one of the same step shape.
+    Same,
+    /// Another shape, in which the steps so far are a path's first steps.
+    Prefix,
+    /// Held as diverged: the build has no such action.
+    NoAction,
+    /// Held as diverged at `step` (1-based), recorded as `operation`.
+    Held { step: u32, operation: String },
+}
+
+impl StoredRecord {
+    pub fn resume_under(&self, plan: &jadpo_plan::Plan, action: &str) -> Resume {
+        let Some(a) = plan.action(action) else {
+            return Resume::NoAction;
+        };
+        if self.build_id == plan.build_id || self.shape_digest == a.step_shape_digest {
+            return Resume::Same;
+        }
+        let ops: Vec<&str> = self.steps.iter().map(|s| s.operation.as_str()).collect();
+        match a.step_shape.first_off_path(&ops) {
+            None => Resume::Prefix,
+            Some(at) => Resume::Held {
+                step: at as u32 + 1,
+                operation: ops.get(at).copied().unwrap_or_default().to_string(),
+            },
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepRow {
     /// 1-based step number along the path the action ran.

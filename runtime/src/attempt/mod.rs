@@ -168,7 +168,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
             return Ok(());
         }
         let ops: Vec<&str> = rec.steps.iter().map(|r| r.operation.as_str()).collect();
-        let Some(at) = steps::first_off_path(&self.s.plan.step_shape, &ops) else {
+        let Some(at) = self.s.plan.step_shape.first_off_path(&ops) else {
             return Ok(());
         };
         steps::held(Divergence {

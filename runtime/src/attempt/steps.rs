@@ -375,35 +375,3 @@ fn differing_fields(row: &StepRow, request: &Value) -> Vec<String> {
     names.dedup();
     names
 }
-
-/// Where `ops` stop being the operations of a path from a start of
-/// `shape` (the index of the first that no path makes there); `None` when
-/// they are a path's first steps.
-pub(super) fn first_off_path(shape: &jadpo_plan::Shape, ops: &[&str]) -> Option<usize> {
-    let mut front: Vec<usize> = shape.starts.clone();
-    for (i, op) in ops.iter().enumerate() {
-        let here: Vec<usize> = front
-            .iter()
-            .copied()
-            .filter(|n| {
-                // Step ids count from 1, nodes are listed in id order.
-                n.checked_sub(1)
-                    .and_then(|i| shape.nodes.get(i))
-                    .is_some_and(|node| node.id == *n && node.operation == *op)
-            })
-            .collect();
-        if here.is_empty() {
-            return Some(i);
-        }
-        let mut next: Vec<usize> = shape
-            .edges
-            .iter()
-            .filter(|(from, _)| here.contains(from))
-            .map(|(_, to)| *to)
-            .collect();
-        next.sort_unstable();
-        next.dedup();
-        front = next;
-    }
-    None
-}
