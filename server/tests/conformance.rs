@@ -1084,9 +1084,12 @@ fn retention_keeps_answers_29_days_and_drops_them_on_day_31_keeping_the_steps() 
         );
         let row = store.delivery("d_1").unwrap().unwrap();
         assert_eq!(row.steps, vec![summary], "{label}: the step list stays");
+        // (r_9's claim, open since day 0, lapsed on day 29: its item too.)
+        let items = store.items(false).unwrap();
+        let d1 = items.iter().find(|i| i.delivery == "d_1");
         assert!(
-            store.items(false).unwrap()[0].answers_dropped_at.is_some(),
-            "{label}"
+            d1.is_some_and(|i| i.answers_dropped_at.is_some()),
+            "{label}: {items:?}"
         );
 
         assert_eq!(
@@ -1095,6 +1098,72 @@ fn retention_keeps_answers_29_days_and_drops_them_on_day_31_keeping_the_steps() 
             "{label}"
         );
         assert!(store.delivery("d_1").unwrap().is_none(), "{label}");
-        assert!(store.items(false).unwrap().is_empty(), "{label}");
+        assert!(
+            store
+                .items(false)
+                .unwrap()
+                .iter()
+                .all(|i| i.delivery != "d_1"),
+            "{label}"
+        );
+    });
+}
+
+#[test]
+fn an_open_route_claim_lapses_after_a_day_and_its_record_becomes_an_item() {
+    use jadpo_runtime::store::Retention;
+    const DAY: i64 = 86_400_000;
+    each("claim-lapse", |label, store| {
+        // A run whose client never came back: retryable, the claim open.
+        let KeyClaim::New { lease } = store.claim_key(&key_request("k1", 1, "r_1")).unwrap() else {
+            panic!("{label}: not new");
+        };
+        store
+            .put_step("r_1", &lease, &record(), &step(1, true))
+            .unwrap();
+        let retry = Next::Retry {
+            run_at: now(),
+            why: "unavailable".into(),
+            counted: true,
+            steps: Vec::new(),
+        };
+        store.release("r_1", &lease, &retry, now()).unwrap();
+        // One still running under a live lease is left alone.
+        let KeyClaim::New { .. } = store.claim_key(&key_request("k2", 1, "r_2")).unwrap() else {
+            panic!("{label}: not new");
+        };
+        let keep = Retention::default();
+        let hour23 = store
+            .prune(later(now(), 23 * 3_600_000), keep, 1000)
+            .unwrap();
+        assert_eq!(hour23.lapsed, 0, "{label}: {hour23:?}");
+        let mut live = key_request("k2", 1, "r_3");
+        live.now = later(now(), DAY + 60_000);
+        let r2 = store.take("r_2", 3 * DAY as u64, live.now).unwrap();
+        assert!(r2.is_some(), "{label}");
+        let day = store.prune(later(now(), DAY + 60_000), keep, 1000).unwrap();
+        assert_eq!(day.lapsed, 1, "{label}: {day:?}");
+        let row = store.delivery("r_1").unwrap().unwrap();
+        assert_eq!(row.state, DeliveryState::RetryLater, "{label}");
+        assert!(row.lease_generation > lease.generation, "{label}: fenced");
+        let items = store.items(true).unwrap();
+        assert!(
+            items
+                .iter()
+                .any(|i| i.delivery == "r_1" && i.outcome == DeliveryState::RetryLater),
+            "{label}: {items:?}"
+        );
+        assert!(store.record("r_1").unwrap().is_some(), "{label}: kept");
+        let mut again = key_request("k1", 1, "r_4");
+        again.now = later(now(), DAY + 120_000);
+        assert!(
+            matches!(store.claim_key(&again).unwrap(), KeyClaim::New { .. }),
+            "{label}: the key is free again"
+        );
+        assert_eq!(
+            store.claim_key(&live).unwrap(),
+            KeyClaim::InUse,
+            "{label}: the live claim stays"
+        );
     });
 }

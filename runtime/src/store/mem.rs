@@ -19,6 +19,7 @@ struct KeyRow {
     fingerprint: [u8; 32],
     delivery: String,
     response: Option<StoredResponse>,
+    created_at: Instant,
 }
 
 /// A delivery with what the store keeps beside the row.
@@ -611,6 +612,7 @@ impl RouteKeys for MemStore {
                     fingerprint: request.fingerprint,
                     delivery: id.clone(),
                     response: None,
+                    created_at: request.now,
                 },
             );
             drop(inner);
@@ -858,6 +860,45 @@ fn close(inner: &mut Inner, id: &str, by: &str, now: Instant) {
 }
 
 impl MemStore {
+    /// Open route claims older than `keep.open_claims_ms` whose delivery
+    /// is not running under a live lease: the delivery ends `retry_later`
+    /// with an operator item (unless it ended already), and the key is
+    /// freed.
+    fn lapse_claims(inner: &mut Inner, now: Instant, keep: Retention, max: usize) -> usize {
+        let open_before = before(now, keep.open_claims_ms);
+        let lapsed: Vec<((String, String, String), String)> = inner
+            .keys
+            .iter()
+            .filter(|(_, k)| k.response.is_none() && k.created_at < open_before)
+            .filter(|(_, k)| {
+                inner.deliveries.get(&k.delivery).is_none_or(|h| {
+                    h.row.state != DeliveryState::Running
+                        || h.row.lease_until.is_none_or(|t| t <= now)
+                })
+            })
+            .map(|(at, k)| (at.clone(), k.delivery.clone()))
+            .take(max)
+            .collect();
+        for (at, id) in &lapsed {
+            let open = inner
+                .deliveries
+                .get(id)
+                .is_some_and(|h| !h.row.state.ended());
+            if open {
+                inner.set_state(id, DeliveryState::RetryLater);
+                if let Some(h) = inner.deliveries.get_mut(id) {
+                    h.row.reason = Some(LAPSED_WHY.into());
+                    h.row.lease_generation += 1;
+                    h.row.lease_until = None;
+                    h.row.ended_at = Some(now);
+                }
+                inner.open_item(id, DeliveryState::RetryLater, LAPSED_WHY, now);
+            }
+            inner.keys.remove(at);
+        }
+        lapsed.len()
+    }
+
     fn prune_inner(inner: &mut Inner, now: Instant, keep: Retention, max: usize) -> Pruned {
         let mut p = Pruned::default();
         let done_before = before(now, keep.completed_ms);
@@ -906,6 +947,7 @@ impl MemStore {
             inner.keys.remove(&at);
             p.claims += 1;
         }
+        p.lapsed = MemStore::lapse_claims(inner, now, keep, max);
         let answers_before = before(now, keep.answers_ms);
         let dropped: Vec<String> = inner
             .items

@@ -505,6 +505,9 @@ pub struct Retention {
     pub completed_ms: u64,
     /// An operator item's answers: 30 days.
     pub answers_ms: u64,
+    /// A route claim still open (its client never came back): 24 h, then
+    /// its record becomes an operator item and the key is free again.
+    pub open_claims_ms: u64,
 }
 
 impl Default for Retention {
@@ -512,6 +515,7 @@ impl Default for Retention {
         Retention {
             completed_ms: 24 * 3600 * 1000,
             answers_ms: 30 * 24 * 3600 * 1000,
+            open_claims_ms: 24 * 3600 * 1000,
         }
     }
 }
@@ -523,11 +527,17 @@ pub struct Pruned {
     pub events: usize,
     pub claims: usize,
     pub answers: usize,
+    /// Open route claims that lapsed.
+    pub lapsed: usize,
 }
+
+/// Why a lapsed claim's delivery ended.
+pub const LAPSED_WHY: &str =
+    "its route's client did not send the request again within 24 h: the claim lapsed and the key is free";
 
 impl Pruned {
     pub fn total(&self) -> usize {
-        self.deliveries + self.events + self.claims + self.answers
+        self.deliveries + self.events + self.claims + self.answers + self.lapsed
     }
 }
 

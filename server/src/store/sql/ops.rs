@@ -14,7 +14,7 @@ use jadpo_runtime::record::{StepRow, StoredRecord};
 use jadpo_runtime::store::schema::to_column;
 use jadpo_runtime::store::{
     abandon_refusal, before, in_doubt, next_generation, retry_refusal, ListFilter, Operated,
-    Pruned, Retention,
+    Pruned, Retention, LAPSED_WHY,
 };
 use jadpo_runtime::store::{
     ClaimRequest, Claimed, Commit, CommitError, DeliveryRow, DeliveryState, ErrorKind, Fenced,
@@ -1205,6 +1205,55 @@ pub fn unfinished(cx: &mut Cx<'_>) -> Res<Vec<(String, StoredRecord)>> {
 
 // -------------------------------------------------------------- retention
 
+/// Open route claims older than `keep.open_claims_ms` (their client never
+/// came back) whose delivery is not running under a live lease: the
+/// delivery ends `retry_later` with an operator item, unless it ended
+/// already, and the key is freed.
+fn lapse_claims(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<usize> {
+    let now = cx.now;
+    let k = cx.t("jadpo_route_key");
+    let open = cx.rows(
+        &format!(
+            "SELECT route, principal, key, delivery FROM {k} WHERE status IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2"
+        ),
+        &[time(before(now, keep.open_claims_ms)), P::Int(max as i64)],
+    )?;
+    let mut lapsed = 0;
+    for row in open {
+        let mut r = Reader::new(cx.store, row);
+        let (route, principal, key, id) = (
+            r.text("a claim's route")?.to_string(),
+            r.text("a claim's principal")?.to_string(),
+            r.text("a claim's key")?.to_string(),
+            r.text("a claim's delivery")?.to_string(),
+        );
+        let row = delivery(cx, &id)?;
+        let live = row.as_ref().is_some_and(|d| {
+            d.state == DeliveryState::Running && d.lease_until.is_some_and(|t| t > now)
+        });
+        if live {
+            continue;
+        }
+        if row.is_some_and(|d| !d.state.ended()) {
+            set_state(cx, &id, DeliveryState::RetryLater)?;
+            cx.exec(
+                &format!(
+                    "UPDATE {} SET reason = $2, lease_gen = lease_gen + 1, lease_until = NULL, ended_at = $3 WHERE id = $1",
+                    cx.t("jadpo_delivery")
+                ),
+                &[P::text(&id), P::text(LAPSED_WHY), time(now)],
+            )?;
+            open_item(cx, &id, DeliveryState::RetryLater, LAPSED_WHY)?;
+        }
+        cx.exec(
+            &format!("DELETE FROM {k} WHERE route = $1 AND principal = $2 AND key = $3"),
+            &[P::text(&route), P::text(&principal), P::text(&key)],
+        )?;
+        lapsed += 1;
+    }
+    Ok(lapsed)
+}
+
 pub fn prune(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<Pruned> {
     let mut p = Pruned::default();
     let now = cx.now;
@@ -1270,6 +1319,7 @@ pub fn prune(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<Pruned> {
         )?;
         p.claims += 1;
     }
+    p.lapsed = lapse_claims(cx, keep, max)?;
     let items = cx.rows(
         &format!(
             "SELECT delivery FROM {} WHERE opened_at < $1 AND answers_dropped_at IS NULL LIMIT $2",
