@@ -82,7 +82,10 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
     let sealer = std::env::var(&at.steps_key_env)
         .ok()
         .filter(|k| !k.is_empty())
-        .map(|k| Sealer::new(&k));
+        .map(|k| {
+            let previous = std::env::var(format!("{}_PREVIOUS", at.steps_key_env)).ok();
+            Sealer::rotating(&k, previous.as_deref())
+        });
     Ok(Opened {
         program,
         plan,

@@ -121,6 +121,26 @@ fn retried_and_completed(ops: &Ops) {
         steady_as_billing(ops, &text(&later), &id)
     );
 
+    // A rotated steps key opens the answers through STEPS_KEY_PREVIOUS.
+    let rotated = |vars: &[(&str, &str)]| {
+        let out = ops.jadpo_with(&["deliveries", "show", short], vars);
+        text(&out)
+    };
+    let closed = rotated(&[("STEPS_KEY", "the-next-key")]);
+    assert!(
+        closed.contains("the steps key does not open this answer"),
+        "{closed}"
+    );
+    assert!(!closed.contains("cus_1"), "{closed}");
+    let open = rotated(&[
+        ("STEPS_KEY", "the-next-key"),
+        ("STEPS_KEY_PREVIOUS", "test-only-key"),
+    ]);
+    assert!(
+        open.contains("cus_1") && !open.contains("does not open"),
+        "{open}"
+    );
+
     let plain = ops.jadpo(&["deliveries", "retry", short]);
     assert_eq!(plain.status.code(), Some(1), "{}", text(&plain));
     assert!(text(&plain).contains("step 2 of"), "{}", text(&plain));

@@ -43,6 +43,8 @@ pub struct Runtime<'p> {
     steps: Vec<StepsBySite>,
     /// Each event's subscribers: (subscriber, action), in plan order.
     subscribers: BTreeMap<String, Vec<(String, String)>>,
+    /// The steps key before a rotation, which still opens what it sealed.
+    previous_key: Option<String>,
 }
 
 /// What to run.
@@ -256,7 +258,18 @@ impl<'p> Runtime<'p> {
             by_action,
             steps,
             subscribers,
+            previous_key: None,
         }
+    }
+
+    /// Opens answers sealed under `previous` too (a steps key rotation).
+    pub fn with_previous_key(mut self, previous: Option<String>) -> Runtime<'p> {
+        self.previous_key = previous.filter(|p| !p.is_empty());
+        self
+    }
+
+    pub fn previous_key(&self) -> Option<&str> {
+        self.previous_key.as_deref()
     }
 
     pub fn action_plan(&self, action: ActionId) -> Option<&'p ActionPlan> {
@@ -319,7 +332,10 @@ impl<'p> Runtime<'p> {
         let Some(plan) = self.plan.actions.get(index) else {
             return ended(End::Faulted("no plan".into()));
         };
-        let sealer = Sealer::new(&secret(self.program, &d.config));
+        let sealer = Sealer::rotating(
+            &secret(self.program, &d.config),
+            self.previous_key.as_deref(),
+        );
         let empty = BTreeMap::new();
         let setting = Setting {
             program: self.program,

@@ -155,6 +155,8 @@ pub fn step_key(delivery: &str, step: u32, generation: u32) -> String {
 pub struct Sealer {
     key: [u8; 32],
     cipher: XChaCha20Poly1305,
+    /// During a rotation, the key before: it still opens what it sealed.
+    previous: Option<XChaCha20Poly1305>,
 }
 
 /// The key records are encrypted with in tests that give none.
@@ -166,7 +168,19 @@ impl Sealer {
         Sealer {
             key,
             cipher: XChaCha20Poly1305::new((&key).into()),
+            previous: None,
         }
+    }
+
+    /// During a rotation (`STEPS_KEY_PREVIOUS`): seals with `secret`, and
+    /// opens what either key sealed. An empty previous key is none.
+    pub fn rotating(secret: &str, previous: Option<&str>) -> Sealer {
+        let mut s = Sealer::new(secret);
+        s.previous = previous.filter(|p| !p.is_empty()).map(|p| {
+            let key = blake3::derive_key("jadpo-steps-encryption-v1", p.as_bytes());
+            XChaCha20Poly1305::new((&key).into())
+        });
+        s
     }
 
     /// Encrypts an answer for its place in the record. The nonce is derived
@@ -197,15 +211,15 @@ impl Sealer {
     /// was sealed with.
     pub fn open(&self, delivery: &str, position: u32, sealed: &Sealed) -> Option<Vec<u8>> {
         let aad = place(delivery, position);
-        self.cipher
-            .decrypt(
-                XNonce::from_slice(&sealed.nonce),
-                Payload {
-                    msg: &sealed.ciphertext,
-                    aad: &aad,
-                },
-            )
-            .ok()
+        let payload = || Payload {
+            msg: &sealed.ciphertext,
+            aad: &aad,
+        };
+        let nonce = XNonce::from_slice(&sealed.nonce);
+        self.cipher.decrypt(nonce, payload()).ok().or_else(|| {
+            let previous = self.previous.as_ref()?;
+            previous.decrypt(nonce, payload()).ok()
+        })
     }
 }
 

@@ -32,3 +32,21 @@ fn answers_open_only_with_their_key_and_place() {
     assert_eq!(s.seal("d", 1, b"{\"answer\":1}"), sealed, "deterministic");
     assert_ne!(s.seal("d", 1, b"{\"answer\":2}").nonce, sealed.nonce);
 }
+
+#[test]
+fn during_a_rotation_the_previous_key_still_opens_what_it_sealed() {
+    let old = Sealer::new("k1").seal("d", 1, b"{\"answer\":1}");
+    let rotating = Sealer::rotating("k2", Some("k1"));
+    assert_eq!(
+        rotating.open("d", 1, &old).as_deref(),
+        Some(&b"{\"answer\":1}"[..])
+    );
+    // New answers are sealed with the new key alone.
+    let new = rotating.seal("d", 2, b"{\"answer\":2}");
+    assert_eq!(new, Sealer::new("k2").seal("d", 2, b"{\"answer\":2}"));
+    assert_eq!(Sealer::new("k1").open("d", 2, &new), None);
+    // Without it, or with an empty one, the old answer stays closed.
+    assert_eq!(Sealer::rotating("k2", None).open("d", 1, &old), None);
+    assert_eq!(Sealer::rotating("k2", Some("")).open("d", 1, &old), None);
+    assert_eq!(Sealer::rotating("k2", Some("k3")).open("d", 1, &old), None);
+}

@@ -54,6 +54,16 @@ pub struct ScheduleDef {
     pub action: ActionId,
 }
 
+/// During a rotation the steps key's variable with `_PREVIOUS` after it
+/// (`STEPS_KEY_PREVIOUS`) holds the key before, which still opens what it
+/// sealed (design section 24).
+pub fn previous_steps_key(program: &Program) -> Option<String> {
+    let k = program.app.encryption_key.as_ref()?;
+    let entry = program.config.iter().find(|c| c.name == k.name)?;
+    let var = format!("{}_PREVIOUS", entry.binding.as_deref()?);
+    std::env::var(var).ok().filter(|v| !v.is_empty())
+}
+
 impl Build {
     /// Keeps `program` and `plan` for the life of the process.
     pub fn new(program: Program, plan: Plan) -> &'static Build {
@@ -64,7 +74,7 @@ impl Build {
         Box::leak(Box::new(Build {
             program,
             plan,
-            runtime: Runtime::new(program, plan),
+            runtime: Runtime::new(program, plan).with_previous_key(previous_steps_key(program)),
             routes,
             schedules,
         }))

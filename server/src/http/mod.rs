@@ -43,7 +43,7 @@ impl Http {
         let build = engine.build();
         let secret = jadpo_runtime::delivery::secret(build.program, &engine.config);
         Arc::new(Http {
-            sealer: Sealer::new(&secret),
+            sealer: Sealer::rotating(&secret, build.runtime.previous_key()),
             engine,
             auth,
             metrics_here,
