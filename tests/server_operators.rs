@@ -467,3 +467,48 @@ tests:
         );
     }
 }
+
+/// Postgres's LISTEN/NOTIFY: a process serving only routes stages an event,
+/// and a process running deliveries, whose poll is set to 10 minutes,
+/// starts the subscriber's delivery at once: the commit's notice woke it.
+#[test]
+fn a_notice_wakes_another_processs_dispatcher_on_postgres() {
+    let Some(ops) = on_postgres("ops_notify") else {
+        return;
+    };
+    let slow = [("JADPO_TEST_POLL_MS", "600000")];
+    // (It serves routes too, none of which is asked: a process without
+    // routes says no address to wait for.)
+    let worker = ops.start_with("dev", &["--roles", "routes,deliveries"], &slow);
+    // Let its first claim (of nothing) pass, so only a notice can wake it.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let front = ops.start_with("dev", &["--roles", "routes"], &slow);
+    let (status, body) = front
+        .request("POST", "/subscriptions/requests", &[], BODY)
+        .unwrap_or_else(|| panic!("no answer"));
+    assert_eq!(status, 202, "{body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut states = Vec::new();
+    while std::time::Instant::now() < deadline {
+        let out = ops.jadpo(&["deliveries", "list", "--format", "json"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        states = doc["deliveries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["action"] == "subscribe_requested")
+            .filter_map(|d| d["state"].as_str().map(str::to_string))
+            .collect();
+        if states == ["completed"] {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    front.stop();
+    worker.stop();
+    assert_eq!(
+        states,
+        ["completed"],
+        "the subscriber's delivery did not run"
+    );
+}

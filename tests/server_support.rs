@@ -377,6 +377,12 @@ impl Ops {
     /// A server of the app with fakes from `fakes` (one journal across
     /// restarts, as one provider).
     pub fn start(&self, fakes: &str) -> Dev {
+        self.start_with(fakes, &[], &[])
+    }
+
+    /// [`Ops::start`] with more flags and variables (a Postgres server's;
+    /// `jadpo dev` takes neither).
+    pub fn start_with(&self, fakes: &str, flags: &[&str], vars: &[(&str, &str)]) -> Dev {
         let url = match &self.store {
             Backend::Sqlite(db) => return dev_at(&self.app, db, fakes),
             Backend::Postgres(url) => url,
@@ -393,7 +399,9 @@ impl Ops {
             .env("STEPS_KEY", STEPS_KEY)
             .env("JADPO_API_KEYS", KEYS)
             .env_remove("JADPO_CRASH_AT")
-            .env_remove("JADPO_FAKE_DELAY_MS");
+            .env_remove("JADPO_FAKE_DELAY_MS")
+            .args(flags)
+            .envs(vars.iter().copied());
         spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
     }
 

@@ -107,6 +107,13 @@ pub trait Queue {
 
     fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>>;
 
+    /// Calls `wake` whenever deliveries a dispatcher may claim are inserted
+    /// by another process (Postgres: LISTEN/NOTIFY). A store one process
+    /// owns does nothing: its engine wakes its own runners.
+    fn listen(&self, _wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether the delivery's commit landed (the handled marker: the
     /// truth the delivery row copies).
     fn handled(&self, id: &str) -> Result<bool>;

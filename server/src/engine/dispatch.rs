@@ -16,12 +16,40 @@ use jadpo_runtime::store::{ClaimRequest, Claimed};
 use super::{run, Engine};
 use crate::store::clock::now;
 
-/// How long an idle dispatcher waits before it looks again.
+/// How long an idle dispatcher waits before it looks again, unless a
+/// notice wakes it first.
 const POLL: Duration = Duration::from_secs(1);
+
+/// [`POLL`]; test builds (the `crash-hooks` feature) take
+/// `JADPO_TEST_POLL_MS`, so a test can show a notice, not the poll, woke
+/// the dispatcher.
+fn poll() -> Duration {
+    #[cfg(feature = "crash-hooks")]
+    if let Some(ms) = std::env::var("JADPO_TEST_POLL_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        return Duration::from_millis(ms);
+    }
+    POLL
+}
 
 /// Starts the dispatcher and its runners; they end once the engine stops
 /// and the attempts in flight are done.
 pub fn start(engine: Arc<Engine>) -> std::io::Result<Vec<JoinHandle<()>>> {
+    // Deliveries other processes insert wake this one at once (Postgres's
+    // LISTEN/NOTIFY); without it, the poll finds them.
+    let weak = Arc::downgrade(&engine);
+    let wake = Arc::new(move || {
+        if let Some(engine) = weak.upgrade() {
+            engine.notify();
+        }
+    });
+    if let Err(e) = engine.store.listen(wake) {
+        engine.listing.note(&format!(
+            "WARN no notices from the store ({e}): dispatchers poll every second"
+        ));
+    }
     let slots = engine.settings.concurrency.max(1);
     let busy = Arc::new(AtomicUsize::new(0));
     let (send, receive) = mpsc::channel::<Claimed>();
@@ -75,7 +103,7 @@ fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize,
             }
         }
         if claimed == 0 || claimed == free {
-            seen = engine.wait(seen, POLL);
+            seen = engine.wait(seen, poll());
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct PostgresStore {
     schema: Arc<Schema>,
     rt: tokio::runtime::Runtime,
     pool: Pool,
+    /// What connects, for the LISTEN connection of its own.
+    config: tokio_postgres::Config,
     /// What opening it set up.
     pub migrated: Migrated,
 }
@@ -186,7 +188,7 @@ impl PostgresStore {
             .map_err(|e| unreachable(format!("no runtime for its driver: {e}")))?;
         let db_schema = format!("jadpo_{}", schema.app);
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -213,6 +215,7 @@ impl PostgresStore {
             schema: Arc::new(schema),
             rt,
             pool,
+            config,
             migrated: Migrated::default(),
         };
         store.migrated = store.setup(&db_schema, apply)?;
@@ -324,7 +327,51 @@ impl Commits for PostgresStore {
     }
 }
 
+/// LISTENs on `channel` on a connection of its own and calls `wake` on
+/// each notice, until the runtime stops; a lost connection is opened again
+/// after a second (dispatchers still poll every second meanwhile).
+async fn listen_loop(
+    config: tokio_postgres::Config,
+    channel: String,
+    wake: Arc<dyn Fn() + Send + Sync>,
+) {
+    use futures_util::StreamExt;
+    loop {
+        if let Ok((client, mut connection)) = config.connect(NoTls).await {
+            let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+            let statement = format!("LISTEN {}", quoted(&channel));
+            let listen = client.batch_execute(&statement);
+            // The connection must be polled for the LISTEN to complete.
+            let mut listen = std::pin::pin!(listen);
+            let mut listening = false;
+            loop {
+                tokio::select! {
+                    done = &mut listen, if !listening => {
+                        if done.is_err() {
+                            break;
+                        }
+                        listening = true;
+                    }
+                    message = messages.next() => match message {
+                        Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => wake(),
+                        Some(Ok(_)) => {}
+                        Some(Err(_)) | None => break,
+                    },
+                }
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
 impl Queue for PostgresStore {
+    fn listen(&self, wake: Arc<dyn Fn() + Send + Sync>) -> Result<(), StoreError> {
+        let channel = ops::channel(&self.schema);
+        self.rt
+            .spawn(listen_loop(self.config.clone(), channel, wake));
+        Ok(())
+    }
+
     fn enqueue(&self, deliveries: &[NewDelivery], _now: Instant) -> Result<(), StoreError> {
         self.tx(|cx| ops::enqueue(cx, deliveries))
     }

@@ -479,7 +479,37 @@ fn initial_state(run_at: Instant, now: Instant) -> DeliveryState {
     }
 }
 
+/// The channel a Postgres store's dispatchers LISTEN on: its app and
+/// store, as a Postgres identifier (at most 63 bytes, else a digest).
+pub fn channel(schema: &jadpo_runtime::store::schema::Schema) -> String {
+    let plain = format!("jadpo_{}_{}", schema.app, schema.store);
+    if plain.len() <= 63
+        && plain
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return plain.to_ascii_lowercase();
+    }
+    let digest = blake3::hash(plain.as_bytes()).to_hex();
+    format!("jadpo_{}", &digest[..32])
+}
+
+/// On Postgres, wakes every dispatcher that listens once the transaction
+/// commits (notices of one transaction are delivered together, once).
+fn notify(cx: &mut Cx<'_>) -> Res<()> {
+    if cx.dialect == Dialect::Postgres {
+        let channel = channel(cx.schema);
+        cx.rows("SELECT pg_notify($1, '')", &[P::text(&channel)])?;
+    }
+    Ok(())
+}
+
 fn insert_delivery(cx: &mut Cx<'_>, d: &NewDelivery, now: Instant) -> Res<u64> {
+    // A route's delivery runs in its request; any other waits for a
+    // dispatcher, in this process or another.
+    if !d.queue.starts_with('@') {
+        notify(cx)?;
+    }
     let (source, reference) = rows::source(&d.source);
     let (key, states) = match &d.unique {
         Some((k, s)) => (P::text(k), P::Text(rows::states(s))),
@@ -1108,6 +1138,7 @@ pub fn retry(cx: &mut Cx<'_>, id: &str, not_done: bool, by: &str) -> Res<Operate
         }
     }
     set_state(cx, id, DeliveryState::Available)?;
+    notify(cx)?;
     cx.exec(
         &format!(
             "UPDATE {} SET run_at = $2, lease_gen = lease_gen + 1, lease_until = NULL, ended_at = NULL, attempt = 0, rescues = 0, reason = NULL WHERE id = $1",
