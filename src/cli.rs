@@ -354,6 +354,18 @@ impl ColorChoice {
 }
 
 /// A time limit: seconds above zero, at most a day.
+/// `primary=postgres://...`: a store's name and its URL.
+fn store_binding(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, url)) if !name.is_empty() && !url.is_empty() => {
+            Ok((name.to_string(), url.to_string()))
+        }
+        _ => Err(format!(
+            "`{text}` is not NAME=URL, such as primary=postgresql:///app?host=/run/postgresql"
+        )),
+    }
+}
+
 /// `500ms`, `90s`, `30m`, `24h`, `2d` in milliseconds, above 0 and at
 /// most 10 years.
 pub fn duration_ms(text: &str) -> Result<u64, String> {
@@ -402,6 +414,9 @@ pub struct DevArgs {
     /// The fixture whose fakes answer the providers (default: `dev`).
     #[arg(long, value_name = "FIXTURE")]
     pub fakes: Option<String>,
+    /// Moves a store to Postgres: `primary=postgres://...` (repeatable).
+    #[arg(long = "store", value_name = "NAME=URL", value_parser = store_binding)]
+    pub stores: Vec<(String, String)>,
     /// Config values from a file of NAME=value lines (config bindings).
     #[arg(long, value_name = "FILE")]
     pub env_file: Option<String>,

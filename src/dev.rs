@@ -96,7 +96,12 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
     if !args.no_reload {
         extra.push(reloader(dir.to_string(), engine.clone()).map_err(|e| e.to_string())?);
     }
-    let db = args.db_path(dir);
+    // Where the store is, as the first line says it: its file, or the
+    // Postgres it was moved to (without the password a URL may carry).
+    let db = match args.stores.last() {
+        Some((name, url)) => PathBuf::from(format!("{name} on {}", without_password(url))),
+        None => args.db_path(dir),
+    };
     let roles = Roles::all();
     run_server(
         &engine,
@@ -534,6 +539,21 @@ fn open_store(
         ));
     }
     let name = names.first().cloned().unwrap_or_else(|| "primary".into());
+    if let Some((other, _)) = args.stores.iter().find(|(n, _)| *n != name) {
+        return Err(format!(
+            "--store names `{other}`, which is no store of the app; its store is `{name}`"
+        ));
+    }
+    let schema = Schema::of(program, &name, &program.app.name).with_queries(&plan.queries);
+    if let Some((_, url)) = args.stores.last() {
+        if args.reset {
+            return Err(format!(
+                "--reset removes the SQLite file only; store `{name}` is at {url}: empty it there, or drop --store"
+            ));
+        }
+        return jadpo_server::store::open(url, schema, jadpo_server::store::OpenOptions::default())
+            .map_err(|e| e.to_string());
+    }
     let path = args.db_path(dir);
     if args.reset {
         for suffix in ["", "-wal", "-shm", ".lock"] {
@@ -547,7 +567,6 @@ fn open_store(
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
-    let schema = Schema::of(program, &name, &program.app.name).with_queries(&plan.queries);
     let options = Options {
         full_sync: false,
         ..Options::default()
@@ -562,6 +581,20 @@ fn open_store(
         format!("{e}{hint}")
     })?;
     Ok(Arc::new(store))
+}
+
+/// `postgres://user:secret@host/db` as `postgres://user:***@host/db`.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split(':').next().unwrap_or("");
+            format!("{scheme}://{name}:***@{host}")
+        }
+        _ => url.to_string(),
+    }
 }
 
 pub(crate) fn store_names(program: &Program) -> Vec<String> {

@@ -512,3 +512,62 @@ fn a_notice_wakes_another_processs_dispatcher_on_postgres() {
         "the subscriber's delivery did not run"
     );
 }
+
+/// `jadpo dev --store primary=URL` runs the app on Postgres: no SQLite
+/// file is made, and the operators read the work there; a name that is
+/// no store of the app, or `--reset` with it, is refused.
+#[test]
+fn jadpo_dev_moves_its_store_to_postgres() {
+    let Some(url) = postgres() else {
+        return;
+    };
+    let dir = scratch("ops_dev_pg");
+    let app = crate::server_support::copy_billing(&dir, "ops_dev_pg");
+    let db = dir.join("dev.sqlite");
+    let moved = format!("primary={url}");
+    let server = crate::server_support::dev_with(&app, &db, "dev", &["--store", &moved]);
+    let (status, body) = post(&server, "order-1");
+    server.stop();
+    assert_eq!((status, body.as_str()), (200, "\"sub_1\""));
+    assert!(!db.exists(), "no SQLite file");
+    let listed = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args([
+            "deliveries",
+            "list",
+            "--state",
+            "completed",
+            "--action",
+            "subscribe",
+        ])
+        .arg("--app")
+        .arg(&app)
+        .args(["--store", &url])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        text(&listed).matches("subscribe").count(),
+        1,
+        "{}",
+        text(&listed)
+    );
+    for (flags, says) in [
+        (
+            vec!["--store", "orders=postgresql:///x"],
+            "no store of the app",
+        ),
+        (
+            vec!["--store", moved.as_str(), "--reset"],
+            "--reset removes the SQLite file only",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+            .arg("dev")
+            .args(&flags)
+            .arg(&app)
+            .args(["--listen", "127.0.0.1:0", "--no-reload", "--fakes", "dev"])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(says), "{}", text(&out));
+    }
+}
