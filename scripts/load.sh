@@ -9,7 +9,12 @@
 #     keyed step"), each with a new Idempotency-Key, 16 connections
 #     unpaced: route runs/s, p50/p99;
 #   - the same keys again: stored-response replays, p50/p99;
-#   - new keys paced at 1,000 requests/s: p50/p99 at that rate.
+#   - new keys paced at 1,000 requests/s: p50/p99 at that rate;
+#   - POST /subscriptions/requests paced at 200/s (each stages an event whose
+#     subscriber's delivery a dispatcher claims): event to delivery start,
+#     p50/p99, from the jadpo_delivery_lag_seconds histogram (the deliveries
+#     themselves fault on the fakes' one subscription id; their start is
+#     what is measured).
 # Writes the table to target/bench/load.md and into BENCHMARKS.md between
 # its `load.sh` markers.
 #   LOAD_SECONDS=60 (each run; CI: 10)   LOAD_PROFILE=release|debug
@@ -35,13 +40,48 @@ trap cleanup EXIT
 
 "$bin/jadpo" build examples/billing --out "$work/build" >/dev/null
 body='{"charge":"ch_1"}'
+request='{"email":"ada@example.com","price":"price_basic","payment_method":"pm_1"}'
+
+# A free port for /metrics (the server does not print where it listens).
+metrics="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+scrape() { curl -s "http://127.0.0.1:$metrics/metrics"; }
+
+# lag BEFORE AFTER: p50 and p99 in ms of the deliveries claimed from queue
+# `default` between two scrapes, interpolated within the histogram's
+# buckets as Prometheus's histogram_quantile does.
+lag() {
+    python3 - "$1" "$2" <<'PY'
+import re, sys
+def buckets(text):
+    out = {}
+    for m in re.finditer(r'jadpo_delivery_lag_seconds_bucket\{le="([^"]+)",queue="default"\} (\d+)', text):
+        out[float(m.group(1))] = int(m.group(2))
+    return out
+a, b = buckets(open(sys.argv[1]).read()), buckets(open(sys.argv[2]).read())
+les = sorted(b)
+counts = [b[le] - a.get(le, 0) for le in les]
+total = counts[-1] if counts else 0
+def q(p):
+    if total == 0:
+        return float("nan")
+    rank, prev_le, prev_n = p * total, 0.0, 0
+    for le, n in zip(les, counts):
+        if n >= rank:
+            if le == float("inf"):
+                return prev_le * 1000
+            return (prev_le + (le - prev_le) * (rank - prev_n) / max(n - prev_n, 1)) * 1000
+        prev_le, prev_n = le, n
+    return prev_le * 1000
+print(f"{q(0.5):.2f} / {q(0.99):.2f} ms ({total} deliveries)")
+PY
+}
 
 # serve STORE_URL: starts the server; sets $server and $port.
 serve() {
     : > "$work/out"
     JADPO_STORE_PRIMARY="$1" STEPS_KEY=load-key BASIC_PRICE=price_basic \
         JADPO_API_KEYS="load:$(printf 'load' | sha256sum | cut -d' ' -f1)" \
-        "$bin/jadpo" serve "$work/build" --listen 127.0.0.1:0 --metrics-listen "" \
+        "$bin/jadpo" serve "$work/build" --listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$metrics" \
         --fakes dev --fakes-journal "$work/fakes.jsonl" --log human >"$work/out" 2>&1 &
     server=$!
     port=""
@@ -76,9 +116,10 @@ else:
     print(v)' "$1" "$2"
 }
 
-# Every answer of a run must be a 200: anything else is a failure of the run.
+# all_ok RUN STATUS: every answer of a run must be STATUS (200, or 202 for
+# a staged event); anything else is a failure of the run.
 all_ok() {
-    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if list(d["statuses"]) == ["200"] and d["requests"] > 0 else 1)' "$1"
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if list(d["statuses"]) == [sys.argv[2]] and d["requests"] > 0 else 1)' "$1" "$2"
 }
 
 rows=()
@@ -90,18 +131,24 @@ measure() {
     n="$(field "$keyed" requests)"
     replayed="$("$bin/load" --port "$port" --path /refunds --body "$body" --seconds "$secs" --keys "k" --connections 16 --max "$n" --replay)"
     paced="$("$bin/load" --port "$port" --path /refunds --body "$body" --seconds "$secs" --keys "p" --connections 32 --rate 1000)"
+    scrape > "$work/before"
+    events="$("$bin/load" --port "$port" --path /subscriptions/requests --body "$request" --seconds "$secs" --keys "e" --connections 8 --rate 200)"
+    sleep 2
+    scrape > "$work/after"
+    started="$(lag "$work/before" "$work/after")"
     stop
+    echo "$label events:   $events; started $started"
     echo "$label keyed:    $keyed"
     echo "$label replayed: $replayed"
     echo "$label paced:    $paced"
-    for run in "$keyed" "$replayed" "$paced"; do
-        if ! all_ok "$run"; then
-            echo "load.sh: $label: a run had answers other than 200 (or none): $run" >&2
+    for run in "$keyed 200" "$replayed 200" "$paced 200" "$events 202"; do
+        if ! all_ok "${run% *}" "${run##* }"; then
+            echo "load.sh: $label: a run had other answers (or none): $run" >&2
             tail -20 "$work/out" >&2
             exit 1
         fi
     done
-    rows+=("| $label | $(field "$keyed" per_second) | $(field "$keyed" p50_ms) / $(field "$keyed" p99_ms) ms | $(field "$replayed" per_second) | $(field "$replayed" p50_ms) / $(field "$replayed" p99_ms) ms | $(field "$paced" per_second) | $(field "$paced" p50_ms) / $(field "$paced" p99_ms) ms | $(field "$keyed" statuses) |")
+    rows+=("| $label | $(field "$keyed" per_second) | $(field "$keyed" p50_ms) / $(field "$keyed" p99_ms) ms | $(field "$replayed" per_second) | $(field "$replayed" p50_ms) / $(field "$replayed" p99_ms) ms | $(field "$paced" per_second) | $(field "$paced" p50_ms) / $(field "$paced" p99_ms) ms | $started | $(field "$keyed" statuses) |")
 }
 
 measure "SQLite" "sqlite:$work/load.sqlite"
@@ -114,8 +161,8 @@ mkdir -p target/bench
     echo "<!-- load.sh -->"
     echo "\`scripts/load.sh\`, $(date -u +%Y-%m-%d), $secs s a run, $(nproc) cores, $profile build: POST /refunds of examples/billing (one keyed Stripe step) on \`jadpo serve\` with the \`dev\` fakes."
     echo
-    echo "| store | route runs/s, 16 connections | p50 / p99 | replays/s | replay p50 / p99 | paced at 1,000/s: achieved | p50 / p99 | statuses |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| store | route runs/s, 16 connections | p50 / p99 | replays/s | replay p50 / p99 | paced at 1,000/s: achieved | p50 / p99 | event to delivery start, p50 / p99 | statuses |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${rows[@]}"
     echo "<!-- /load.sh -->"
 } > target/bench/load.md

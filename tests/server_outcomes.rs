@@ -245,7 +245,7 @@ fn the_alert_fires_after_alert_after_on_a_record_no_operator_holds() {
         "{text}"
     );
     assert!(
-        text.contains("jadpo_delivery_lag_seconds{queue=\"default\"}"),
+        text.contains("jadpo_delivery_lag_seconds_count{queue=\"default\"} 1"),
         "{text}"
     );
 

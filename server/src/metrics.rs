@@ -39,7 +39,7 @@ pub struct Metrics {
     route_replays: Family<Labels, Counter>,
     route_duration: Family<Labels, Histogram>,
     step_duration: Family<Labels, Histogram>,
-    lag: Family<Labels, Gauge<f64, AtomicU64>>,
+    lag: Family<Labels, Histogram>,
     rescues: Counter,
     lease_lost: Counter,
     ticks: Family<Labels, Counter>,
@@ -48,6 +48,14 @@ pub struct Metrics {
     items: Family<Labels, Gauge>,
     alert: Family<Labels, Gauge>,
     build: Family<Labels, Gauge>,
+}
+
+/// From a millisecond to an hour: a delivery's wait ranges from the next
+/// claim to a schedule's tick caught up after a stop.
+fn lag_histogram() -> Histogram {
+    Histogram::new([
+        0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0, 600.0, 3600.0,
+    ])
 }
 
 fn route_histogram() -> Histogram {
@@ -65,7 +73,7 @@ impl Metrics {
             route_replays: Family::default(),
             route_duration: Family::new_with_constructor(route_histogram),
             step_duration: Family::new_with_constructor(route_histogram),
-            lag: Family::default(),
+            lag: Family::new_with_constructor(lag_histogram),
             rescues: Counter::default(),
             lease_lost: Counter::default(),
             ticks: Family::default(),
@@ -103,7 +111,7 @@ impl Metrics {
             );
             r.register(
                 "jadpo_delivery_lag_seconds",
-                "How long the last delivery claimed from the queue waited after it was due",
+                "How long each delivery the dispatcher claimed from the queue waited after it was due",
                 m.lag.clone(),
             );
             r.register(
@@ -199,7 +207,7 @@ impl Metrics {
     pub fn claimed(&self, queue: &str, seconds: f64) {
         self.lag
             .get_or_create(&labels(&[("queue", queue)]))
-            .set(seconds.max(0.0));
+            .observe(seconds.max(0.0));
     }
 
     pub fn rescued(&self) {
