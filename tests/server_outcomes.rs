@@ -325,3 +325,32 @@ fn a_reload_that_strands_a_parked_run_says_so() {
         "{text}"
     );
 }
+
+/// A route's commit that stages an event wakes this process's dispatcher:
+/// with its poll set to 10 minutes, the subscriber's delivery still runs
+/// at once.
+#[test]
+fn a_routes_event_starts_its_subscriber_at_once() {
+    let dir = scratch("operators-route-wakes");
+    let app = app(&dir);
+    let db = dir.join("dev.sqlite");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.arg("dev")
+        .arg(&app)
+        .args(["--listen", "127.0.0.1:0", "--no-reload", "--format", "json"])
+        .args(["--fakes", "dev", "--db"])
+        .arg(&db)
+        .env("JADPO_API_KEYS", crate::server_support::KEYS)
+        .env("JADPO_TEST_POLL_MS", "600000")
+        .env_remove("JADPO_CRASH_AT");
+    let server = crate::server_support::spawn(cmd).unwrap_or_else(|e| panic!("{e}"));
+    // Let the start's claims (the schedule's tick) pass.
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, body) = server
+        .request("POST", "/subscriptions/requests", &[], BODY)
+        .unwrap_or_else(|| panic!("no answer"));
+    assert_eq!(status, 202, "{body}");
+    let ran = server.wait_for("subscribe_requested", 10);
+    server.stop();
+    assert!(ran.is_some(), "the subscriber's delivery did not run");
+}

@@ -130,6 +130,12 @@ pub fn attempt<'a>(
         crate::crash::die();
     }
     let ran = settle(engine, row, lease, outcome, answers.as_deref_mut());
+    if ran.state == Some(DeliveryState::Completed) {
+        // Its commit may have inserted subscribers' deliveries: this
+        // process's dispatcher looks at once (a route's attempt runs
+        // outside it; others are woken by the store's notices).
+        engine.notify();
+    }
     let (key, status) = answers
         .as_deref()
         .map_or((None, None), |a| (a.key_hint(), a.status()));
