@@ -328,7 +328,7 @@ fn a_reload_that_strands_a_parked_run_says_so() {
 
 /// A route's commit that stages an event wakes this process's dispatcher:
 /// with its poll set to 10 minutes, the subscriber's delivery still runs
-/// at once.
+/// at once; and `jadpo dev` stops promptly with its default lease.
 #[test]
 fn a_routes_event_starts_its_subscriber_at_once() {
     let dir = scratch("operators-route-wakes");
@@ -351,6 +351,14 @@ fn a_routes_event_starts_its_subscriber_at_once() {
         .unwrap_or_else(|| panic!("no answer"));
     assert_eq!(status, 202, "{body}");
     let ran = server.wait_for("subscribe_requested", 10);
+    // With the default 30 s lease, nothing running, a stop is prompt (the
+    // heartbeat thread slept a third of a lease: 10 s).
+    let stopping = Instant::now();
     server.stop();
     assert!(ran.is_some(), "the subscriber's delivery did not run");
+    assert!(
+        stopping.elapsed() < Duration::from_secs(5),
+        "jadpo dev took {:?} to stop",
+        stopping.elapsed()
+    );
 }

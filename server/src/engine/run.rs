@@ -130,10 +130,16 @@ pub fn attempt<'a>(
         crate::crash::die();
     }
     let ran = settle(engine, row, lease, outcome, answers.as_deref_mut());
-    if ran.state == Some(DeliveryState::Completed) {
-        // Its commit may have inserted subscribers' deliveries: this
-        // process's dispatcher looks at once (a route's attempt runs
-        // outside it; others are woken by the store's notices).
+    let staged = ran
+        .outcome
+        .applied
+        .as_ref()
+        .is_some_and(|a| !a.events.is_empty());
+    if staged {
+        // Its commit inserted subscribers' deliveries: this process's
+        // dispatcher looks at once (a route's attempt runs outside it;
+        // other processes are woken by the store's notices). Only then: a
+        // claim is a write, and one per request halved a route's rate.
         engine.notify();
     }
     let (key, status) = answers
