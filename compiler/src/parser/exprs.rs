@@ -72,6 +72,51 @@ fn starts_upper(path: &Path) -> bool {
     })
 }
 
+/// A left fold of `lhs (op rhs)*` as it is read: up to [`MAX_CHAIN`]
+/// operators nest; past that only where the chain was cut and where it
+/// ends are kept, and [`Chain::finish`] refuses it as [`fold_binary`] does.
+struct Chain {
+    expr: Expr,
+    operators: usize,
+    /// The operator past the limit, and the last operand's end.
+    cut: Option<(Span, Span)>,
+}
+
+impl Chain {
+    fn start(lhs: Expr) -> Chain {
+        Chain {
+            expr: lhs,
+            operators: 0,
+            cut: None,
+        }
+    }
+
+    fn push(mut self, op: BinOp, span: Span, rhs: Expr) -> Chain {
+        self.operators += 1;
+        if self.operators > MAX_CHAIN {
+            let at = self.cut.map_or(span, |(at, _)| at);
+            self.cut = Some((at, rhs.span));
+            return self;
+        }
+        let lhs = self.expr;
+        self.expr = Expr {
+            span: lhs.span.to(rhs.span),
+            kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+        };
+        self
+    }
+
+    fn finish(self, emitter: &mut chumsky::input::Emitter<super::common::Error<'_>>) -> Expr {
+        match self.cut {
+            None => self.expr,
+            Some((at, end)) => {
+                emitter.emit(Error::custom(at, tag::TOO_DEEP));
+                error_expr(self.expr.span.to(end))
+            }
+        }
+    }
+}
+
 /// Folds `lhs (op rhs)*` to the left, refusing chains too long to nest.
 fn fold_binary(
     lhs: Expr,
@@ -146,17 +191,22 @@ fn level<'src, I: Tokens<'src>>(
     repeat: bool,
 ) -> P<'src, I, Expr> {
     let tail = binary_ops(ops).then(lower.clone());
-    let rest = if repeat {
-        tail.map(|((op, span), rhs)| (op, span, rhs))
-            .repeated()
-            .collect::<Vec<_>>()
-            .boxed()
-    } else {
-        tail.map(|((op, span), rhs)| vec![(op, span, rhs)])
-            .or_not()
-            .map(Option::unwrap_or_default)
-            .boxed()
-    };
+    if repeat {
+        // Folded as it is read, so a chain past the limit keeps only its
+        // spans, never millions of operands.
+        return lower
+            .map(Chain::start)
+            .foldl(tail.repeated(), |chain, ((op, span), rhs)| {
+                chain.push(op, span, rhs)
+            })
+            .validate(|chain, _, emitter| chain.finish(emitter))
+            .boxed();
+    }
+    let rest = tail
+        .map(|((op, span), rhs)| vec![(op, span, rhs)])
+        .or_not()
+        .map(Option::unwrap_or_default)
+        .boxed();
     lower
         .then(rest)
         .validate(|(lhs, rest), _, emitter| fold_binary(lhs, rest, emitter))
@@ -268,7 +318,16 @@ fn fast_chain<'src, I: Tokens<'src>>(
     };
     operand
         .clone()
-        .then(operator.then(operand).repeated().collect::<Vec<_>>())
+        // One past the limit is enough to refuse the chain: a longer one
+        // is not collected (16 million tokens took 2.3 GB), and the
+        // operator after it fails this pass, so the full grammar reads it.
+        .then(
+            operator
+                .then(operand)
+                .repeated()
+                .at_most(MAX_CHAIN + 1)
+                .collect::<Vec<_>>(),
+        )
         .validate(|(first, rest), _, emitter| {
             let at = first.1.span;
             fold_chain(first, rest).unwrap_or_else(|| {
