@@ -398,6 +398,30 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// What `jadpo dev` and `jadpo serve` share about unfinished work and
+/// retention (design sections 20 and 21).
+#[derive(Debug, clap::Args)]
+pub struct UpkeepArgs {
+    /// Fire the unfinished-work alert when the oldest unfinished record
+    /// is older than this (`90s`, `30m`, `1h`, `2d`).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = duration_ms)]
+    pub alert_after: u64,
+    /// How long completed deliveries, their events and answered route
+    /// claims are kept (`24h`); also the dedupe window of `completed`.
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = duration_ms)]
+    pub keep_completed: u64,
+}
+
+impl UpkeepArgs {
+    /// What the maintenance role keeps.
+    pub fn retention(&self) -> jadpo_runtime::store::Retention {
+        jadpo_runtime::store::Retention {
+            completed_ms: self.keep_completed,
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct DevArgs {
     /// The app: a folder or a file in it (the nearest folder at or above
@@ -433,14 +457,8 @@ pub struct DevArgs {
     /// `human`: the attempts as lines; `json`: one JSON line per attempt.
     #[arg(long, value_enum, default_value_t = WatchFormat::Human)]
     pub format: WatchFormat,
-    /// Fire the unfinished-work alert when the oldest unfinished record
-    /// is older than this (`90s`, `30m`, `1h`, `2d`).
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = duration_ms)]
-    pub alert_after: u64,
-    /// How long completed deliveries, their events and answered route
-    /// claims are kept (`24h`); also the dedupe window of `completed`.
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = duration_ms)]
-    pub keep_completed: u64,
+    #[command(flatten)]
+    pub upkeep: UpkeepArgs,
 }
 
 impl DevArgs {
@@ -500,14 +518,8 @@ pub struct ServeArgs {
     /// How long attempts in flight may finish after SIGTERM, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = positive_seconds)]
     pub shutdown_grace: f64,
-    /// Fire the unfinished-work alert when the oldest unfinished record
-    /// is older than this (`90s`, `30m`, `1h`, `2d`).
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = duration_ms)]
-    pub alert_after: u64,
-    /// How long completed deliveries, their events and answered route
-    /// claims are kept (`24h`); also the dedupe window of `completed`.
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = duration_ms)]
-    pub keep_completed: u64,
+    #[command(flatten)]
+    pub upkeep: UpkeepArgs,
     #[arg(long, value_enum, default_value_t = MigrateMode::Auto)]
     pub migrate: MigrateMode,
     /// Refuse to start unless the bundle is this build.

@@ -78,11 +78,8 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         concurrency: 8,
         retry_cap_ms: Some(30_000),
         lease_ms: (args.lease * 1000.0) as u64,
-        alert_after_ms: args.alert_after,
-        keep: jadpo_runtime::store::Retention {
-            completed_ms: args.keep_completed,
-            ..Default::default()
-        },
+        alert_after_ms: args.upkeep.alert_after,
+        keep: args.upkeep.retention(),
         ..Settings::default()
     };
     let engine = Engine::new(build, store, providers, config, settings, listing.clone());
@@ -530,15 +527,7 @@ fn open_store(
     program: &Program,
     plan: &Plan,
 ) -> Result<Arc<dyn Store>, String> {
-    let names = store_names(program);
-    if names.len() > 1 {
-        return Err(format!(
-            "the app declares {} stores ({}); `jadpo dev` runs apps with one store for now",
-            names.len(),
-            names.join(", ")
-        ));
-    }
-    let name = names.first().cloned().unwrap_or_else(|| "primary".into());
+    let name = the_store(program)?;
     if let Some((other, _)) = args.stores.iter().find(|(n, _)| *n != name) {
         return Err(format!(
             "--store names `{other}`, which is no store of the app; its store is `{name}`"
@@ -595,6 +584,20 @@ fn without_password(url: &str) -> String {
         }
         _ => url.to_string(),
     }
+}
+
+/// The app's one store (`primary` when nothing names one); apps with
+/// several are refused for now, by `jadpo dev` and `jadpo serve` alike.
+pub(crate) fn the_store(program: &Program) -> Result<String, String> {
+    let names = store_names(program);
+    if names.len() > 1 {
+        return Err(format!(
+            "the app declares {} stores ({}); jadpo runs apps with one store for now",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    Ok(names.first().cloned().unwrap_or_else(|| "primary".into()))
 }
 
 pub(crate) fn store_names(program: &Program) -> Vec<String> {

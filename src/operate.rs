@@ -43,8 +43,7 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
         .program
         .ok_or_else(|| format!("the app at `{dir}` cannot be checked"))?;
     let plan = outcome.plan.and_then(|p| p.app().cloned());
-    let names = crate::dev::store_names(&program);
-    let name = names.first().cloned().unwrap_or_else(|| "primary".into());
+    let name = crate::dev::the_store(&program)?;
     let var = format!("JADPO_STORE_{}", name.to_ascii_uppercase());
     let dev_file = std::path::Path::new(&dir).join(".jadpo").join("dev.sqlite");
     let url = match (&at.store, std::env::var(&var)) {

@@ -22,7 +22,7 @@ use jadpo_server::store::{Apply, OpenOptions};
 
 use crate::bundle::Bundle;
 use crate::cli::{LogFormat, MigrateMode, ServeArgs};
-use crate::dev::{config_values, fakes_fixture, run_server, store_names, Env, Roles};
+use crate::dev::{config_values, fakes_fixture, run_server, the_store, Env, Roles};
 
 pub fn run(args: &ServeArgs) -> u8 {
     match serve(args) {
@@ -113,11 +113,8 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
         concurrency: args.concurrency.max(1),
         retry_cap_ms: None,
         queues: args.queues.clone(),
-        alert_after_ms: args.alert_after,
-        keep: jadpo_runtime::store::Retention {
-            completed_ms: args.keep_completed,
-            ..Default::default()
-        },
+        alert_after_ms: args.upkeep.alert_after,
+        keep: args.upkeep.retention(),
     };
     let engine = Engine::new(build, store, providers, config, settings, listing.clone());
     let roles = roles(&args.roles)?;
@@ -172,15 +169,7 @@ fn open_store(
     plan: &Plan,
     args: &ServeArgs,
 ) -> Result<Arc<dyn jadpo_runtime::store::Store>, String> {
-    let names = store_names(program);
-    if names.len() > 1 {
-        return Err(format!(
-            "the app declares {} stores ({}); one store per app for now",
-            names.len(),
-            names.join(", ")
-        ));
-    }
-    let name = names.first().cloned().unwrap_or_else(|| "primary".into());
+    let name = the_store(program)?;
     let var = format!("JADPO_STORE_{}", name.to_ascii_uppercase());
     let url = std::env::var(&var).map_err(|_| {
         format!("{var} is not set: it names store `{name}` (sqlite:PATH or postgres://...)")

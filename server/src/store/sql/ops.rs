@@ -426,11 +426,17 @@ fn lock_key(cx: &mut Cx<'_>, key: &str) -> Res<()> {
     Ok(())
 }
 
-fn insert_event(cx: &mut Cx<'_>, f: &Follow, by: &str, at: Instant) -> Res<()> {
-    let (key, states) = match &f.unique {
+/// A unique claim's `unique_key` and `unique_states` columns (NULL for
+/// none), as events and deliveries store it.
+fn unique_columns(unique: &Option<(String, Vec<DeliveryState>)>) -> (P, P) {
+    match unique {
         Some((k, s)) => (P::text(k), P::Text(rows::states(s))),
         None => (P::Null, P::Null),
-    };
+    }
+}
+
+fn insert_event(cx: &mut Cx<'_>, f: &Follow, by: &str, at: Instant) -> Res<()> {
+    let (key, states) = unique_columns(&f.unique);
     cx.exec(
         &format!(
             "INSERT INTO {} (id, kind, payload, emitted_by, created_at, queue, priority, max_attempts, tags, run_at, metadata, unique_key, unique_states) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING",
@@ -511,10 +517,7 @@ fn insert_delivery(cx: &mut Cx<'_>, d: &NewDelivery, now: Instant) -> Res<u64> {
         notify(cx)?;
     }
     let (source, reference) = rows::source(&d.source);
-    let (key, states) = match &d.unique {
-        Some((k, s)) => (P::text(k), P::Text(rows::states(s))),
-        None => (P::Null, P::Null),
-    };
+    let (key, states) = unique_columns(&d.unique);
     cx.exec(
         &format!(
             "INSERT INTO {} (id, source, source_ref, action, subscriber, queue, priority, tags, max_attempts, state, run_at, build_id, args, created_at, unique_key, unique_states) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING",
