@@ -141,18 +141,7 @@ fn app(dir: &Path, name: &str) -> PathBuf {
         }
         std::fs::write(&file, text).unwrap_or_else(|e| panic!("{e}"));
     }
-    let built = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-        .args(["build"])
-        .arg(&root)
-        .arg("--out")
-        .arg(dir.join("build"))
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    crate::server_support::jadpo_build(&root, &dir.join("build"));
     root
 }
 

@@ -233,14 +233,7 @@ fn an_abandoned_run_answers_500_abandoned_on_postgres() {
 fn gated(ops: &Ops) {
     let id = parked(ops);
     let build = ops.dir.join("gate-build");
-    let built = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-        .arg("build")
-        .arg(&ops.app)
-        .arg("--out")
-        .arg(&build)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(built.status.success(), "{}", text(&built));
+    crate::server_support::jadpo_build(&ops.app, &build);
     let plan = build.join("plan.json");
     let same = ops.jadpo(&["runs", "unfinished", "--build", &plan.to_string_lossy()]);
     assert_eq!(same.status.code(), Some(0), "{}", text(&same));

@@ -31,17 +31,7 @@ fn problem(answer: &(u16, String, String), status: u16, code: &str) -> serde_jso
 }
 
 fn post(path: &str, headers: &[(&str, &str)], content_type: &str, body: &[u8]) -> Vec<u8> {
-    let mut text = format!(
-        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        text.push_str(&format!("{k}: {v}\r\n"));
-    }
-    text.push_str("\r\n");
-    let mut bytes = text.into_bytes();
-    bytes.extend_from_slice(body);
-    bytes
+    crate::server_support::request_bytes("POST", path, headers, content_type, body)
 }
 
 #[test]

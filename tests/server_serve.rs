@@ -11,16 +11,7 @@ use std::time::{Duration, Instant};
 use crate::server_support::{scratch, spawn, Dev, BILLING, BODY, KEYS};
 
 fn build(out: &Path) {
-    let done = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-        .args(["build", BILLING, "--out"])
-        .arg(out)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    crate::server_support::jadpo_build(Path::new(BILLING), out);
 }
 
 fn serve(bundle: &Path, store: &str) -> Command {

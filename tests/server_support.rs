@@ -132,17 +132,8 @@ impl Dev {
         headers: &[(&str, &str)],
         body: &str,
     ) -> Option<(u16, String)> {
-        let mut text = format!(
-            "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
-            body.len()
-        );
-        for (k, v) in headers {
-            text.push_str(&format!("{k}: {v}\r\n"));
-        }
-        text.push_str("\r\n");
-        text.push_str(body);
-        self.raw(text.as_bytes())
-            .map(|(status, _, body)| (status, body))
+        let bytes = request_bytes(method, path, headers, "application/json", body.as_bytes());
+        self.raw(&bytes).map(|(status, _, body)| (status, body))
     }
 
     /// Bytes as sent; the status, the head and the body.
@@ -297,6 +288,39 @@ pub fn steady(text: &str, id: &str) -> String {
     out
 }
 
+/// `jadpo build APP --out OUT`, which must succeed.
+pub fn jadpo_build(app: &Path, out: &Path) {
+    let built = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .arg("build")
+        .arg(app)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(built.status.success(), "{}", text(&built));
+}
+
+/// A request as bytes: method, path, headers, a body of `content_type`.
+pub fn request_bytes(
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    content_type: &str,
+    body: &[u8],
+) -> Vec<u8> {
+    let mut text = format!(
+        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        text.push_str(&format!("{k}: {v}\r\n"));
+    }
+    text.push_str("\r\n");
+    let mut bytes = text.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
 /// A copy of `examples/billing` in `dir/app`, named `name` (a Postgres
 /// schema is the app's name, so each test's store is its own).
 pub fn copy_billing(dir: &Path, name: &str) -> PathBuf {
@@ -359,14 +383,7 @@ impl Ops {
     /// Postgres server at `url`.
     pub fn postgres(dir: &Path, name: &str, url: &str) -> Ops {
         let app = copy_billing(dir, name);
-        let built = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-            .arg("build")
-            .arg(&app)
-            .arg("--out")
-            .arg(dir.join("build"))
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(built.status.success(), "{}", text(&built));
+        jadpo_build(&app, &dir.join("build"));
         Ops {
             app,
             dir: dir.to_path_buf(),
