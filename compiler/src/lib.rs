@@ -16,6 +16,7 @@ pub mod ast;
 pub mod codes;
 pub mod diag;
 pub mod duration;
+pub mod http;
 pub mod index;
 pub mod intern;
 pub mod ir;

@@ -47,6 +47,8 @@ pub struct Provider {
     pub idempotency: Option<Idempotency>,
     pub timeout_ms: u64,
     pub attempts: u32,
+    /// `http:`, how the provider is called over HTTP.
+    pub http: Option<Spanned<crate::http::HttpProvider>>,
     pub span: Span,
 }
 
@@ -124,5 +126,23 @@ pub struct OperationDecl {
     /// `check:`, what an operator checks at the provider when a send of
     /// this operation is in doubt: `whether the subscription was created`.
     pub check: Option<Spanned<String>>,
+    /// `http:`, how the operation is sent.
+    pub http: Option<HttpOperationDecl>,
+    pub span: Span,
+}
+
+/// An operation's `http:`.
+#[derive(Clone, Debug)]
+pub struct HttpOperationDecl {
+    pub method: crate::http::Method,
+    pub path: Vec<crate::http::PathPart>,
+    /// The `path:` value.
+    pub path_span: Span,
+    pub encoding: crate::http::Encoding,
+    /// `rename: { field: WireName }`
+    pub rename: Vec<(Spanned<String>, String)>,
+    /// `failures: { F: { status: [402] } }`: the statuses a failure's code
+    /// is recognised under.
+    pub failures: Vec<(Spanned<String>, Vec<u16>)>,
     pub span: Span,
 }

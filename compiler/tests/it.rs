@@ -2,6 +2,7 @@
 //! one link instead of one per file).
 
 mod differ;
+mod http_binding;
 mod load_compile_packages;
 mod load_limits;
 mod load_manifest;

@@ -295,3 +295,57 @@ fn yaml_1_1_booleans_are_explained() {
         Some("write `false`")
     );
 }
+
+const HTTP_PROVIDER: &str = "package: mailer
+version: 1.0.0
+provider:
+  http:
+    base_url: https://api.mailer.example/
+    auth: { scheme: bearer, token: api_key }
+    settings: { api_key: { secret: true } }
+    case: camel
+    errors: { code: /error/code }
+operations:
+";
+
+#[test]
+fn a_good_http_binding_has_no_diagnostics() {
+    let yaml = format!(
+        "{HTTP_PROVIDER}  email.send:\n    request: Email\n    changes: true\n    http: {{ method: POST, path: /email, encoding: form, rename: {{ to: To }} }}\n"
+    );
+    insta::assert_snapshot!(package_diags(&yaml), @"(no diagnostics)");
+}
+
+/// Every mistake of a binding, one diagnostic each: plain http off
+/// loopback, an unknown scheme, a header the runtime writes, a pointer
+/// without `/`, an undeclared setting in a path, a body on a GET, and an
+/// operation without `http:`.
+#[test]
+fn http_binding_mistakes_each_give_one_diagnostic() {
+    let yaml = "package: mailer
+version: 1.0.0
+provider:
+  http:
+    base_url: http://api.mailer.example
+    auth: { scheme: digest, token: api_key }
+    headers: { Content-Type: text/plain, X-Ok: yes }
+    errors: { code: error.code }
+operations:
+  email.send:
+    request: Email
+    changes: true
+    http: { method: GET, path: \"/accounts/{$account}/email\", encoding: form }
+  email.list:
+    request: Email
+    changes: false
+";
+    insta::assert_snapshot!(package_diags(yaml));
+}
+
+#[test]
+fn an_operation_http_without_the_providers_is_refused() {
+    let yaml = with_ops(
+        "  email.send:\n    request: Email\n    changes: true\n    http: { method: POST, path: /email }\n",
+    );
+    insta::assert_snapshot!(package_diags(&yaml));
+}

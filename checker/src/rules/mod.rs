@@ -11,6 +11,7 @@ mod cache;
 pub mod decline;
 pub mod effect;
 pub mod follow_up;
+pub mod provider;
 pub mod route;
 pub mod step;
 pub mod subscriber;
@@ -148,6 +149,10 @@ pub static RULES: &[Rule] = &[
     rule(
         follow_up::unbounded::INFO,
         &[Check::PerAction(follow_up::unbounded::check_action)],
+    ),
+    rule(
+        provider::missing_setting::INFO,
+        &[Check::Whole(provider::missing_setting::check)],
     ),
     rule(
         route::calls_past_deadline::INFO,

@@ -212,6 +212,7 @@ impl B {
             }),
             timeout_ms: 5000,
             attempts: 2,
+            http: None,
             has_errors: false,
         });
     }
@@ -244,6 +245,7 @@ impl B {
             large_output,
             timeout_ms,
             attempts,
+            http: None,
             window_ms: self.p.packages[PkgId(pkg)]
                 .idempotency
                 .as_ref()

@@ -134,6 +134,27 @@ pub struct AppSettings {
     pub events_store: Option<(Name, Span)>,
     /// `steps: { encryption_key: config.x }`
     pub encryption_key: Option<EncryptionKey>,
+    /// `providers: { stripe: { api_key: config.stripe_key } }`, in the
+    /// order written.
+    pub providers: Vec<ProviderSettings>,
+}
+
+/// One package's entry under `providers:`.
+#[derive(Clone, Debug)]
+pub struct ProviderSettings {
+    pub package: PkgId,
+    /// The package's name in `providers:`.
+    pub span: Span,
+    pub given: Vec<ProviderSetting>,
+}
+
+/// `api_key: config.stripe_key`
+#[derive(Clone, Debug)]
+pub struct ProviderSetting {
+    pub name: String,
+    /// The config entry it comes from.
+    pub config: Name,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]
@@ -157,6 +178,8 @@ pub struct Package {
     /// Timeout and attempts defaults from `provider:`.
     pub timeout_ms: u64,
     pub attempts: u32,
+    /// `provider.http`: how the provider is called for real.
+    pub http: Option<crate::http::HttpProvider>,
     /// The package has errors of its own (reported when the package is
     /// checked; an app using it gets one diagnostic naming it).
     pub has_errors: bool,
@@ -200,6 +223,8 @@ pub struct Operation {
     pub request: Ty,
     /// `Unit` for an operation with no `answer:`.
     pub answer: Ty,
+    /// How it is sent over HTTP, when its package says.
+    pub http: Option<crate::http::HttpOperation>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

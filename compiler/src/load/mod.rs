@@ -5,6 +5,7 @@
 pub mod app_manifest;
 pub mod discover;
 pub mod fields;
+pub mod http_binding;
 pub mod loaders;
 pub mod package_manifest;
 pub mod package_unit;

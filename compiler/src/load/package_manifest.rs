@@ -5,6 +5,7 @@
 
 use super::app_manifest::read_requirements;
 use super::fields::{is_operation_name, is_package_name, Fields, Reader};
+use super::http_binding::{check_http_present, read_http_operation, read_http_provider};
 use super::yaml::{Node, Value};
 use crate::diag::Diagnostic;
 use crate::manifest::{
@@ -14,7 +15,7 @@ use crate::manifest::{
 use crate::span::Spanned;
 
 const TOP_KEYS: &[&str] = &["package", "version", "provider", "operations", "packages"];
-const PROVIDER_KEYS: &[&str] = &["idempotency", "timeout", "attempts"];
+const PROVIDER_KEYS: &[&str] = &["idempotency", "timeout", "attempts", "http"];
 const IDEMPOTENCY_KEYS: &[&str] = &[
     "header",
     "window",
@@ -38,6 +39,7 @@ const OPERATION_KEYS: &[&str] = &[
     "attempts",
     "window",
     "check",
+    "http",
 ];
 
 /// Reads a parsed `package.yaml`. `None` when the package cannot be used at
@@ -127,6 +129,7 @@ fn read_provider(r: &mut Reader, top: &Fields) -> Provider {
         idempotency: None,
         timeout_ms: DEFAULT_TIMEOUT_MS,
         attempts: DEFAULT_ATTEMPTS,
+        http: None,
         span: r.header_span(top.node),
     };
     let Some(node) = top.get("provider") else {
@@ -150,6 +153,9 @@ fn read_provider(r: &mut Reader, top: &Fields) -> Provider {
     }
     if let Some((key, n)) = fields.entry("idempotency") {
         provider.idempotency = read_idempotency(r, key, n);
+    }
+    if let Some((key, n)) = fields.entry("http") {
+        provider.http = read_http_provider(r, key, n);
     }
     provider
 }
@@ -281,7 +287,7 @@ fn read_answer(r: &mut Reader, node: &Node, what: &str) -> Option<AnswerMatch> {
 }
 
 /// `status: 409` or `status: [409, 422]`: at least one, none twice.
-fn read_statuses(r: &mut Reader, node: &Node) -> Option<Vec<u16>> {
+pub(super) fn read_statuses(r: &mut Reader, node: &Node) -> Option<Vec<u16>> {
     let Value::Seq(items) = &node.value else {
         return r.int(node, "status", 100, 599).map(|s| vec![s as u16]);
     };
@@ -364,6 +370,7 @@ fn read_operations(r: &mut Reader, top: &Fields, provider: &Provider) -> Vec<Ope
         }
     }
     ops.sort_by(|a, b| a.name.node.cmp(&b.name.node));
+    check_http_present(r, provider, &ops);
     ops
 }
 
@@ -425,6 +432,9 @@ fn read_operation(
         .map(|a| a as u32);
     let window_ms = fields.get("window").and_then(|n| r.duration(n, "window"));
     let check = fields.get("check").and_then(|n| read_check(r, n));
+    let http = fields
+        .entry("http")
+        .and_then(|(k, n)| read_http_operation(r, k, n, provider, &failures));
     let op = OperationDecl {
         name,
         request: request?,
@@ -439,6 +449,7 @@ fn read_operation(
         attempts,
         window_ms,
         check,
+        http,
         span: r.span(key),
     };
     check_operation(r, &op, &fields, provider);

@@ -11,7 +11,7 @@ use crate::span::{FileId, Span};
 use super::body::{BodyKind, Cx};
 use super::calls::Params;
 use super::reuse::{entry_spans, Memo, Reuse};
-use super::tables::{words, Callable, FieldDef, Ty};
+use super::tables::{words, Callable, ConfigEntry, FieldDef, Ty};
 use super::{Builder, Resolver};
 use crate::diag::nearest;
 use crate::ir::code;
@@ -28,7 +28,7 @@ pub const ROUTE_KEYS: [&str; 8] = [
     "action",
 ];
 const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
-const APP_KEYS: [&str; 2] = ["steps", "events"];
+const APP_KEYS: [&str; 3] = ["steps", "events", "providers"];
 
 impl<'a> Builder<'a> {
     pub(super) fn resolve_application(&mut self) {
@@ -47,6 +47,7 @@ impl<'a> Builder<'a> {
                         self.events_setting(item);
                     }
                 }
+                ("providers", v) => self.providers_setting(v, s.key),
                 ("steps" | "events", v) => self.rx().report_setting_value(
                     s.key,
                     v,
@@ -65,59 +66,57 @@ impl<'a> Builder<'a> {
                 .report_unknown_key(item.key, "`steps` setting", &["encryption_key"]);
             return;
         }
+        if let Some((name, c)) = self.config_entry(item) {
+            self.prog.app.encryption_key = Some(ir::EncryptionKey {
+                span: item.value.span(),
+                name,
+                secret: c.secret,
+                config_span: Some(c.span),
+            });
+        }
+    }
+
+    /// The config entry a setting names (`config.steps_key`), reported when
+    /// the value is not one or names none.
+    pub(super) fn config_entry(&mut self, item: &ast::Setting) -> Option<(Name, ConfigEntry)> {
+        let wanted = "a config entry such as `config.steps_key`";
         let path = match &item.value {
             SettingValue::Expr(ast::Expr {
                 kind: ExprKind::Path(p),
                 ..
             }) => p,
             v => {
-                return self.rx().report_setting_value(
-                    item.key,
-                    v,
-                    "a config entry such as `config.steps_key`",
-                )
+                self.rx().report_setting_value(item.key, v, wanted);
+                return None;
             }
         };
         let [first, entry] = path.segments.as_slice() else {
-            return self.rx().report_setting_value(
-                item.key,
-                &item.value,
-                "a config entry such as `config.steps_key`",
-            );
+            self.rx()
+                .report_setting_value(item.key, &item.value, wanted);
+            return None;
         };
         if first.name.as_str() != "config" {
-            return self.rx().report_setting_value(
-                item.key,
-                &item.value,
-                "a config entry such as `config.steps_key`",
-            );
+            self.rx()
+                .report_setting_value(item.key, &item.value, wanted);
+            return None;
         }
-        let found = self.unit(Owner::App).config.get(&entry.name).cloned();
-        match found {
-            Some(c) => {
-                self.prog.app.encryption_key = Some(ir::EncryptionKey {
-                    span: path.span,
-                    name: entry.name,
-                    secret: c.secret,
-                    config_span: Some(c.span),
-                });
-            }
-            None => {
-                let cands: Vec<String> = self
-                    .unit(Owner::App)
-                    .config
-                    .keys()
-                    .map(|n| n.as_str().to_string())
-                    .collect();
-                self.rx().report_unknown(
-                    "name.unknown_config",
-                    "config entry",
-                    entry.span,
-                    entry.name.as_str(),
-                    &cands,
-                );
-            }
+        if let Some(c) = self.unit(Owner::App).config.get(&entry.name).cloned() {
+            return Some((entry.name, c));
         }
+        let cands: Vec<String> = self
+            .unit(Owner::App)
+            .config
+            .keys()
+            .map(|n| n.as_str().to_string())
+            .collect();
+        self.rx().report_unknown(
+            "name.unknown_config",
+            "config entry",
+            entry.span,
+            entry.name.as_str(),
+            &cands,
+        );
+        None
     }
 
     fn events_setting(&mut self, item: &ast::Setting) {

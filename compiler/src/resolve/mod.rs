@@ -38,6 +38,7 @@ mod matching;
 mod narrow;
 mod ops;
 mod patch;
+mod providers;
 mod query;
 mod relocate;
 mod reuse;
@@ -551,6 +552,7 @@ fn lower_package(pkg: &LoadedPackage) -> ir::Package {
         idempotency,
         timeout_ms: m.provider.timeout_ms,
         attempts: m.provider.attempts,
+        http: m.provider.http.as_ref().map(|h| h.node.clone()),
         has_errors: false,
     }
 }

@@ -3,9 +3,11 @@
 //! package's `.jadpo` declarations (spans point into the YAML).
 
 use crate::diag::{nearest, Diagnostic};
+use crate::http::{HttpOperation, PathPart};
 use crate::intern::Name;
+use crate::ir::types::Types;
 use crate::ir::{self, FailureId, Owner, PkgId};
-use crate::manifest::OperationDecl;
+use crate::manifest::{HttpOperationDecl, OperationDecl};
 use crate::span::Spanned;
 
 use super::tables::{Decl, OpSig, Prim, Ty};
@@ -49,6 +51,10 @@ impl<'a> Builder<'a> {
             })
             .collect();
         let pkg = self.prog.package(p).clone();
+        let http = op
+            .http
+            .as_ref()
+            .map(|h| self.lower_http(unit, op, h, &request, &failures));
         let id = ir::OpId(self.prog.operations.len() as u32);
         self.prog.operations.push(ir::Operation {
             package: p,
@@ -71,6 +77,7 @@ impl<'a> Builder<'a> {
             check: op.check.as_ref().map(|c| c.node.clone()),
             request: request.clone(),
             answer: answer.clone(),
+            http,
         });
         self.op_sigs.push(OpSig {
             request,
@@ -78,6 +85,96 @@ impl<'a> Builder<'a> {
             failures: lasting,
         });
         self.unit_mut(unit).ops.insert(op.name.node.clone(), id);
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// An operation's `http:`, its failures by id and each `{field}` of its
+    /// path checked to be a required scalar field of the request.
+    fn lower_http(
+        &mut self,
+        unit: Owner,
+        op: &OperationDecl,
+        h: &HttpOperationDecl,
+        request: &Ty,
+        failures: &[FailureId],
+    ) -> HttpOperation {
+        let mut by_failure = Vec::new();
+        for (name, statuses) in &h.failures {
+            if let Some(f) = self.rx().manifest_failure(unit, name) {
+                if failures.contains(&f) {
+                    by_failure.push((f, statuses.clone()));
+                }
+            }
+        }
+        for part in &h.path {
+            if let PathPart::Field(field) = part {
+                if let Some(why) = self.path_field_problem(request, field) {
+                    self.report_path_field(op, h, field, &why);
+                }
+            }
+        }
+        HttpOperation {
+            method: h.method,
+            path: h.path.clone(),
+            encoding: h.encoding,
+            rename: h
+                .rename
+                .iter()
+                .map(|(f, w)| (f.node.clone(), w.clone()))
+                .collect(),
+            failures: by_failure,
+        }
+    }
+
+    /// Why `{field}` cannot fill a path: the request has no such field, it
+    /// may be absent, or it is not a single value.
+    fn path_field_problem(&self, request: &Ty, field: &str) -> Option<String> {
+        if matches!(request, Ty::Error) {
+            return None;
+        }
+        let types = Types(&self.t.types);
+        let Some((_, fields)) = types.record(request) else {
+            return Some("the request is not a record, so it has no fields".into());
+        };
+        let Some(def) = fields.iter().find(|f| f.name.as_str() == field) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+            return Some(format!(
+                "the request has no field `{field}` (its fields: {})",
+                names.join(", ")
+            ));
+        };
+        if def.optional || matches!(def.ty.unbounded(), Ty::Optional(_)) {
+            return Some(format!(
+                "`{field}` may be absent, and a path cannot leave a gap"
+            ));
+        }
+        let scalar = types.prim_of(&def.ty).is_some() || types.variants(&def.ty).is_some();
+        if !scalar {
+            return Some(format!(
+                "`{field}` is not a single value (text, number, enum)"
+            ));
+        }
+        None
+    }
+
+    fn report_path_field(
+        &mut self,
+        op: &OperationDecl,
+        h: &HttpOperationDecl,
+        field: &str,
+        why: &str,
+    ) {
+        self.rx().error(
+            Diagnostic::error(
+                "package.http_path_field",
+                h.path_span,
+                format!("the path of `{}` uses `{{{field}}}`, which cannot fill it", op.name.node),
+            )
+            .with_label(why.to_string())
+            .with_reason("each `{field}` of a path is filled from a required top-level field of the request that holds one value")
+            .with_fix("name a required text or number field of the request, or send the value in the body"),
+        );
     }
 }
 
@@ -108,7 +205,11 @@ impl<'a> Resolver<'_, 'a> {
         out
     }
 
-    fn manifest_failure(&mut self, unit: Owner, name: &Spanned<String>) -> Option<FailureId> {
+    pub(super) fn manifest_failure(
+        &mut self,
+        unit: Owner,
+        name: &Spanned<String>,
+    ) -> Option<FailureId> {
         let key = Name::new(&name.node);
         let own = self.unit(unit).decls.get(&key);
         let std = self.unit(Owner::Stdlib).decls.get(&key);

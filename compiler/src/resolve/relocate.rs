@@ -325,6 +325,12 @@ impl Moves {
             self.span(&mut key.span);
             self.opt(&mut key.config_span);
         }
+        for p in &mut app.providers {
+            self.span(&mut p.span);
+            for g in &mut p.given {
+                self.span(&mut g.span);
+            }
+        }
     }
 
     fn entry(&mut self, e: &mut ir::Entry) {

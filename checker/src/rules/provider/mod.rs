@@ -1,0 +1,3 @@
+//! `provider.*`: what the app gives the packages it calls over HTTP.
+
+pub mod missing_setting;
