@@ -295,7 +295,7 @@ fn answer_id(
     };
     let body: serde_json::Value = serde_json::from_slice(&rec.body).unwrap_or_default();
     let text = answer_text(&body);
-    if rec.failed {
+    if rec.failed || rec.misconfigured {
         format!("failed {}: {}", rec.status, short_text(&text, 40))
     } else {
         short_text(&text, 12)

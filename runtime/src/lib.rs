@@ -24,6 +24,7 @@ pub mod record;
 pub mod store;
 pub mod suite;
 pub mod value;
+pub mod wire;
 
 pub use attempt::CrashAt;
 pub use delivery::{

@@ -45,6 +45,10 @@ pub enum Answer {
     Lost,
     /// "Different request": the key was used with another request.
     Mismatch,
+    /// An answer the operation does not declare (another 4xx, or a 2xx
+    /// whose body is not its answer type): recorded, and the delivery
+    /// faults as misconfigured, with this text.
+    Misconfigured(String),
 }
 
 impl Answer {

@@ -299,12 +299,29 @@ pub struct DecodeError(pub String);
 /// Reads JSON as a value of `ty` (an answer decoded with the current
 /// package, or a recorded one replayed).
 pub fn decode(types: Types<'_>, ty: &Ty, json: &Json) -> Result<Value, DecodeError> {
-    decode_at(types, ty, json, 0)
+    decode_at(types, ty, json, &|n: &str| n.to_string(), 0)
+}
+
+/// [`decode`] with record fields under wire names (a binding's case and
+/// renames).
+pub fn decode_named(
+    types: Types<'_>,
+    ty: &Ty,
+    json: &Json,
+    names: &dyn Fn(&str) -> String,
+) -> Result<Value, DecodeError> {
+    decode_at(types, ty, json, names, 0)
 }
 
 const MAX_DEPTH: usize = 64;
 
-fn decode_at(types: Types<'_>, ty: &Ty, json: &Json, depth: usize) -> Result<Value, DecodeError> {
+fn decode_at(
+    types: Types<'_>,
+    ty: &Ty,
+    json: &Json,
+    names: &dyn Fn(&str) -> String,
+    depth: usize,
+) -> Result<Value, DecodeError> {
     if depth > MAX_DEPTH {
         return Err(DecodeError("the value nests too deeply".into()));
     }
@@ -313,13 +330,13 @@ fn decode_at(types: Types<'_>, ty: &Ty, json: &Json, depth: usize) -> Result<Val
         Ty::Error | Ty::NoneValue => Ok(Value::None),
         Ty::Optional(inner) => match json {
             Json::Null => Ok(Value::None),
-            other => decode_at(types, inner, other, depth + 1),
+            other => decode_at(types, inner, other, names, depth + 1),
         },
         Ty::List(inner) => match json {
             Json::Array(items) => {
                 let values: Result<Vec<Value>, DecodeError> = items
                     .iter()
-                    .map(|i| decode_at(types, inner, i, depth + 1))
+                    .map(|i| decode_at(types, inner, i, names, depth + 1))
                     .collect();
                 Ok(Value::List(values?.into()))
             }
@@ -327,7 +344,7 @@ fn decode_at(types: Types<'_>, ty: &Ty, json: &Json, depth: usize) -> Result<Val
         },
         Ty::Prim(p) => decode_prim(*p, json).ok_or_else(|| wrong(p.as_str())),
         Ty::Named(t) => match types.def(*t).map(|d| &d.kind) {
-            Some(TypeKind::Alias(inner)) => decode_at(types, inner, json, depth + 1),
+            Some(TypeKind::Alias(inner)) => decode_at(types, inner, json, names, depth + 1),
             Some(TypeKind::Enum(variants)) => match json {
                 Json::String(s) => variants
                     .iter()
@@ -342,8 +359,10 @@ fn decode_at(types: Types<'_>, ty: &Ty, json: &Json, depth: usize) -> Result<Val
                 };
                 let mut out = Vec::with_capacity(fields.len());
                 for f in fields {
-                    match map.get(f.name.as_str()) {
-                        Some(v) => out.push((f.name, decode_at(types, &f.ty, v, depth + 1)?)),
+                    match map.get(&names(f.name.as_str())) {
+                        Some(v) => {
+                            out.push((f.name, decode_at(types, &f.ty, v, names, depth + 1)?))
+                        }
                         None if f.optional => {}
                         None => {
                             return Err(DecodeError(format!("the field `{}` is missing", f.name)))
@@ -354,7 +373,7 @@ fn decode_at(types: Types<'_>, ty: &Ty, json: &Json, depth: usize) -> Result<Val
             }
             Some(TypeKind::Pending) | None => Err(DecodeError("an unknown type".into())),
         },
-        Ty::Bounded(inner, _) => decode_at(types, inner, json, depth + 1),
+        Ty::Bounded(inner, _) => decode_at(types, inner, json, names, depth + 1),
     }
 }
 

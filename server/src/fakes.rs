@@ -260,7 +260,7 @@ impl Provider for Locked<'_> {
 }
 
 impl Providers for SharedFake {
-    fn provider(&self) -> Box<dyn Provider + '_> {
+    fn provider<'a>(&'a self, _: &'static Program) -> Box<dyn Provider + 'a> {
         Box::new(Locked { state: &self.state })
     }
 }

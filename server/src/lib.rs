@@ -10,5 +10,6 @@ pub mod crash;
 pub mod engine;
 pub mod fakes;
 pub mod http;
+pub mod http_provider;
 pub mod metrics;
 pub mod store;

@@ -6,6 +6,7 @@
 
 mod billing;
 mod conformance;
+mod http_provider;
 mod postgres;
 mod sqlite;
 mod support;

@@ -7,11 +7,12 @@
 //! its `code` with its fields. Also what a listing shows of an answer.
 
 use jadpo_compiler::intern::Name;
-use jadpo_compiler::ir::{FailureId, OpId, Program};
+use jadpo_compiler::ir::{OpId, Program};
 
 use crate::eval::{Failed, Flow, R};
 use crate::provider::{Answer, Wire};
-use crate::value::{decode, Value};
+use crate::value::Value;
+use crate::wire;
 
 /// What an attempt saw of each step, for the listing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,51 +61,63 @@ impl Sight {
     }
 }
 
-/// An answer as a record keeps it: whether it was a failure, the
-/// provider's status, and its body.
+/// An answer as a record keeps it: whether it was a failure (or an answer
+/// the operation does not declare), the provider's status, and its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recorded {
     pub failed: bool,
+    pub misconfigured: bool,
     pub status: u16,
     pub body: Vec<u8>,
 }
 
 impl Recorded {
     /// The answer to record: the provider's own body when it gave one,
-    /// else the body the package would carry.
-    pub fn of(program: &Program, answer: &Answer, wire: Option<Wire>) -> Option<Recorded> {
-        let failed = match answer {
-            Answer::Done(_) => false,
-            Answer::Failed { .. } => true,
+    /// else the body the package's binding would carry.
+    pub fn of(
+        program: &Program,
+        op: OpId,
+        answer: &Answer,
+        wire: Option<Wire>,
+    ) -> Option<Recorded> {
+        let (failed, misconfigured) = match answer {
+            Answer::Done(_) => (false, false),
+            Answer::Failed { .. } => (true, false),
+            Answer::Misconfigured(_) => (false, true),
             _ => return None,
         };
         if let Some(w) = wire {
             return Some(Recorded {
                 failed,
+                misconfigured,
                 status: w.status,
                 body: w.body,
             });
         }
-        Some(match answer {
-            Answer::Done(v) => Recorded {
-                failed: false,
-                status: 200,
-                body: v.canonical(),
-            },
-            Answer::Failed { failure, fields } => Recorded {
-                failed: true,
-                status: 400,
-                body: failure_body(program, *failure, fields).canonical(),
-            },
+        let (status, body) = match answer {
+            Answer::Done(v) => (200, wire::answer_body(program, op, v)),
+            Answer::Failed { failure, fields } => wire::failure_body(program, op, *failure, fields),
+            Answer::Misconfigured(text) => (400, Value::text(text).canonical()),
             _ => return None,
+        };
+        Some(Recorded {
+            failed,
+            misconfigured,
+            status,
+            body,
         })
     }
 
-    /// The plaintext sealed into the record: a byte saying answered (0) or
-    /// failed (1), the status (2 bytes, big-endian), then the body.
+    /// The plaintext sealed into the record: a byte saying answered (0),
+    /// failed (1) or misconfigured (2), the status (2 bytes, big-endian),
+    /// then the body.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(3 + self.body.len());
-        out.push(u8::from(self.failed));
+        out.push(if self.misconfigured {
+            2
+        } else {
+            u8::from(self.failed)
+        });
         out.extend_from_slice(&self.status.to_be_bytes());
         out.extend_from_slice(&self.body);
         out
@@ -115,6 +128,7 @@ impl Recorded {
         let status = u16::from_be_bytes([*rest.first()?, *rest.get(1)?]);
         Some(Recorded {
             failed: flag == 1,
+            misconfigured: flag == 2,
             status,
             body: rest.get(2..)?.to_vec(),
         })
@@ -122,53 +136,19 @@ impl Recorded {
 
     /// The answer, decoded with the current package.
     pub fn decode(&self, program: &Program, op: OpId) -> Result<Answer, String> {
-        let json: serde_json::Value =
-            serde_json::from_slice(&self.body).map_err(|e| format!("the body is not JSON: {e}"))?;
-        if !self.failed {
-            let ty = &program.op(op).answer;
-            return decode(program.type_table(), ty, &json)
-                .map(Answer::Done)
-                .map_err(|e| e.0);
+        if self.misconfigured {
+            return Ok(match wire::binding(program, op) {
+                Some(_) => wire::classify(program, op, self.status, &self.body),
+                None => Answer::Misconfigured(
+                    serde_json::from_slice::<String>(&self.body).unwrap_or_default(),
+                ),
+            });
         }
-        let code = json
-            .get("code")
-            .and_then(|c| c.as_str())
-            .ok_or("a failure's body without a `code`")?;
-        let o = program.op(op);
-        let failure = o
-            .failures
-            .iter()
-            .copied()
-            .find(|f| program.failure(*f).code == code)
-            .ok_or(format!("`{}` no longer fails with `{code}`", o.qualified))?;
-        let defs = program.failure(failure).fields.clone();
-        let mut out = Vec::new();
-        for d in &defs {
-            if let Some(v) = json.get(d.name.as_str()) {
-                let value = decode(program.type_table(), &d.ty, v).map_err(|e| e.0)?;
-                out.push((d.name, value));
-            }
+        if self.failed {
+            return wire::decode_failure(program, op, &self.body);
         }
-        let fields = if out.is_empty() {
-            Value::Unit
-        } else {
-            Value::record(out)
-        };
-        Ok(Answer::Failed { failure, fields })
+        wire::decode_answer(program, op, &self.body).map(Answer::Done)
     }
-}
-
-/// A failure as a body: its `code` with its fields beside.
-fn failure_body(program: &Program, failure: FailureId, fields: &Value) -> Value {
-    let mut all: Vec<(Name, Value)> = fields
-        .as_record()
-        .map(|r| r.fields().to_vec())
-        .unwrap_or_default();
-    all.push((
-        Name::new("code"),
-        Value::text(&program.failure(failure).code),
-    ));
-    Value::record(all)
 }
 
 /// What a listing shows of an answer: its `id`, else its first declared
@@ -220,6 +200,7 @@ pub fn to_flow(answer: Answer) -> R<Value> {
     match answer {
         Answer::Done(v) => Ok(v),
         Answer::Failed { failure, fields } => Err(Flow::Fail(Failed { failure, fields })),
+        Answer::Misconfigured(text) => crate::eval::fault(text),
         _ => crate::eval::fault("an answer that is not one"),
     }
 }

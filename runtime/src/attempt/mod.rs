@@ -302,6 +302,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
                         "`{operation}` answered \"different request\" without a key"
                     ))
                 }
+                Answer::Misconfigured(text) => return fault(format!("`{operation}`: {text}")),
             }
         }
         Err(self.transient(&last))

@@ -259,7 +259,9 @@ impl<'s> Attempt<'s, '_> {
             last = self.provider.send(&call);
             self.crash_point(pos, Point::AfterSendBeforeRecord)?;
             match &last {
-                Answer::Done(_) | Answer::Failed { .. } => return self.answered(op, pos, last),
+                Answer::Done(_) | Answer::Failed { .. } | Answer::Misconfigured(_) => {
+                    return self.answered(op, pos, last)
+                }
                 Answer::ServerError if o.changes => {
                     self.set_state(
                         pos,
@@ -306,7 +308,7 @@ impl<'s> Attempt<'s, '_> {
     fn answered(&mut self, op: OpId, pos: u32, answer: Answer) -> R<Value> {
         if self.s.mode == Mode::Steps {
             let wire = self.provider.wire();
-            let Some(recorded) = Recorded::of(self.s.program, &answer, wire) else {
+            let Some(recorded) = Recorded::of(self.s.program, op, &answer, wire) else {
                 return fault("an answer that is not one");
             };
             // The limit is on the recorded body itself (design section 9).

@@ -29,7 +29,10 @@ use crate::build::Build;
 /// Makes the provider an attempt sends through (a fake shared by every
 /// attempt, or HTTP).
 pub trait Providers: Send + Sync {
-    fn provider(&self) -> Box<dyn Provider + '_>;
+    fn provider<'a>(
+        &'a self,
+        program: &'static jadpo_compiler::ir::Program,
+    ) -> Box<dyn Provider + 'a>;
 }
 
 /// How the engine runs.

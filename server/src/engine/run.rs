@@ -101,7 +101,7 @@ pub fn attempt<'a>(
         },
     };
     let _beating = engine.heartbeats.keep(&row.id, lease);
-    let mut inner = engine.providers.provider();
+    let mut inner = engine.providers.provider(build.program);
     let mut provider = Timed {
         inner: &mut *inner,
         metrics: &engine.metrics,
@@ -365,6 +365,7 @@ impl jadpo_runtime::provider::Provider for Timed<'_> {
             Answer::ServerError => "server_error",
             Answer::Lost => "lost",
             Answer::Mismatch => "mismatch",
+            Answer::Misconfigured(_) => "misconfigured",
         };
         self.metrics
             .step_sent(call.operation, result, started.elapsed().as_secs_f64());
