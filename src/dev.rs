@@ -54,25 +54,34 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
     };
     let (program, plan) = first_build(dir, args)?;
     let env = Env::read(args.env_file.as_deref())?;
-    let fixture = fakes_fixture(&program, args.fakes.as_deref())?;
-    let prepared = prepare_fixture(&program, Some(fixture));
+    // The fixture `dev` answers when there is one; without it (and without
+    // `--fakes`) the app calls its providers over HTTP.
+    let fixture = match fakes_fixture(&program, args.fakes.as_deref()) {
+        Ok(id) => Some(id),
+        Err(_) if args.fakes.is_none() => None,
+        Err(why) => return Err(why),
+    };
+    let prepared = prepare_fixture(&program, fixture);
     if let Some(why) = &prepared.error {
         return Err(format!("the fixture's fakes cannot be made: {why}"));
     }
     let config = config_values(&program, Some(&prepared), &env)?;
     let store = open_store(dir, args, &program, &plan)?;
-    let fixture_name = program
-        .fixtures
-        .get(fixture)
-        .map(|f| f.name.as_str().to_string())
-        .unwrap_or_default();
+    let fixture_name = fixture
+        .and_then(|f| program.fixtures.get(f))
+        .map(|f| f.name.as_str().to_string());
     let journal = args.journal_path(dir);
     let build = Build::new(program, plan);
-    let providers = Arc::new(SharedFake::journaled(
-        prepared.scripts.clone(),
-        build.program,
-        &journal,
-    )?);
+    let providers: Arc<dyn jadpo_server::engine::Providers> = match fixture {
+        Some(_) => Arc::new(SharedFake::journaled(
+            prepared.scripts.clone(),
+            build.program,
+            &journal,
+        )?),
+        None => Arc::new(jadpo_server::http_provider::HttpProviders::new(
+            config.clone(),
+        )),
+    };
     let settings = Settings {
         runner: format!("dev-{}", std::process::id()),
         concurrency: 8,
@@ -108,7 +117,7 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         None,
         GRACE,
         extra,
-        |address| announce(&*listing, build, address, &fixture_name, &db),
+        |address| announce(&*listing, build, address, fixture_name.as_deref(), &db),
     )
 }
 
@@ -230,9 +239,13 @@ async fn shutdown_signal() {
     }
 }
 
-fn announce(listing: &dyn Listen, build: &Build, address: &str, fixture: &str, db: &Path) {
+fn announce(listing: &dyn Listen, build: &Build, address: &str, fixture: Option<&str>, db: &Path) {
+    let providers = match fixture {
+        Some(f) => format!("fakes from fixture `{f}`"),
+        None => "real providers over HTTP".to_string(),
+    };
     listing.note(&format!(
-        "jadpo dev: serving `{}` on http://{address} (store {}, fakes from fixture `{fixture}`)",
+        "jadpo dev: serving `{}` on http://{address} (store {}, {providers})",
         build.program.app.name,
         db.display()
     ));
@@ -446,11 +459,7 @@ pub(crate) fn fakes_fixture(
     match (found, named) {
         (Some(id), _) => Ok(id),
         (None, Some(_)) => Err(format!("the app has no fixture `{name}` for --fakes")),
-        (None, None) => Err(
-            "the app has no fixture `dev`: give `--fakes FIXTURE` to answer from a fixture's fakes \
-             (calling real providers over HTTP is not built yet)"
-                .into(),
-        ),
+        (None, None) => Err("the app has no fixture `dev`".into()),
     }
 }
 

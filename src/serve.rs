@@ -15,9 +15,11 @@ use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::suite::prepare_fixture;
 use jadpo_server::build::Build;
 use jadpo_server::engine::listing::{Human, JsonLines, Listen};
+use jadpo_server::engine::Providers;
 use jadpo_server::engine::{Engine, Settings};
 use jadpo_server::fakes::SharedFake;
 use jadpo_server::http::Auth;
+use jadpo_server::http_provider::HttpProviders;
 use jadpo_server::store::{Apply, OpenOptions};
 
 use crate::bundle::Bundle;
@@ -69,34 +71,31 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
         ));
     }
     let env = Env::read(None)?;
-    let (scripts, fixture_config) = match &args.fakes {
+    // Production config comes from the bindings, never from a fixture.
+    let scripts = match &args.fakes {
         Some(name) => {
             let id = fakes_fixture(&program, Some(name))?;
             let prepared = prepare_fixture(&program, Some(id));
             if let Some(why) = &prepared.error {
                 return Err(format!("the fixture's fakes cannot be made: {why}"));
             }
-            (prepared.scripts.clone(), Some(prepared))
+            Some(prepared.scripts.clone())
         }
-        None => {
-            return Err(
-                "calling providers over HTTP is not built yet: give --fakes FIXTURE to answer from a fixture's fakes"
-                    .into(),
-            )
-        }
+        None => None,
     };
-    // Production config comes from the bindings, never from a fixture.
-    let _ = fixture_config;
     let config = config_values(&program, None, &env)?;
     // The rebuilt plan is the file's, with the program's action ids.
     let plan = rebuilt;
     let store = open_store(&program, &plan, args)?;
     let auth = Auth::from_env(|k| env.get(k))?;
     let build = Build::new(program, plan);
-    let providers: Arc<SharedFake> = Arc::new(match &args.fakes_journal {
-        Some(path) => SharedFake::journaled(scripts, build.program, Path::new(path))?,
-        None => SharedFake::new(scripts),
-    });
+    let providers: Arc<dyn Providers> = match scripts {
+        Some(scripts) => Arc::new(match &args.fakes_journal {
+            Some(path) => SharedFake::journaled(scripts, build.program, Path::new(path))?,
+            None => SharedFake::new(scripts),
+        }),
+        None => Arc::new(HttpProviders::new(config.clone())),
+    };
     if build.routes.iter().any(|r| r.auth_required) && !auth.configured() {
         return Err(
             "the app has routes with `auth: required`, and neither JADPO_API_KEYS nor JADPO_JWT_KEY is set"

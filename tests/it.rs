@@ -17,6 +17,7 @@ mod publish;
 mod render;
 mod server_chaos;
 mod server_crash;
+mod server_http;
 mod server_operators;
 mod server_outcomes;
 mod server_routes;

@@ -1,0 +1,168 @@
+//! `jadpo dev` without fakes calls its providers over HTTP (design
+//! `server.md` section 15): an app whose package has a binding, its base
+//! URL and API key from config, answers a route through a provider on a
+//! loopback socket; the request carries the key, the auth header and the
+//! JSON body, and the provider's answer is the route's.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::server_support::{scratch, spawn};
+
+const PACKAGE: &str = "package: mail
+version: 1.0.0
+provider:
+  idempotency:
+    header: Idempotency-Key
+    window: 24h
+  timeout: 5s
+  attempts: 1
+  http:
+    base_url: https://api.mail.example
+    auth: { scheme: bearer, token: api_key }
+    settings: { api_key: { secret: true } }
+    case: camel
+operations:
+  messages.send:
+    request: Send
+    answer: Sent
+    changes: true
+    idempotent: true
+    http: { method: POST, path: /messages }
+";
+
+const TYPES: &str = "type Send = Object {
+    to_address: Text
+}
+
+type Sent = Object {
+    id: Text
+}
+";
+
+const APP: &str = "application Notes {
+    providers: { mail: { api_key: config.mail_key  base_url: config.mail_url } }
+}
+
+config NotesConfig {
+    mail_key: Text { binding: \"MAIL_KEY\" secret: true }
+    mail_url: Text { binding: \"MAIL_URL\" }
+}
+
+type Note = Object {
+    to: Text
+}
+
+action notify(note: Note) -> Text {
+    var sent = attempt mail.messages.send(mail.Send { to_address: note.to })
+    return sent.id
+}
+
+route POST /notes {
+    auth: none
+    input: Note
+    output: Text
+    run: notify(input)
+}
+";
+
+/// A provider on loopback that answers one request with `reply`; the
+/// request it read comes back through the handle.
+fn provider(reply: &'static str) -> (String, std::thread::JoinHandle<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let url = format!(
+        "http://{}",
+        listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default()
+    );
+    let handle = std::thread::spawn(move || {
+        let Ok((mut conn, _)) = listener.accept() else {
+            return String::new();
+        };
+        let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = conn.read(&mut buf) {
+            seen.extend_from_slice(buf.get(..n).unwrap_or_default());
+            let text = String::from_utf8_lossy(&seen).to_string();
+            let done = text.find("\r\n\r\n").is_some_and(|end| {
+                let len = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                    })
+                    .unwrap_or(0);
+                seen.len() >= end + 4 + len
+            });
+            if done || n == 0 {
+                break;
+            }
+        }
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            reply.len()
+        );
+        let _ = conn.write_all(head.as_bytes());
+        let _ = conn.write_all(reply.as_bytes());
+        String::from_utf8_lossy(&seen).to_string()
+    });
+    (url, handle)
+}
+
+#[test]
+fn dev_without_fakes_calls_the_provider_over_http() {
+    let dir = scratch("http-provider");
+    let app = dir.join("app");
+    let files = [
+        (
+            "jadpo.yaml",
+            "app: notes\npackages: { mail: { path: packages/mail } }\n",
+        ),
+        ("app.jadpo", APP),
+        ("packages/mail/package.yaml", PACKAGE),
+        ("packages/mail/mail.jadpo", TYPES),
+    ];
+    for (path, text) in files {
+        let at = app.join(path);
+        std::fs::create_dir_all(at.parent().unwrap_or(&app)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(at, text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (url, seen) = provider(r#"{"id":"msg_1","extra":true}"#);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.arg("dev")
+        .arg(&app)
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--no-reload",
+            "--format",
+            "json",
+            "--db",
+        ])
+        .arg(dir.join("dev.sqlite"))
+        .env("MAIL_KEY", "sk_test_live")
+        .env("MAIL_URL", &url)
+        .env_remove("JADPO_CRASH_AT");
+    let dev = spawn(cmd).unwrap_or_else(|e| panic!("{e}"));
+    let answer = dev.request("POST", "/notes", &[], r#"{"to":"ada@example.com"}"#);
+    let request = seen.join().unwrap_or_default();
+    dev.stop();
+    assert_eq!(answer, Some((200, r#""msg_1""#.to_string())), "{request}");
+    let lower = request.to_ascii_lowercase();
+    assert!(lower.starts_with("post /messages http/1.1"), "{request}");
+    assert!(
+        lower.contains("authorization: bearer sk_test_live"),
+        "{request}"
+    );
+    assert!(lower.contains("idempotency-key: "), "{request}");
+    assert!(
+        request.ends_with(r#"{"toAddress":"ada@example.com"}"#),
+        "{request}"
+    );
+}
