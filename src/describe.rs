@@ -55,8 +55,33 @@ pub fn operation_facts(program: &Program, id: OpId) -> String {
     if !failures.is_empty() {
         lines.push(format!("- fails: {}", failures.join(", ")));
     }
+    if let Some(h) = &op.http {
+        lines.push(format!(
+            "- http: `{} {}`{}",
+            h.method.as_str(),
+            path_text(&h.path),
+            match (h.method.has_body(), h.encoding) {
+                (true, jadpo_compiler::http::Encoding::Form) => " (form body)",
+                (true, jadpo_compiler::http::Encoding::Json) => " (JSON body)",
+                (false, _) => " (fields in the query)",
+            }
+        ));
+    }
     if op.large_output {
         lines.push("- large output (over 1 MB): cannot be a recorded step".to_string());
     }
     lines.join("\n")
+}
+
+/// A path template as the package writes it.
+fn path_text(parts: &[jadpo_compiler::http::PathPart]) -> String {
+    use jadpo_compiler::http::PathPart;
+    parts
+        .iter()
+        .map(|p| match p {
+            PathPart::Text(t) => t.clone(),
+            PathPart::Field(f) => format!("{{{f}}}"),
+            PathPart::Setting(s) => format!("{{${s}}}"),
+        })
+        .collect()
 }

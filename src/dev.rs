@@ -65,7 +65,7 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
     if let Some(why) = &prepared.error {
         return Err(format!("the fixture's fakes cannot be made: {why}"));
     }
-    let config = config_values(&program, Some(&prepared), &env)?;
+    let config = config_values(&program, Some(&prepared), &env, fixture.is_some())?;
     let store = open_store(dir, args, &program, &plan)?;
     let fixture_name = fixture
         .and_then(|f| program.fixtures.get(f))
@@ -464,14 +464,23 @@ pub(crate) fn fakes_fixture(
 }
 
 /// The app's config values: the fixture's, then the environment's by
-/// each entry's `binding:`, then its `default:`.
+/// each entry's `binding:`, then its `default:`. With fakes answering,
+/// an entry that only gives a provider setting may be left unset.
 pub(crate) fn config_values(
     program: &Program,
     prepared: Option<&Prepared>,
     env: &Env,
+    faked: bool,
 ) -> Result<BTreeMap<Name, Value>, String> {
     let mut out = BTreeMap::new();
     let mut missing = Vec::new();
+    // With fakes answering, an entry that only gives a provider setting
+    // (an API key) is never read.
+    let unread = if faked {
+        provider_only(program)
+    } else {
+        Vec::new()
+    };
     for entry in &program.config {
         if let Some(v) = prepared.and_then(|p| p.config.get(&entry.name)) {
             out.insert(entry.name, v.clone());
@@ -496,6 +505,7 @@ pub(crate) fn config_values(
             None if matches!(entry.ty, Ty::Optional(_)) => {
                 out.insert(entry.name, Value::None);
             }
+            None if unread.contains(&entry.name) => {}
             None => missing.push(match &entry.binding {
                 Some(b) => format!("`{}` (set {b})", entry.name),
                 None => format!("`{}`", entry.name),
@@ -506,6 +516,31 @@ pub(crate) fn config_values(
         return Err(format!("config without a value: {}", missing.join(", ")));
     }
     Ok(out)
+}
+
+/// The config entries that give provider settings and that no action or
+/// function reads, nor the steps key.
+fn provider_only(program: &Program) -> Vec<Name> {
+    let mut read: Vec<Name> = program
+        .actions
+        .iter()
+        .flat_map(|a| a.reads.config.iter().copied())
+        .chain(
+            program
+                .functions
+                .iter()
+                .flat_map(|f| f.reads.config.iter().copied()),
+        )
+        .chain(program.app.encryption_key.as_ref().map(|k| k.name))
+        .collect();
+    read.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    program
+        .app
+        .providers
+        .iter()
+        .flat_map(|p| p.given.iter().map(|g| g.config))
+        .filter(|n| !read.iter().any(|r| r == n))
+        .collect()
 }
 
 fn redact(secret: bool, text: &str) -> String {

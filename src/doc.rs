@@ -172,7 +172,23 @@ fn provider(p: &jadpo_compiler::ir::Package) -> String {
         p.attempts,
         if p.attempts == 1 { "" } else { "s" }
     );
-    match &p.idempotency {
+    let http = p.http.as_ref().map_or(String::new(), |h| {
+        let settings: Vec<String> = h
+            .settings
+            .iter()
+            .map(|s| format!("`{}`{}", s.name, if s.secret { " (secret)" } else { "" }))
+            .collect();
+        format!(
+            "It is called over HTTP at {}; the app gives {} in `providers:`.\n\n",
+            h.base_url,
+            if settings.is_empty() {
+                "no settings".to_string()
+            } else {
+                settings.join(", ")
+            }
+        )
+    });
+    http + &match &p.idempotency {
         None => format!("The provider takes no idempotency keys. {calls}\n\n"),
         Some(i) => format!(
             "The provider takes idempotency keys in `{}` and keeps each for {}; a 5xx is replayed for its key: {}; a new key after an answer: {}. {calls}\n\n",

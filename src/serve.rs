@@ -83,7 +83,7 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let config = config_values(&program, None, &env)?;
+    let config = config_values(&program, None, &env, scripts.is_some())?;
     // The rebuilt plan is the file's, with the program's action ids.
     let plan = rebuilt;
     let store = open_store(&program, &plan, args)?;

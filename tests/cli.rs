@@ -168,6 +168,11 @@ fn deny_warnings_turns_a_warning_into_exit_1() {
     write("jadpo.yaml", "app: warned\npackages:\n  stripe: \"3\"\n");
     // A read after the first changing call can still fail: a late point.
     write(
+        "settings.jadpo",
+        "application Late {\n    providers: { stripe: { api_key: config.stripe_key } }\n}\n\n\
+         config LateConfig {\n    stripe_key: Text { binding: \"STRIPE_KEY\" secret: true }\n}\n",
+    );
+    write(
         "app.jadpo",
         "action late(email: stripe.Email, price: stripe.PriceId)\n\
          \x20   fails stripe.InvalidEmail, stripe.PriceMissing -> Unit\n\
@@ -336,7 +341,7 @@ fn check_finds_the_app_or_package_a_path_names() {
         stderr(&package)
     );
     assert!(
-        stdout(&package).contains("checked package stripe 3.2.0: 0 errors"),
+        stdout(&package).contains("checked package stripe 3.3.0: 0 errors"),
         "{}",
         stdout(&package)
     );
@@ -680,7 +685,7 @@ fn doc_shows_what_a_package_offers() {
     insta::assert_snapshot!("doc_github_markdown", stdout(&out));
 
     let text = stdout(&jadpo(&["doc", "stripe"]));
-    assert!(text.starts_with("stripe 3.2.0\n============\n"), "{text}");
+    assert!(text.starts_with("stripe 3.3.0\n============\n"), "{text}");
     for want in [
         "stripe.customers.create\n",
         "- keyed: yes (Idempotency-Key, provider window 24h)",
@@ -693,7 +698,7 @@ fn doc_shows_what_a_package_offers() {
     assert!(!text.contains('`'), "plain text has no code marks");
 
     let folder = stdout(&jadpo(&["doc", "packages/postmark"]));
-    assert!(folder.starts_with("postmark 1.1.0\n"), "{folder}");
+    assert!(folder.starts_with("postmark 1.2.0\n"), "{folder}");
     let app = "tests/fixtures/packages/resolve/vendored/pass_vendored_package_and_path";
     for (name, title) in [("mailer", "mailer 1."), ("notes", "notes ")] {
         let out = jadpo(&["doc", name, "--app", app]);

@@ -54,6 +54,10 @@ fn generated_app(clean: bool) -> BTreeMap<String, Vec<u8>> {
         "jadpo.yaml".to_string(),
         b"app: many\npackages:\n  stripe: \"3\"\n".to_vec(),
     );
+    files.insert(
+        "src/app.jadpo".to_string(),
+        b"application Many {\n    providers: { stripe: { api_key: config.stripe_key } }\n}\n\nconfig ManyConfig {\n    stripe_key: Text { binding: \"STRIPE_KEY\" secret: true }\n}\n".to_vec(),
+    );
     for f in 0..24 {
         let mut text = String::new();
         for i in 0..6 {

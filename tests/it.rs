@@ -1,6 +1,7 @@
 //! The integration tests, one binary: each file is a module (rust-analyzer's layout;
 //! one link instead of one per file).
 
+mod bindings;
 mod cli;
 mod common;
 mod docs;

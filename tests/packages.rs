@@ -274,10 +274,13 @@ fn a_step_window_is_its_operations_own_when_set() {
 application Windows {
     steps: { encryption_key: config.steps_key }
     events: { store: primary }
+    providers: { paypal: { client_id: config.paypal_id  client_secret: config.paypal_secret } }
 }
 
 config WindowsConfig {
     steps_key: StepsKey { binding: "STEPS_KEY" secret: true }
+    paypal_id: StepsKey { binding: "PAYPAL_CLIENT_ID" }
+    paypal_secret: StepsKey { binding: "PAYPAL_CLIENT_SECRET" secret: true }
 }
 
 store primary { kind: postgres }

@@ -229,7 +229,7 @@ fn the_registry_comes_before_the_bundled_packages() {
     assert_eq!(status(&out), 0, "{}", text(&out));
     // Same name and version as the bundled copy: only a registry that wins
     // sees the tampering.
-    let manifest = registry.join("postmark/1.1.0/package.yaml");
+    let manifest = registry.join("postmark/1.2.0/package.yaml");
     let original = std::fs::read_to_string(&manifest).unwrap_or_default();
     write(&manifest, &format!("{original}# edited\n"));
     let app = app(&dir, "  postmark: \"1\"\n", "type Nothing = Text\n");

@@ -11,7 +11,9 @@
 //! step rules (`step.`, `effect.`, `route.`, `decline.`) without an
 //! `application` get a configured one (a secret steps key and an events
 //! store), as `spec/diagnostics/README.md` says; other families' examples
-//! are checked exactly as written.
+//! without an `application` (and without their own `jadpo.yaml`) get one
+//! that gives the default manifest's packages their provider settings, and
+//! are otherwise checked exactly as written.
 
 use jadpo_checker::registry;
 use jadpo_checker::Scope;
@@ -21,13 +23,44 @@ use jadpo_compiler::load::loaders::MemLoader;
 const MANIFEST: &str =
     "app: example\npackages: { stripe: \"3\", github: \"1\", twilio: \"1\", postmark: \"1\" }\n";
 
+/// The settings of the default manifest's packages, for an example of
+/// another family without an `application`.
+pub const PROVIDERS: &str = "application Example {
+    providers: {
+        stripe: { api_key: config.stripe_key }
+        github: { token: config.github_token }
+        twilio: { account_sid: config.twilio_sid  auth_token: config.twilio_token }
+        postmark: { server_token: config.postmark_token }
+    }
+}
+
+config ProvidersConfig {
+    stripe_key: Text { binding: \"STRIPE_KEY\" secret: true }
+    github_token: Text { binding: \"GITHUB_TOKEN\" secret: true }
+    twilio_sid: Text { binding: \"TWILIO_ACCOUNT_SID\" }
+    twilio_token: Text { binding: \"TWILIO_AUTH_TOKEN\" secret: true }
+    postmark_token: Text { binding: \"POSTMARK_TOKEN\" secret: true }
+}
+";
+
 pub const PRELUDE: &str = "application Example {
     steps: { encryption_key: config.steps_key }
     events: { store: primary }
+    providers: {
+        stripe: { api_key: config.stripe_key }
+        github: { token: config.github_token }
+        twilio: { account_sid: config.twilio_sid  auth_token: config.twilio_token }
+        postmark: { server_token: config.postmark_token }
+    }
 }
 
 config ExampleConfig {
     steps_key: StepsKey { binding: \"STEPS_KEY\" secret: true }
+    stripe_key: StepsKey { binding: \"STRIPE_KEY\" secret: true }
+    github_token: StepsKey { binding: \"GITHUB_TOKEN\" secret: true }
+    twilio_sid: StepsKey { binding: \"TWILIO_ACCOUNT_SID\" }
+    twilio_token: StepsKey { binding: \"TWILIO_AUTH_TOKEN\" secret: true }
+    postmark_token: StepsKey { binding: \"POSTMARK_TOKEN\" secret: true }
 }
 
 store primary { kind: postgres }
@@ -127,8 +160,11 @@ fn findings(code: &str, files: &[ExampleFile]) -> Vec<(String, String, bool)> {
         .iter()
         .any(|f| code.starts_with(f));
     let declares_app = files.iter().any(|f| f.text.contains("application "));
+    let own_manifest = files.iter().any(|f| f.path == "jadpo.yaml");
     if configured && !declares_app {
         loader.insert("example/prelude.jadpo", PRELUDE.as_bytes());
+    } else if !declares_app && !own_manifest {
+        loader.insert("example/providers.jadpo", PROVIDERS.as_bytes());
     }
     let compiled = jadpo_compiler::compile(&loader, "example");
     let row = |d: &jadpo_compiler::diag::Diagnostic| {

@@ -175,6 +175,12 @@ pub struct HttpOperation {
     /// The statuses each failure's code is recognised under; a failure not
     /// listed is recognised under any 4xx.
     pub failures: Vec<(crate::ir::FailureId, Vec<u16>)>,
+    /// `body_field:`: the request field whose value is the whole body (a
+    /// provider that takes a bare list).
+    pub body_field: Option<String>,
+    /// `answer_field:`: the answer field the whole body fills (a provider
+    /// that answers a bare list).
+    pub answer_field: Option<String>,
 }
 
 impl HttpOperation {

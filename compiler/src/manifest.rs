@@ -144,5 +144,7 @@ pub struct HttpOperationDecl {
     /// `failures: { F: { status: [402] } }`: the statuses a failure's code
     /// is recognised under.
     pub failures: Vec<(Spanned<String>, Vec<u16>)>,
+    pub body_field: Option<Spanned<String>>,
+    pub answer_field: Option<Spanned<String>>,
     pub span: Span,
 }

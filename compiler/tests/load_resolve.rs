@@ -336,7 +336,7 @@ fn first_party_packages_load_without_diagnostics() {
         assert!(!pkg.sources.is_empty(), "{} has no sources", pkg.origin);
     }
     let stripe = &p.packages[4].manifest;
-    assert_eq!(stripe.version.node.to_string(), "3.2.0");
+    assert_eq!(stripe.version.node.to_string(), "3.3.0");
     assert_eq!(stripe.operations.len(), 10);
     let idem = stripe
         .provider

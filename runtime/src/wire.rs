@@ -87,7 +87,14 @@ pub fn request(
         .into_iter()
         .filter(|(n, _)| !in_path.contains(&n.as_str()))
         .collect();
-    let mut headers: Vec<(String, String)> = vec![("Accept".into(), "application/json".into())];
+    let own_accept = provider
+        .headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("accept"));
+    let mut headers: Vec<(String, String)> = Vec::new();
+    if !own_accept {
+        headers.push(("Accept".into(), "application/json".into()));
+    }
     headers.extend(provider.headers.iter().cloned());
     if let (Some(key), Some(idem)) = (key, &program.package(program.op(op).package).idempotency) {
         headers.push((idem.header.clone(), key.to_string()));
@@ -108,10 +115,10 @@ pub fn request(
         body = form_pairs(&rest, &names).into_bytes();
     } else {
         headers.push(("Content-Type".into(), "application/json".into()));
-        let payload = if value.as_record().is_some() {
-            Value::record(rest)
-        } else {
-            value.clone()
+        let payload = match (&http.body_field, value.as_record()) {
+            (Some(f), Some(r)) => r.get(Name::new(f)),
+            (None, Some(_)) => Value::record(rest),
+            _ => value.clone(),
         };
         body = renamed(&payload, &names).canonical();
     }
@@ -199,7 +206,16 @@ fn wire_names(program: &Program, op: OpId) -> impl Fn(&str) -> String + '_ {
 /// The body an answer is carried in: the value's canonical JSON, fields
 /// under their wire names.
 pub fn answer_body(program: &Program, op: OpId, v: &Value) -> Vec<u8> {
-    renamed(v, &wire_names(program, op)).canonical()
+    let carried = match (answer_field(program, op), v.as_record()) {
+        (Some(f), Some(r)) => r.get(Name::new(f)),
+        _ => v.clone(),
+    };
+    renamed(&carried, &wire_names(program, op)).canonical()
+}
+
+/// `answer_field:`: the answer type's field the whole body fills.
+fn answer_field(program: &Program, op: OpId) -> Option<&str> {
+    binding(program, op).and_then(|(_, h)| h.answer_field.as_deref())
 }
 
 /// The status and body a failure is carried in: its code at the binding's
@@ -261,9 +277,13 @@ pub fn decode_answer(program: &Program, op: OpId, body: &[u8]) -> Result<Value, 
     ) {
         return Ok(Value::Unit);
     }
-    let json: Json =
+    let mut json: Json =
         serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
-    decode_named(program.type_table(), ty, &json, &wire_names(program, op)).map_err(|e| e.0)
+    let names = wire_names(program, op);
+    if let Some(f) = answer_field(program, op) {
+        json = serde_json::json!({ names(f): json });
+    }
+    decode_named(program.type_table(), ty, &json, &names).map_err(|e| e.0)
 }
 
 /// The error body's code and type, by the binding's pointers.
@@ -271,12 +291,22 @@ pub fn error_fields(program: &Program, op: OpId, body: &[u8]) -> (Option<String>
     let Ok(json) = serde_json::from_slice::<Json>(body) else {
         return (None, None);
     };
-    let text = |p: &str| json.pointer(p).and_then(Json::as_str).map(str::to_string);
+    let text = |p: &str| json.pointer(p).and_then(code_text);
     let code = text(&code_pointer(program, op));
     let error_type = binding(program, op)
         .and_then(|(p, _)| p.errors.error_type.clone())
         .map_or_else(|| text("/type"), |p| text(&p));
     (code, error_type)
+}
+
+/// An error code as text: providers write them as strings or numbers
+/// (Twilio's `21211`, Postmark's `406`).
+fn code_text(v: &Json) -> Option<String> {
+    match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 /// A failure read from its body: the operation's failure with that code,
@@ -287,8 +317,9 @@ pub fn decode_failure(program: &Program, op: OpId, body: &[u8]) -> Result<Answer
     let pointer = code_pointer(program, op);
     let code = json
         .pointer(&pointer)
-        .and_then(Json::as_str)
+        .and_then(code_text)
         .ok_or(format!("a failure's body without a code at {pointer}"))?;
+    let code = code.as_str();
     let o = program.op(op);
     let failure = o
         .failures

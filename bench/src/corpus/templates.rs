@@ -458,10 +458,21 @@ pub const APP: &str = r#"// The application's settings: where recorded steps and
 application Corpus {
     steps: { encryption_key: config.steps_key }
     events: { store: primary }
+    providers: {
+        stripe: { api_key: config.stripe_key }
+        github: { token: config.github_token }
+        twilio: { account_sid: config.twilio_sid  auth_token: config.twilio_token }
+        postmark: { server_token: config.postmark_token }
+    }
 }
 
 config CorpusConfig {
     steps_key: StepsKey { binding: "STEPS_KEY" secret: true }
+    stripe_key: StepsKey { binding: "STRIPE_KEY" secret: true }
+    github_token: StepsKey { binding: "GITHUB_TOKEN" secret: true }
+    twilio_sid: StepsKey { binding: "TWILIO_ACCOUNT_SID" }
+    twilio_token: StepsKey { binding: "TWILIO_AUTH_TOKEN" secret: true }
+    postmark_token: StepsKey { binding: "POSTMARK_TOKEN" secret: true }
     basic_price: stripe.PriceId { binding: "BASIC_PRICE" }
 }
 

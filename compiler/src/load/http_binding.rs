@@ -24,7 +24,15 @@ const HTTP_KEYS: &[&str] = &[
 ];
 const SETTING_KEYS: &[&str] = &["secret"];
 const ERROR_KEYS: &[&str] = &["code", "type"];
-const OPERATION_KEYS: &[&str] = &["method", "path", "encoding", "rename", "failures"];
+const OPERATION_KEYS: &[&str] = &[
+    "method",
+    "path",
+    "encoding",
+    "rename",
+    "failures",
+    "body_field",
+    "answer_field",
+];
 const FAILURE_KEYS: &[&str] = &["status"];
 /// Headers the runtime writes itself.
 const OWN_HEADERS: &[&str] = &[
@@ -476,6 +484,23 @@ pub fn read_http_operation(
         .get("failures")
         .map(|n| read_failure_statuses(r, n, failures))
         .unwrap_or_default();
+    let body_field = fields
+        .get("body_field")
+        .and_then(|n| r.text(n, "the request field that is the whole body"));
+    let answer_field = fields
+        .get("answer_field")
+        .and_then(|n| r.text(n, "the answer field the whole body fills"));
+    if let (Some(b), false) = (&body_field, method.has_body() && encoding == Encoding::Json) {
+        r.push(
+            Diagnostic::error(
+                "manifest.bad_value",
+                b.span,
+                "`body_field` needs a JSON body",
+            )
+            .with_label("no JSON body here")
+            .with_help("a GET or DELETE sends a query string and a form body names its fields; remove `body_field`"),
+        );
+    }
     Some(HttpOperationDecl {
         method,
         path,
@@ -483,6 +508,8 @@ pub fn read_http_operation(
         encoding,
         rename,
         failures: http_failures,
+        body_field,
+        answer_field,
         span: r.span(key),
     })
 }

@@ -54,7 +54,7 @@ impl<'a> Builder<'a> {
         let http = op
             .http
             .as_ref()
-            .map(|h| self.lower_http(unit, op, h, &request, &failures));
+            .map(|h| self.lower_http(unit, op, h, (&request, &answer), &failures));
         let id = ir::OpId(self.prog.operations.len() as u32);
         self.prog.operations.push(ir::Operation {
             package: p,
@@ -96,7 +96,7 @@ impl<'a> Builder<'a> {
         unit: Owner,
         op: &OperationDecl,
         h: &HttpOperationDecl,
-        request: &Ty,
+        (request, answer): (&Ty, &Ty),
         failures: &[FailureId],
     ) -> HttpOperation {
         let mut by_failure = Vec::new();
@@ -114,7 +114,17 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+        for (f, ty, what) in [
+            (&h.body_field, request, "request"),
+            (&h.answer_field, answer, "answer"),
+        ] {
+            if let Some(f) = f {
+                self.check_whole_field(op, f, ty, what);
+            }
+        }
         HttpOperation {
+            body_field: h.body_field.as_ref().map(|f| f.node.clone()),
+            answer_field: h.answer_field.as_ref().map(|f| f.node.clone()),
             method: h.method,
             path: h.path.clone(),
             encoding: h.encoding,
@@ -156,6 +166,43 @@ impl<'a> Builder<'a> {
             ));
         }
         None
+    }
+
+    /// `body_field` / `answer_field`: a field of the request or answer
+    /// record; for the answer, the only required one (the body fills it
+    /// alone).
+    fn check_whole_field(&mut self, op: &OperationDecl, f: &Spanned<String>, ty: &Ty, what: &str) {
+        if matches!(ty, Ty::Error) {
+            return;
+        }
+        let types = Types(&self.t.types);
+        let why = match types.record(ty) {
+            None => Some(format!("the {what} is not a record")),
+            Some((_, fields)) => match fields.iter().find(|d| d.name.as_str() == f.node) {
+                None => Some(format!("the {what} has no field `{}`", f.node)),
+                Some(_) if what == "answer" => fields
+                    .iter()
+                    .find(|d| d.name.as_str() != f.node && !d.optional)
+                    .map(|d| {
+                        format!(
+                            "the answer's field `{}` is required, and the body fills only `{}`",
+                            d.name, f.node
+                        )
+                    }),
+                Some(_) => None,
+            },
+        };
+        let Some(why) = why else { return };
+        self.rx().error(
+            Diagnostic::error(
+                "package.http_body_field",
+                f.span,
+                format!("`{}` cannot be the whole {what} body of `{}`", f.node, op.name.node),
+            )
+            .with_label(why)
+            .with_reason("a provider that sends or answers a bare list is bound to one field of the record that holds it")
+            .with_fix(format!("name a field of the {what} type, or drop the setting")),
+        );
     }
 
     fn report_path_field(

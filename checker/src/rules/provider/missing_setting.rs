@@ -146,13 +146,19 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             ),
         };
         let plural = if missing.len() == 1 { "" } else { "s" };
-        let d = INFO
+        let mut d = INFO
             .report(
                 at,
-                format!("the app calls `{}` over HTTP without the setting{plural} {list}", pkg.name),
+                format!(
+                    "the app calls `{}` over HTTP without the setting{plural} {list}",
+                    pkg.name
+                ),
             )
-            .with_label(format!("{list} not given"))
-            .with_related(action.name_span, format!("`{}` calls it", action.qualified))
+            .with_label(format!("{list} not given"));
+        if at != action.name_span {
+            d = d.with_related(action.name_span, format!("`{}` calls it", action.qualified));
+        }
+        let d = d
             .with_reason("a real call is sent with these settings (the provider's credentials and ids); without them it could never be sent, though tests on fakes pass")
             .with_fix(fix);
         out.push(Finding::of(caller, d));

@@ -17,10 +17,12 @@
 //!
 //! ```jadpo
 //! application Example {
+//!     providers: { stripe: { api_key: config.stripe_key } }
 //!     steps: { encryption_key: config.steps_key }
 //! }
 //!
 //! config ExampleConfig {
+//!     stripe_key: StripeKey { binding: "STRIPE_KEY" secret: true }
 //!     steps_key: StepsKey { binding: "STEPS_KEY" secret: true }
 //! }
 //!
@@ -38,17 +40,21 @@
 //! subscriber on_signup on Signup {
 //!     run: signup(event)
 //! }
+//!
+//! type StripeKey = Text { max_length: 255 }
 //! ```
 //!
 //! ## Fixed example
 //!
 //! ```jadpo
 //! application Example {
+//!     providers: { stripe: { api_key: config.stripe_key } }
 //!     steps: { encryption_key: config.steps_key }
 //!     events: { store: primary }
 //! }
 //!
 //! config ExampleConfig {
+//!     stripe_key: StripeKey { binding: "STRIPE_KEY" secret: true }
 //!     steps_key: StepsKey { binding: "STEPS_KEY" secret: true }
 //! }
 //!
@@ -68,6 +74,8 @@
 //! subscriber on_signup on Signup {
 //!     run: signup(event)
 //! }
+//!
+//! type StripeKey = Text { max_length: 255 }
 //! ```
 //!
 //! ## Related
