@@ -27,6 +27,7 @@ use jadpo_server::engine::listing::{Human, JsonLines, Listen};
 use jadpo_server::engine::{self, Engine, Settings};
 use jadpo_server::fakes::SharedFake;
 use jadpo_server::http::{self, Auth, Http};
+use jadpo_server::http_provider::HttpProviders;
 use jadpo_server::store::sqlite::{Options, SqliteStore};
 
 use crate::check::{check_app_lowering, Outcome};
@@ -72,16 +73,24 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         .map(|f| f.name.as_str().to_string());
     let journal = args.journal_path(dir);
     let build = Build::new(program, plan);
-    let providers: Arc<dyn jadpo_server::engine::Providers> = match fixture {
-        Some(_) => Arc::new(SharedFake::journaled(
-            prepared.scripts.clone(),
-            build.program,
-            &journal,
-        )?),
-        None => Arc::new(jadpo_server::http_provider::HttpProviders::new(
-            config.clone(),
-        )),
+    // A fixture's fakes answer behind the fake provider server, so every
+    // call with a binding goes over HTTP as it would in production; the
+    // calls without one are answered in process.
+    let providers = match fixture {
+        Some(_) => {
+            let fake = Arc::new(SharedFake::journaled(
+                prepared.scripts.clone(),
+                build.program,
+                &journal,
+            )?);
+            let server = jadpo_server::fake_server::start(fake.clone(), build.program)?;
+            HttpProviders::new(config.clone())
+                .with_fake_server(server.url())
+                .with_unbound(fake)
+        }
+        None => HttpProviders::new(config.clone()),
     };
+    let providers = Arc::new(providers);
     let settings = Settings {
         runner: format!("dev-{}", std::process::id()),
         concurrency: 8,

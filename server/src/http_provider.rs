@@ -35,6 +35,9 @@ pub struct HttpProviders {
     unbound: Option<Arc<dyn Providers>>,
     /// Replaces every binding's base URL (the fake provider server).
     base_url: Option<String>,
+    /// The fake provider server answers: a setting the app leaves unset
+    /// is sent as `fake-<name>`.
+    faked: bool,
 }
 
 impl HttpProviders {
@@ -45,6 +48,7 @@ impl HttpProviders {
             tokens: Mutex::new(BTreeMap::new()),
             unbound: None,
             base_url: None,
+            faked: false,
         }
     }
 
@@ -57,6 +61,14 @@ impl HttpProviders {
     /// Every package is sent to this base URL instead of its own.
     pub fn with_base_url(mut self, url: String) -> HttpProviders {
         self.base_url = Some(url);
+        self
+    }
+
+    /// Every package is sent to the fake provider server at `url`, with
+    /// stand-ins for the settings the app leaves unset.
+    pub fn with_fake_server(mut self, url: String) -> HttpProviders {
+        self.base_url = Some(url);
+        self.faked = true;
         self
     }
 
@@ -88,6 +100,15 @@ impl HttpProviders {
         }
         if let Some(url) = &self.base_url {
             out.insert(jadpo_compiler::http::BASE_URL.into(), url.clone());
+        }
+        let binding = program.package(p).http.as_ref();
+        for s in binding
+            .iter()
+            .flat_map(|b| b.settings.iter())
+            .filter(|_| self.faked)
+        {
+            out.entry(s.name.clone())
+                .or_insert_with(|| format!("fake-{}", s.name));
         }
         out
     }
@@ -170,6 +191,13 @@ impl Sender<'_> {
             builder = builder.body(request.body);
         }
         let response = builder.send().map_err(|e| transport(&e))?;
+        if self.shared.faked
+            && response
+                .headers()
+                .contains_key(crate::fake_server::UNAVAILABLE)
+        {
+            return Ok(Answer::Unavailable);
+        }
         let status = response.status().as_u16();
         let retry = wire::retry_after_ms(binding, |h| {
             response

@@ -8,6 +8,7 @@
 pub mod build;
 pub mod crash;
 pub mod engine;
+pub mod fake_server;
 pub mod fakes;
 pub mod http;
 pub mod http_provider;

@@ -507,3 +507,99 @@ fn an_operation_without_a_binding_and_no_fakes_faults_by_name() {
     };
     assert!(text.contains("no HTTP binding"), "{text}");
 }
+
+/// The fake provider server behind the HTTP provider: an answer, the same
+/// key replayed without acting, another request under it refused as a
+/// mismatch, a lost answer that acted and is replayed under its key, a
+/// read routed by its path, and the effect log.
+#[test]
+fn the_fake_provider_server_keeps_keys_over_http() {
+    use jadpo_runtime::fake::{Script, Scripted};
+    use std::sync::Arc;
+    let p = program();
+    let send = op("mail.messages.send");
+    let list = op("mail.messages.list");
+    let message = |id: &str| rec(&[("id", Value::text(id)), ("thread_id", Value::text("t"))]);
+    let scripts = BTreeMap::from([
+        (
+            send,
+            Script {
+                answers: vec![
+                    Scripted::Answer(message("m_1")),
+                    Scripted::Lost(Box::new(Scripted::Answer(message("m_2")))),
+                ],
+                replays_failures: false,
+            },
+        ),
+        (
+            list,
+            Script {
+                answers: vec![Scripted::Answer(rec(&[
+                    ("messages", Value::List(vec![message("m_1")].into())),
+                    ("has_more", Value::Bool(false)),
+                ]))],
+                replays_failures: false,
+            },
+        ),
+    ]);
+    let fake = Arc::new(jadpo_server::fakes::SharedFake::new(scripts));
+    let server = jadpo_server::fake_server::start(fake.clone(), p).unwrap();
+    // No settings given: the fake server takes stand-ins.
+    let providers = HttpProviders::new(BTreeMap::new()).with_fake_server(server.url());
+    let mut sender = providers.provider(p);
+    let first = send_request();
+    let keyed = |key: &'static str, request: &'static Value| Call {
+        key: Some(key),
+        ..call(send, "mail.messages.send", request)
+    };
+    let first: &'static Value = Box::leak(Box::new(first));
+    assert_eq!(
+        sender.send(&keyed("k1", first)),
+        Answer::Done(message("m_1"))
+    );
+    assert_eq!(
+        sender.send(&keyed("k1", first)),
+        Answer::Done(message("m_1")),
+        "replayed"
+    );
+    let other: &'static Value = Box::leak(Box::new(rec(&[
+        ("thread_id", Value::text("t 1/2")),
+        ("to_address", Value::text("bob@example.com")),
+        ("cc", Value::List(Vec::new().into())),
+        (
+            "meta",
+            rec(&[
+                ("campaign_name", Value::text("x")),
+                ("urgent", Value::Bool(false)),
+            ]),
+        ),
+        ("note", Value::None),
+    ])));
+    assert_eq!(sender.send(&keyed("k1", other)), Answer::Mismatch);
+    assert_eq!(sender.send(&keyed("k2", first)), Answer::Lost);
+    assert_eq!(
+        sender.send(&keyed("k2", first)),
+        Answer::Done(message("m_2")),
+        "the lost answer is kept under its key"
+    );
+    let query = rec(&[("page_size", Value::Int(5))]);
+    let read = Call {
+        key: None,
+        changes: false,
+        ..call(list, "mail.messages.list", &query)
+    };
+    assert!(matches!(sender.send(&read), Answer::Done(_)));
+    let effects = fake.effects();
+    let acted: Vec<&str> = effects.iter().map(|e| e.operation.as_str()).collect();
+    assert_eq!(acted, ["mail.messages.send", "mail.messages.send"]);
+    let (_, _, body) = {
+        let mut conn = std::net::TcpStream::connect(server.addr).unwrap();
+        conn.write_all(b"GET /__jadpo/effects HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .unwrap();
+        let mut text = String::new();
+        conn.read_to_string(&mut text).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        (0, head.to_string(), body.to_string())
+    };
+    assert_eq!(body.matches("mail.messages.send").count(), 2, "{body}");
+}
