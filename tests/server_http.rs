@@ -166,3 +166,77 @@ fn dev_without_fakes_calls_the_provider_over_http() {
         "{request}"
     );
 }
+
+/// Section 23: the human listing prints the attempt's header when it
+/// starts and each step as it happens (sent with its key's prefix, then
+/// what came back and how long it took), then the end; a resend after a
+/// crash-free attempt replays the stored answer.
+#[test]
+fn dev_lists_each_step_as_it_happens() {
+    use crate::server_support::{BILLING, BODY, KEYS};
+    let dir = scratch("live-listing");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.args([
+        "dev",
+        BILLING,
+        "--listen",
+        "127.0.0.1:0",
+        "--no-reload",
+        "--format",
+        "human",
+        "--db",
+    ])
+    .arg(dir.join("dev.sqlite"))
+    .env("JADPO_API_KEYS", KEYS)
+    .env_remove("JADPO_CRASH_AT");
+    let dev = spawn(cmd).unwrap_or_else(|e| panic!("{e}"));
+    let answer = dev.request(
+        "POST",
+        "/subscriptions",
+        &[("idempotency-key", "live-1")],
+        BODY,
+    );
+    let lines = dev
+        .wait_for("POST /subscriptions → subscribe", 20)
+        .unwrap_or_default();
+    let _ = dev.wait_for("committed: 1 write", 20);
+    let lines: Vec<String> = dev
+        .wait_for("POST /subscriptions → subscribe", 1)
+        .unwrap_or(lines);
+    dev.stop();
+    assert_eq!(answer.map(|a| a.0), Some(200));
+    // The schedule's tick at start may interleave its lines.
+    let shown: Vec<String> = lines
+        .iter()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| l.contains("stripe.") || l.contains("subscribe r_") || l.contains("1 write"))
+        .take(8)
+        .collect();
+    let step = |i: usize| shown.get(i).cloned().unwrap_or_default();
+    assert!(
+        step(0).contains("POST /subscriptions → subscribe r_"),
+        "{shown:#?}"
+    );
+    assert!(
+        step(1).starts_with("1 stripe.customers.create sent key "),
+        "{shown:#?}"
+    );
+    assert!(
+        step(2).starts_with("1 stripe.customers.create answered cus_1 ")
+            && step(2).ends_with(" ms"),
+        "{shown:#?}"
+    );
+    assert!(
+        step(3).starts_with("2 stripe.payment_methods.attach sent key "),
+        "{shown:#?}"
+    );
+    assert!(
+        step(6).starts_with("3 stripe.subscriptions.create answered sub_1"),
+        "{shown:#?}"
+    );
+    assert!(
+        step(7)
+            .starts_with("committed: 1 write (Subscription), 1 event (SubscriptionStarted) 200 "),
+        "{shown:#?}"
+    );
+}

@@ -23,6 +23,8 @@ pub struct Call<'a> {
     /// The operation is `changes: true`: its answers are effects; a read
     /// acts on nothing.
     pub changes: bool,
+    /// The step's position, for a call that is a step.
+    pub step: Option<u32>,
 }
 
 /// What a send came back with.
@@ -79,4 +81,8 @@ pub trait Provider {
     fn wire(&self) -> Option<Wire> {
         None
     }
+
+    /// A step was answered from its record instead of sent: `detail` is
+    /// what a listing shows of the answer. Nothing is sent.
+    fn replayed(&mut self, _step: u32, _operation: &str, _detail: &str) {}
 }

@@ -291,6 +291,7 @@ fn the_mismatch_answer_holds_the_delivery_as_diverged() {
         key: Some(&key),
         repeat_safe: false,
         changes: true,
+        step: Some(1),
     };
     jadpo_runtime::provider::Provider::send(&mut fake, &call);
     let out = run(&app, &d, &store, &mut fake, None);

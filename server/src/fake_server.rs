@@ -128,6 +128,7 @@ fn answer(
         key: key.as_deref(),
         repeat_safe: o.idempotent && !o.keyed,
         changes: o.changes,
+        step: None,
     };
     let answer = state.fake.provider(program).send(&call);
     respond(program, op, &answer)

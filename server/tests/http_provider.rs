@@ -383,6 +383,7 @@ fn call<'a>(op_id: OpId, name: &'a str, request: &'a Value) -> Call<'a> {
         key: Some("k_live"),
         repeat_safe: false,
         changes: true,
+        step: Some(1),
     }
 }
 

@@ -13,7 +13,7 @@ mod answers;
 mod staged;
 mod steps;
 
-pub use answers::{cut, Recorded, Seen, Sight};
+pub use answers::{cut, detail_of, Recorded, Seen, Sight};
 
 use std::collections::BTreeMap;
 
@@ -281,6 +281,7 @@ impl<'s, 'w> Attempt<'s, 'w> {
             key: None,
             repeat_safe: true,
             changes: self.s.program.op(op).changes,
+            step: None,
         };
         let mut last = Answer::Unavailable;
         for _ in 0..facts.attempts {

@@ -62,6 +62,7 @@ impl<'s> Attempt<'s, '_> {
                 if let RowState::Answered(sealed) = &row.state {
                     let answer = self.replay(op, pos, sealed);
                     let sight = Sight::answer(self.s.program, Seen::Replayed, op, &answer);
+                    self.provider.replayed(pos, operation, &sight.detail);
                     self.seen.insert(pos, sight);
                     return answer;
                 }
@@ -255,6 +256,7 @@ impl<'s> Attempt<'s, '_> {
                 key: key.as_deref(),
                 repeat_safe,
                 changes: o.changes,
+                step: Some(pos),
             };
             last = self.provider.send(&call);
             self.crash_point(pos, Point::AfterSendBeforeRecord)?;

@@ -27,7 +27,27 @@ pub struct Shown {
     pub ended: bool,
 }
 
+/// A step as it happens: sent, answered (or not), or replayed.
+#[derive(Clone, Debug)]
+pub struct LiveStep<'a> {
+    pub position: u32,
+    pub operation: &'a str,
+    /// `sent`, `answered`, `failed`, `replayed`, `no answer`, ...
+    pub state: &'a str,
+    /// The answer's id, or the failure.
+    pub detail: String,
+    /// The provider key's first characters, on `sent`.
+    pub key: Option<&'a str>,
+    /// How long the send took, once it came back.
+    pub ms: Option<u64>,
+}
+
 pub trait Listen: Send + Sync {
+    /// An attempt starts: its header, printed before its steps.
+    fn begin(&self, _header: &str, _delivery: &str, _key: Option<&str>) {}
+    /// One of its steps, as it happens.
+    fn step(&self, _step: &LiveStep<'_>) {}
+    /// The attempt ended (a human listing has shown its steps already).
     fn shown(&self, attempt: &Shown);
     /// A line about the server itself (start, reload, shutdown).
     fn note(&self, line: &str);
@@ -53,31 +73,51 @@ fn clock_text() -> String {
     text.get(11..19).unwrap_or("").to_string()
 }
 
-impl<W: Write + Send> Listen for Human<W> {
-    fn shown(&self, a: &Shown) {
-        let mut out = format!("{} {}  {}", clock_text(), a.header, a.delivery);
-        if let Some(key) = &a.key {
-            out.push_str(&format!("  key {key}…"));
+impl<W: Write + Send> Human<W> {
+    fn write(&self, text: &str) {
+        if let Ok(mut w) = self.0.lock() {
+            let _ = w.write_all(text.as_bytes());
+            let _ = w.flush();
         }
-        out.push('\n');
-        for s in &a.steps {
-            let key = s
-                .key
-                .as_deref()
-                .map(|k| format!("  key {}…", k.get(..6).unwrap_or(k)))
-                .unwrap_or_default();
-            let detail: String = s.detail.chars().take(24).collect();
+    }
+}
+
+impl<W: Write + Send> Listen for Human<W> {
+    fn begin(&self, header: &str, delivery: &str, key: Option<&str>) {
+        let key = key.map(|k| format!("  key {k}…")).unwrap_or_default();
+        self.write(&format!("{} {header}  {delivery}{key}\n", clock_text()));
+    }
+
+    fn step(&self, s: &LiveStep<'_>) {
+        let key = s
+            .key
+            .map(|k| format!("  key {}…", k.get(..6).unwrap_or(k)))
+            .unwrap_or_default();
+        let detail: String = s.detail.chars().take(24).collect();
+        let ms = s.ms.map(|ms| format!("  {ms} ms")).unwrap_or_default();
+        let gap = if detail.is_empty() { "" } else { " " };
+        self.write(&format!(
+            "  {:>2} {:<34} {:<9}{gap}{detail}{key}{ms}\n",
+            s.position, s.operation, s.state
+        ));
+    }
+
+    fn shown(&self, a: &Shown) {
+        // A step judged without a send (held in doubt) had no live line.
+        let mut out = String::new();
+        for s in a
+            .steps
+            .iter()
+            .filter(|s| s.state == "in doubt" && s.detail.is_empty())
+        {
             out.push_str(&format!(
-                "  {:>2} {:<34} {:<9} {detail}{key}\n",
+                "  {:>2} {:<34} {}\n",
                 s.position, s.operation, s.state
             ));
         }
         let status = a.status.map(|s| format!("  {s}")).unwrap_or_default();
         out.push_str(&format!("  {}{status}  {} ms\n", a.end, a.ms));
-        if let Ok(mut w) = self.0.lock() {
-            let _ = w.write_all(out.as_bytes());
-            let _ = w.flush();
-        }
+        self.write(&out);
     }
 
     fn note(&self, line: &str) {

@@ -101,10 +101,16 @@ pub fn attempt<'a>(
         },
     };
     let _beating = engine.heartbeats.keep(&row.id, lease);
+    let client_key = answers.as_deref().and_then(|a| a.key_hint());
+    engine
+        .listing
+        .begin(&header(engine, row), &row.id, client_key.as_deref());
     let mut inner = engine.providers.provider(build.program);
     let mut provider = Timed {
         inner: &mut *inner,
         metrics: &engine.metrics,
+        listing: &*engine.listing,
+        program: build.program,
     };
     let outcome = {
         let mut respond = answers
@@ -346,6 +352,8 @@ fn committed_words(_v: &Value, outcome: &AttemptOutcome) -> String {
 struct Timed<'p> {
     inner: &'p mut dyn jadpo_runtime::provider::Provider,
     metrics: &'p crate::metrics::Metrics,
+    listing: &'p dyn super::listing::Listen,
+    program: &'static jadpo_compiler::ir::Program,
 }
 
 impl jadpo_runtime::provider::Provider for Timed<'_> {
@@ -354,6 +362,16 @@ impl jadpo_runtime::provider::Provider for Timed<'_> {
         call: &jadpo_runtime::provider::Call<'_>,
     ) -> jadpo_runtime::provider::Answer {
         use jadpo_runtime::provider::Answer;
+        if let Some(position) = call.step {
+            self.listing.step(&super::listing::LiveStep {
+                position,
+                operation: call.operation,
+                state: "sent",
+                detail: String::new(),
+                key: call.key,
+                ms: None,
+            });
+        }
         let started = std::time::Instant::now();
         let answer = self.inner.send(call);
         let result = match &answer {
@@ -369,7 +387,42 @@ impl jadpo_runtime::provider::Provider for Timed<'_> {
         };
         self.metrics
             .step_sent(call.operation, result, started.elapsed().as_secs_f64());
+        if let Some(position) = call.step {
+            let detail = match &answer {
+                Answer::Done(v) => {
+                    jadpo_runtime::attempt::detail_of(self.program, call.op, &Ok(v.clone()))
+                }
+                Answer::Failed { failure, .. } => self.program.failure(*failure).qualified.clone(),
+                _ => String::new(),
+            };
+            let state = match result {
+                "lost" => "no answer",
+                "server_error" => "answered 5xx",
+                "rate_limited" => "rate limited",
+                "in_use" => "key in use",
+                other => other,
+            };
+            self.listing.step(&super::listing::LiveStep {
+                position,
+                operation: call.operation,
+                state,
+                detail,
+                key: None,
+                ms: Some(started.elapsed().as_millis() as u64),
+            });
+        }
         answer
+    }
+
+    fn replayed(&mut self, step: u32, operation: &str, detail: &str) {
+        self.listing.step(&super::listing::LiveStep {
+            position: step,
+            operation,
+            state: "replayed",
+            detail: detail.to_string(),
+            key: None,
+            ms: None,
+        });
     }
 
     fn wire(&self) -> Option<jadpo_runtime::provider::Wire> {
