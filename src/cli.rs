@@ -527,10 +527,16 @@ pub struct ServeArgs {
     pub expect_build: Option<String>,
     #[arg(long, value_enum, default_value_t = LogFormat::Json)]
     pub log: LogFormat,
-    /// Answer providers from a fixture's fakes (until providers over HTTP
-    /// are built, the only providers there are).
+    /// Answer providers from a fixture's fakes instead of calling them over
+    /// HTTP.
     #[arg(long, value_name = "FIXTURE")]
     pub fakes: Option<String>,
+    /// Answer HTTPS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<String>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<String>,
     /// A file the fakes keep their keys and effects in, shared by every
     /// process naming it (as one provider's state).
     #[arg(long, value_name = "FILE")]

@@ -118,16 +118,22 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         None => args.db_path(dir),
     };
     let roles = Roles::all();
-    run_server(
-        &engine,
-        auth,
-        roles,
-        &args.listen,
-        None,
-        GRACE,
-        extra,
-        |address| announce(&*listing, build, address, fixture_name.as_deref(), &db),
-    )
+    let edge = Edge {
+        listen: &args.listen,
+        metrics: None,
+        tls: None,
+    };
+    run_server(&engine, auth, roles, edge, GRACE, extra, |address| {
+        announce(&*listing, build, address, fixture_name.as_deref(), &db)
+    })
+}
+
+/// Where a server answers: its address, `/metrics` apart from it or not,
+/// and TLS.
+pub(crate) struct Edge<'a> {
+    pub listen: &'a str,
+    pub metrics: Option<&'a str>,
+    pub tls: Option<jadpo_server::tls::Acceptor>,
 }
 
 /// What a process does (`jadpo serve --roles`).
@@ -153,17 +159,20 @@ impl Roles {
 /// Runs the engine's threads and the HTTP server until SIGINT or
 /// SIGTERM, then stops taking work and waits up to `grace` for the
 /// attempts in flight.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_server(
     engine: &Arc<Engine>,
     auth: Auth,
     roles: Roles,
-    listen: &str,
-    metrics: Option<&str>,
+    edge: Edge<'_>,
     grace: Duration,
     mut threads: Vec<std::thread::JoinHandle<()>>,
     listening: impl FnOnce(&str),
 ) -> Result<(), String> {
+    let Edge {
+        listen,
+        metrics,
+        tls,
+    } = edge;
     let http = Http::new(engine.clone(), auth, metrics.is_none());
     if roles.deliveries {
         threads.extend(engine::dispatch::start(engine.clone()).map_err(|e| e.to_string())?);
@@ -202,9 +211,19 @@ pub(crate) fn run_server(
         listening(&address);
         let router = http::router(http);
         rt.block_on(async {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown_signal())
-                .await
+            match tls {
+                Some(acceptor) => {
+                    let listener = jadpo_server::tls::TlsListener::new(listener, acceptor)?;
+                    axum::serve(listener, router)
+                        .with_graceful_shutdown(shutdown_signal())
+                        .await
+                }
+                None => {
+                    axum::serve(listener, router)
+                        .with_graceful_shutdown(shutdown_signal())
+                        .await
+                }
+            }
         })
         .map_err(|e| format!("the server stopped: {e}"))
     } else {

@@ -24,7 +24,7 @@ use jadpo_server::store::{Apply, OpenOptions};
 
 use crate::bundle::Bundle;
 use crate::cli::{LogFormat, MigrateMode, ServeArgs};
-use crate::dev::{config_values, fakes_fixture, run_server, the_store, Env, Roles};
+use crate::dev::{config_values, fakes_fixture, run_server, the_store, Edge, Env, Roles};
 
 pub fn run(args: &ServeArgs) -> u8 {
     match serve(args) {
@@ -71,6 +71,13 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
         ));
     }
     let env = Env::read(None)?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(jadpo_server::tls::acceptor(
+            Path::new(cert),
+            Path::new(key),
+        )?),
+        _ => None,
+    };
     // Production config comes from the bindings, never from a fixture.
     let scripts = match &args.fakes {
         Some(name) => {
@@ -120,21 +127,18 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
     let grace = Duration::from_secs_f64(args.shutdown_grace);
     let id = build.plan.build_id.get(..12).unwrap_or("").to_string();
     let metrics = Some(args.metrics_listen.as_str()).filter(|m| !m.is_empty());
-    run_server(
-        &engine,
-        auth,
-        roles,
-        &args.listen,
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let edge = Edge {
+        listen: &args.listen,
         metrics,
-        grace,
-        Vec::new(),
-        |address| {
-            listing.note(&format!(
-                "jadpo serve: build {id} of `{}` on http://{address} (runner {})",
-                build.program.app.name, engine.settings.runner
-            ));
-        },
-    )
+        tls,
+    };
+    run_server(&engine, auth, roles, edge, grace, Vec::new(), |address| {
+        listing.note(&format!(
+            "jadpo serve: build {id} of `{}` on {scheme}://{address} (runner {})",
+            build.program.app.name, engine.settings.runner
+        ));
+    })
 }
 
 /// The bundle's app checked with its code, and its plan with the bundle's

@@ -116,3 +116,50 @@ fn two_processes_share_one_postgres_store() {
     a.stop();
     b.stop();
 }
+
+/// Section 24: `--tls-cert`/`--tls-key` answer HTTPS with rustls, a client
+/// that trusts the certificate gets the route's answer, and a file that is
+/// no certificate is refused at start, named.
+#[test]
+fn serve_answers_https_with_its_certificate() {
+    let dir = scratch("serve-tls");
+    let bundle = dir.join("build");
+    build(&bundle);
+    let store = format!("sqlite:{}", dir.join("app.sqlite").display());
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cert = dir.join("cert.pem");
+    let key = dir.join("key.pem");
+    std::fs::write(&cert, made.cert.pem()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap_or_else(|e| panic!("{e}"));
+
+    let mut bad = serve(&bundle, &store);
+    bad.arg("--tls-cert").arg(&key).arg("--tls-key").arg(&key);
+    let why = spawn(bad).err().unwrap_or_default();
+    assert!(
+        why.contains("--tls-cert") && why.contains("certificate"),
+        "{why}"
+    );
+
+    let mut cmd = serve(&bundle, &store);
+    cmd.arg("--tls-cert").arg(&cert).arg("--tls-key").arg(&key);
+    let server = spawn(cmd).unwrap_or_else(|e| panic!("{e}"));
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::blocking::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(made.cert.pem().as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"))])
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let url = format!("https://127.0.0.1:{}/subscriptions/requests", server.port);
+    let answer = client
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(BODY)
+        .send()
+        .map(|r| r.status().as_u16());
+    // Plain HTTP on the TLS port gets no answer.
+    let plain = server.request("POST", "/subscriptions/requests", &[], BODY);
+    server.stop();
+    assert_eq!(answer.ok(), Some(202));
+    assert_eq!(plain, None);
+}

@@ -78,7 +78,7 @@ pub fn spawn(mut cmd: Command) -> Result<Dev, String> {
             continue;
         };
         if let Some(port) = line
-            .split("http://127.0.0.1:")
+            .split("://127.0.0.1:")
             .nth(1)
             .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
             .and_then(|p| p.parse().ok())

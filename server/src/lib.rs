@@ -14,3 +14,4 @@ pub mod http;
 pub mod http_provider;
 pub mod metrics;
 pub mod store;
+pub mod tls;
