@@ -24,6 +24,7 @@ provider:
     auth: { scheme: bearer, token: api_key }
     settings: { api_key: { secret: true } }
     case: camel
+    retry_after: Retry-After
 operations:
   messages.send:
     request: Send
@@ -71,6 +72,16 @@ route POST /notes {
 /// A provider on loopback that answers one request with `reply`; the
 /// request it read comes back through the handle.
 fn provider(reply: &'static str) -> (String, std::thread::JoinHandle<String>) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        reply.len()
+    );
+    provider_raw(head + reply)
+}
+
+/// A provider on loopback that writes `reply` (head and body) to the first
+/// request.
+fn provider_raw(reply: String) -> (String, std::thread::JoinHandle<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
     let url = format!(
         "http://{}",
@@ -104,20 +115,15 @@ fn provider(reply: &'static str) -> (String, std::thread::JoinHandle<String>) {
                 break;
             }
         }
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-            reply.len()
-        );
-        let _ = conn.write_all(head.as_bytes());
         let _ = conn.write_all(reply.as_bytes());
         String::from_utf8_lossy(&seen).to_string()
     });
     (url, handle)
 }
 
-#[test]
-fn dev_without_fakes_calls_the_provider_over_http() {
-    let dir = scratch("http-provider");
+/// `jadpo dev` (JSON lines) on the notes app, its provider at `url`.
+fn dev_on(name: &str, url: &str) -> crate::server_support::Dev {
+    let dir = scratch(name);
     let app = dir.join("app");
     let files = [
         (
@@ -133,7 +139,6 @@ fn dev_without_fakes_calls_the_provider_over_http() {
         std::fs::create_dir_all(at.parent().unwrap_or(&app)).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(at, text).unwrap_or_else(|e| panic!("{e}"));
     }
-    let (url, seen) = provider(r#"{"id":"msg_1","extra":true}"#);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
     cmd.arg("dev")
         .arg(&app)
@@ -147,9 +152,15 @@ fn dev_without_fakes_calls_the_provider_over_http() {
         ])
         .arg(dir.join("dev.sqlite"))
         .env("MAIL_KEY", "sk_test_live")
-        .env("MAIL_URL", &url)
+        .env("MAIL_URL", url)
         .env_remove("JADPO_CRASH_AT");
-    let dev = spawn(cmd).unwrap_or_else(|e| panic!("{e}"));
+    spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn dev_without_fakes_calls_the_provider_over_http() {
+    let (url, seen) = provider(r#"{"id":"msg_1","extra":true}"#);
+    let dev = dev_on("http-provider", &url);
     let answer = dev.request("POST", "/notes", &[], r#"{"to":"ada@example.com"}"#);
     let request = seen.join().unwrap_or_default();
     dev.stop();
@@ -239,4 +250,37 @@ fn dev_lists_each_step_as_it_happens() {
             .starts_with("committed: 1 write (Subscription), 1 event (SubscriptionStarted) 200 "),
         "{shown:#?}"
     );
+}
+
+/// A 429 whose Retry-After asks for longer than an attempt waits ends the
+/// attempt, and its retry starts no earlier than the provider asked (the
+/// dev cap of 30 s notwithstanding).
+#[test]
+fn a_retry_after_sets_the_next_start() {
+    let (url, _seen) = provider_raw(
+        "HTTP/1.1 429 Too Many Requests\r\nretry-after: 120\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_string(),
+    );
+    let dev = dev_on("retry-after", &url);
+    let _ = dev.request("POST", "/notes", &[], r#"{"to":"ada@example.com"}"#);
+    let lines = dev.wait_for("\"kind\":\"attempt\"", 20).unwrap_or_default();
+    dev.stop();
+    let end = lines
+        .iter()
+        .find(|l| l.contains("\"kind\":\"attempt\""))
+        .cloned()
+        .unwrap_or_default();
+    let json: serde_json::Value = serde_json::from_str(&end).unwrap_or_default();
+    let text = json["end"].as_str().unwrap_or_default().to_string();
+    assert!(text.starts_with("retry at "), "{end}");
+    let at = text.get(9..17).unwrap_or_default();
+    let secs = |t: &str| -> i64 {
+        t.split(':')
+            .fold(0, |acc, p| acc * 60 + p.parse::<i64>().unwrap_or(0))
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64 % 86_400)
+        .unwrap_or(0);
+    let wait = (secs(at) - now).rem_euclid(86_400);
+    assert!((110..=130).contains(&wait), "retry in {wait} s: {end}");
 }

@@ -85,4 +85,10 @@ pub trait Provider {
     /// A step was answered from its record instead of sent: `detail` is
     /// what a listing shows of the answer. Nothing is sent.
     fn replayed(&mut self, _step: u32, _operation: &str, _detail: &str) {}
+
+    /// The longest wait a rate-limited answer of this attempt asked for
+    /// (its `Retry-After`), so the retry starts no earlier.
+    fn retry_after_ms(&self) -> Option<u64> {
+        None
+    }
 }

@@ -122,6 +122,7 @@ impl Providers for HttpProviders {
             unbound: self.unbound.as_ref().map(|u| u.provider(program)),
             wire: None,
             via_unbound: false,
+            retry_after: None,
         })
     }
 }
@@ -133,6 +134,8 @@ struct Sender<'a> {
     wire: Option<Wire>,
     /// The last send went to the unbound providers.
     via_unbound: bool,
+    /// The longest Retry-After of this attempt's 429s.
+    retry_after: Option<u64>,
 }
 
 impl Provider for Sender<'_> {
@@ -152,6 +155,10 @@ impl Provider for Sender<'_> {
             Ok(answer) => answer,
             Err(answer) => answer,
         }
+    }
+
+    fn retry_after_ms(&self) -> Option<u64> {
+        self.retry_after
     }
 
     fn wire(&self) -> Option<Wire> {
@@ -209,6 +216,9 @@ impl Sender<'_> {
         let body = read_body(response).map_err(|_| Answer::Lost)?;
         let answer = wire::classify(program, call.op, status, &body);
         if answer == Answer::RateLimited {
+            if let Some(ms) = retry {
+                self.retry_after = Some(self.retry_after.unwrap_or(0).max(ms));
+            }
             if let Some(ms) = retry.filter(|ms| Duration::from_millis(*ms) <= MAX_RETRY_WAIT) {
                 std::thread::sleep(Duration::from_millis(ms));
             }

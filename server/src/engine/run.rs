@@ -129,13 +129,15 @@ pub fn attempt<'a>(
                 .map(|r| r as &mut jadpo_runtime::delivery::Respond<'_>),
         )
     };
+    use jadpo_runtime::provider::Provider as _;
+    let wait_ms = provider.retry_after_ms();
     drop(inner);
     if let Attempted::Again { crashed: true, .. } = outcome.attempted {
         // The crash hook's point: the process dies where a crash would
         // stop it, before anything more is written.
         crate::crash::die();
     }
-    let ran = settle(engine, row, lease, outcome, answers.as_deref_mut());
+    let ran = settle(engine, row, lease, outcome, answers.as_deref_mut(), wait_ms);
     let staged = ran
         .outcome
         .applied
@@ -163,6 +165,7 @@ fn settle<'a>(
     lease: Lease,
     outcome: AttemptOutcome,
     answers: Option<&mut (dyn Answers + 'a)>,
+    wait_ms: Option<u64>,
 ) -> Ran {
     let program = engine.build().program;
     let steps: Vec<StepSummary> = outcome.steps.iter().map(ListedStep::summary).collect();
@@ -189,12 +192,15 @@ fn settle<'a>(
             }
             let jitter = jitter(&row.id, row.attempt);
             let at = if counted {
+                // Never before a provider's Retry-After.
+                let not_before = wait_ms
+                    .map(|ms| jadpo_runtime::value::Instant(now().0 + i128::from(ms) * 1_000_000));
                 backoff::next_start(
                     now(),
                     row.attempt,
                     jitter,
                     engine.settings.retry_cap_ms,
-                    None,
+                    not_before,
                     *not_after,
                 )
             } else {
@@ -427,5 +433,9 @@ impl jadpo_runtime::provider::Provider for Timed<'_> {
 
     fn wire(&self) -> Option<jadpo_runtime::provider::Wire> {
         self.inner.wire()
+    }
+
+    fn retry_after_ms(&self) -> Option<u64> {
+        self.inner.retry_after_ms()
     }
 }
