@@ -77,6 +77,7 @@ pub const PRODUCED_ELSEWHERE: &[(&str, &str)] = &[
     ("test.stored_in_package", "tests/test_command.rs"),
     ("load.too_deep", "compiler/tests/load_limits.rs"),
     ("load.too_large", "compiler/tests/load_limits.rs"),
+    ("load.too_many_declarations", "tests/hostile/mod.rs"),
     ("load.invalid_utf8", "compiler/tests/load_sources.rs"),
     ("load.unreadable", "tests/hostile/mod.rs"),
     ("manifest.too_large", "compiler/tests/load_limits.rs"),

@@ -61,6 +61,29 @@ pub enum Item {
     Error(Span),
 }
 
+impl Item {
+    /// The source an item covers, its `decline` lines included.
+    pub fn span(&self) -> Span {
+        match self {
+            Item::Application(a) => a.span,
+            Item::Config(c) => c.span,
+            Item::Store(s) => s.span,
+            Item::Type(t) => t.span,
+            Item::Entity(e) => e.span,
+            Item::Failure(f) => f.span,
+            Item::Event(e) => e.span,
+            Item::Action(a) => a.declines.first().map_or(a.span, |d| d.span.to(a.span)),
+            Item::Function(f) => f.span,
+            Item::Route(r) => r.span,
+            Item::Subscriber(s) => s.span,
+            Item::Schedule(s) => s.span,
+            Item::Fixture(f) => f.span,
+            Item::Test(t) => t.span,
+            Item::Error(span) => *span,
+        }
+    }
+}
+
 /// `fixture NAME { clock: "..." config: { ... } retry_after: 1m attempts: 5
 /// fake PKG { op.path => ANSWER ... } }`
 #[derive(Clone, Debug)]

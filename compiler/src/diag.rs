@@ -212,13 +212,49 @@ pub fn sort_diagnostics(diags: &mut Vec<Diagnostic>) {
 
 /// The nearest name to `wanted` among `candidates`, for "did you mean" help.
 pub fn nearest<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (wanted.chars().count() / 3).max(1);
+    let w: Vec<char> = wanted.chars().collect();
+    let limit = (w.len() / 3).max(1);
+    let mut rows = (Vec::new(), Vec::new(), Vec::new());
     candidates
         .into_iter()
-        .map(|c| (edit_distance(wanted, c), c))
-        .filter(|(d, _)| *d <= limit)
+        .filter_map(|c| within(&w, c, limit, &mut rows).map(|d| (d, c)))
         .min()
         .map(|(_, c)| c)
+}
+
+/// The edit distance of `a` and `b` when it is at most `limit`: the rows
+/// are reused, and a row whose every entry is past the limit ends it.
+fn within(
+    a: &[char],
+    b: &str,
+    limit: usize,
+    (bc, prev, cur): &mut (Vec<char>, Vec<usize>, Vec<usize>),
+) -> Option<usize> {
+    bc.clear();
+    bc.extend(b.chars());
+    if bc.len().abs_diff(a.len()) > limit {
+        return None;
+    }
+    prev.clear();
+    prev.extend(0..=bc.len());
+    for (i, ca) in a.iter().enumerate() {
+        cur.clear();
+        let mut left = i + 1;
+        cur.push(left);
+        let mut best = left;
+        for (j, cb) in bc.iter().enumerate() {
+            let diagonal = prev.get(j).copied().unwrap_or(usize::MAX - 1);
+            let up = prev.get(j + 1).copied().unwrap_or(usize::MAX - 1);
+            left = (diagonal + usize::from(ca != cb)).min(up + 1).min(left + 1);
+            best = best.min(left);
+            cur.push(left);
+        }
+        if best > limit {
+            return None;
+        }
+        std::mem::swap(prev, cur);
+    }
+    prev.last().copied().filter(|d| *d <= limit)
 }
 
 /// Levenshtein distance over chars.

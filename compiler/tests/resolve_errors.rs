@@ -456,3 +456,22 @@ fn package_manifest_names_undeclared_type() {
     assert_eq!(stripe, Some(true));
     insta::assert_snapshot!("package_unknown_type", render(&c));
 }
+
+/// A typo gets "did you mean" among up to 500 names of its kind and
+/// length; past that (a generated unit) it gets none, so that many
+/// distinct unknown names cost their number, not their number times the
+/// declarations' (issue 37, D6).
+#[test]
+fn did_you_mean_looks_among_at_most_500_names() {
+    let with = |n: usize| {
+        let mut src: String = (0..n)
+            .map(|i| format!("function f{i:04}() -> Int {{\n    return {i}\n}}\n"))
+            .collect();
+        src.push_str("function g() -> Int {\n    return f00007()\n}\n");
+        let c = check_app(&src);
+        assert_eq!(codes(&c), vec!["name.unknown_action"], "{}", render(&c));
+        render(&c).contains("did you mean")
+    };
+    assert!(with(500), "among 500 names");
+    assert!(!with(501), "past 500 names");
+}

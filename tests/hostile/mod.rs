@@ -1328,3 +1328,27 @@ fn assert_internal_error(name: &str, env: (&str, &str)) {
 }
 
 mod surfaces;
+
+/// Issue 37, D6: past 250,000 declarations a check judges nothing of the
+/// app and says so once, at the first declaration over the limit, instead
+/// of resolving them all (3 KB each).
+#[test]
+fn too_many_declarations_are_refused_with_one_diagnostic() {
+    let app = App::new("many-declarations");
+    let over: String = (0..250_001)
+        .map(|i| format!("action a{i}() -> Unit {{ x() }}\n"))
+        .collect();
+    app.write("src/many.jadpo", &over);
+    let run = app.check();
+    assert_diagnosed(&run, "load.too_many_declarations", "250,001 actions");
+    assert!(
+        !run.stdout.contains("[name.unknown_action]"),
+        "nothing past the limit is resolved\n{}",
+        run.describe()
+    );
+    assert!(
+        run.stdout.contains("many.jadpo:250001:1"),
+        "{}",
+        run.describe()
+    );
+}

@@ -7,23 +7,7 @@ use std::fmt::Write;
 
 /// The source an item covers, its `decline` lines included.
 pub(super) fn item_span(item: &Item) -> Span {
-    match item {
-        Item::Application(a) => a.span,
-        Item::Config(c) => c.span,
-        Item::Store(s) => s.span,
-        Item::Type(t) => t.span,
-        Item::Entity(e) => e.span,
-        Item::Failure(f) => f.span,
-        Item::Event(e) => e.span,
-        Item::Action(a) => a.declines.first().map_or(a.span, |d| d.span.to(a.span)),
-        Item::Function(f) => f.span,
-        Item::Route(r) => r.span,
-        Item::Subscriber(s) => s.span,
-        Item::Schedule(s) => s.span,
-        Item::Fixture(f) => f.span,
-        Item::Test(t) => t.span,
-        Item::Error(span) => *span,
-    }
+    item.span()
 }
 
 impl Printer<'_> {

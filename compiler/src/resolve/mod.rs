@@ -188,7 +188,64 @@ pub fn resolve_lowering(
 ) -> Program {
     let syntax_files = syntax_files(diagnostics);
     let code = lowering == Lowering::Code;
+    if let Some(kept) = over_budget(project, asts, diagnostics) {
+        return run(project, &kept, diagnostics, (syntax_files, code), None);
+    }
     run(project, asts, diagnostics, (syntax_files, code), None)
+}
+
+/// The most declarations one check resolves, the app's and its packages'
+/// together: the benchmark's 1M-line app has 117,000, and memory and time
+/// past the parser grow with their number (about 3 KB each).
+pub const MAX_DECLARATIONS: usize = 250_000;
+
+/// Past [`MAX_DECLARATIONS`], one `load.too_many_declarations` at the first
+/// declaration over it, and the standard library's files alone to resolve
+/// (nothing of the app is judged); `None` within it.
+fn over_budget(
+    project: &LoadedProject,
+    asts: &[SourceFileAst],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Vec<SourceFileAst>> {
+    let stdlib = |f: &SourceFileAst| {
+        project.stdlib_sources.contains(&f.file)
+            || project
+                .stdlib_packages
+                .iter()
+                .any(|p| p.sources.contains(&f.file))
+    };
+    let total: usize = asts
+        .iter()
+        .filter(|f| !stdlib(f))
+        .map(|f| f.items.len())
+        .sum();
+    if total <= MAX_DECLARATIONS {
+        return None;
+    }
+    let first_over = asts
+        .iter()
+        .filter(|f| !stdlib(f))
+        .flat_map(|f| f.items.iter())
+        .nth(MAX_DECLARATIONS);
+    if let Some(item) = first_over {
+        let span = item.span();
+        let span = crate::span::Span::new(
+            span.file,
+            span.start,
+            span.start.max(span.end.min(span.start + 1)),
+        );
+        diagnostics.push(
+            Diagnostic::error(
+                "load.too_many_declarations",
+                span,
+                format!("the sources make {total} declarations; one check judges at most {MAX_DECLARATIONS}"),
+            )
+            .with_label(format!("declaration {} and later", MAX_DECLARATIONS + 1))
+            .with_reason("every input is judged within bounded memory and time, and the work past the parser grows with the number of declarations")
+            .with_help("real apps are far smaller: a file of this many declarations is usually generated; split it into packages or generate less"),
+        );
+    }
+    Some(asts.iter().filter(|f| stdlib(f)).cloned().collect())
 }
 
 /// [`resolve`] for an app resolved again after an edit (the language
@@ -204,6 +261,10 @@ pub fn resolve_cached(
     previous: Option<&mut Program>,
 ) -> Program {
     let syntax_files = syntax_files(diagnostics);
+    if let Some(kept) = over_budget(project, asts, diagnostics) {
+        *cache = Cache::default();
+        return run(project, &kept, diagnostics, (syntax_files, false), None);
+    }
     let mut reuse = Reuse::begin(cache, previous, project, asts, &syntax_files);
     if let Some(program) = patch::run(project, asts, diagnostics, &mut reuse, &syntax_files) {
         return program;

@@ -16,17 +16,43 @@ use std::sync::{Arc, Mutex};
 use crate::diag::nearest;
 use crate::ir::Owner;
 
+/// The most names a suggestion is looked for among: past it (a generated
+/// unit with thousands of names of one kind and length) an unknown name
+/// gets no "did you mean", so that many distinct unknown names cost their
+/// number, not their number times the declarations' (issue 37, D6). The
+/// answer depends only on the names, never on the order bodies resolve.
+pub(crate) const MAX_WINDOW: usize = 500;
+
 /// The names one kind of lookup may suggest in a unit, by length in
 /// characters, each length's names in the order they were given.
 pub(crate) struct Candidates {
-    by_len: BTreeMap<usize, Vec<String>>,
+    /// Each name with the set of characters it holds ([`symbols`]).
+    by_len: BTreeMap<usize, Vec<(String, u64)>>,
+}
+
+/// The characters a name holds, as bits (letters, digits and `_` each
+/// their own; the rest share one). One edit changes at most two of them,
+/// so names whose sets differ in more than twice the limit are not within
+/// it: most of a generated unit's names are passed over by one XOR.
+fn symbols(name: &str) -> u64 {
+    name.chars().fold(0, |set, c| {
+        let bit = match c {
+            'a'..='z' => c as u32 - 'a' as u32,
+            'A'..='Z' => 26 + (c as u32 - 'A' as u32),
+            '0'..='9' => 52 + (c as u32 - '0' as u32),
+            '_' => 62,
+            _ => 63,
+        };
+        set | (1 << bit)
+    })
 }
 
 impl Candidates {
     pub fn new(names: Vec<String>) -> Candidates {
-        let mut by_len: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        let mut by_len: BTreeMap<usize, Vec<(String, u64)>> = BTreeMap::new();
         for n in names {
-            by_len.entry(n.chars().count()).or_default().push(n);
+            let set = symbols(&n);
+            by_len.entry(n.chars().count()).or_default().push((n, set));
         }
         Candidates { by_len }
     }
@@ -34,15 +60,26 @@ impl Candidates {
     pub fn suggest(&self, written: &str) -> Option<String> {
         let w: Vec<char> = written.chars().collect();
         let limit = (w.len() / 3).max(1);
+        let range = w.len().saturating_sub(limit)..=w.len() + limit;
+        let size: usize = self.by_len.range(range.clone()).map(|(_, n)| n.len()).sum();
+        if size > MAX_WINDOW {
+            return None;
+        }
+        let set = symbols(written);
         let window = self
             .by_len
-            .range(w.len().saturating_sub(limit)..=w.len() + limit)
-            .flat_map(|(_, names)| names.iter().map(String::as_str));
+            .range(range)
+            .flat_map(|(_, names)| names.iter())
+            .filter(|(_, other)| (set ^ other).count_ones() as usize <= 2 * limit)
+            .map(|(name, _)| name.as_str());
         if let Some(near) = nearest(written, window) {
             return Some(near.to_string());
         }
         let same = self.by_len.get(&w.len())?;
-        same.iter().find(|c| swapped(&w, c)).cloned()
+        same.iter()
+            .map(|(name, _)| name)
+            .find(|c| swapped(&w, c))
+            .cloned()
     }
 }
 
