@@ -36,6 +36,15 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
+/// The path of a URL (`/v1/oauth2/token` of `https://x.example/v1/oauth2/token`);
+/// a path is its own.
+pub fn url_path(url: &str) -> &str {
+    match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').and_then(|i| rest.get(i..)).unwrap_or("/"),
+        None => url,
+    }
+}
+
 /// The binding of an operation, when its package has one.
 pub fn binding(program: &Program, op: OpId) -> Option<(&HttpProvider, &HttpOperation)> {
     let o = program.op(op);

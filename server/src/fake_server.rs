@@ -6,7 +6,8 @@
 //! the request's bytes; the fakes answer as in tests (keys kept, mismatch,
 //! in use, server errors), and the answer is written as the binding
 //! carries it. A scripted lost answer acts and then cuts the connection
-//! after the headers. `GET /__jadpo/effects` lists the effects.
+//! after the headers. A binding's OAuth2 token path answers a token.
+//! `GET /__jadpo/effects` lists the effects.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -100,6 +101,10 @@ fn answer(
     let program = state.program;
     if method == HttpMethod::GET && uri.path() == "/__jadpo/effects" {
         return effects(state);
+    }
+    if method == HttpMethod::POST && is_token_path(program, uri.path()) {
+        let token = r#"{"access_token":"fake-token","token_type":"Bearer","expires_in":3600}"#;
+        return json(200, token.as_bytes().to_vec());
     }
     let Some(op) = find_op(program, method.as_str(), uri.path()) else {
         return plain(
@@ -222,6 +227,17 @@ fn put(body: &mut serde_json::Value, pointer: &str, text: &str) {
             _ => return,
         };
     }
+}
+
+/// Whether `path` is a binding's OAuth2 token endpoint (a path under the
+/// base URL: the fake server stands in for the base URL).
+fn is_token_path(program: &Program, path: &str) -> bool {
+    program.packages.iter().any(|p| {
+        matches!(
+            p.http.as_ref().and_then(|h| h.auth.as_ref()),
+            Some(jadpo_compiler::http::Auth::OAuth2 { token_url, .. }) if wire::url_path(token_url) == path
+        )
+    })
 }
 
 /// The operation whose binding's method and path template match; the one

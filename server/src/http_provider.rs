@@ -253,8 +253,19 @@ impl Sender<'_> {
             return Err(Answer::Unavailable);
         };
         let get = |n: &str| settings.get(n).cloned().unwrap_or_default();
-        let url = if token_url.starts_with("https://") || token_url.starts_with("http://") {
+        let absolute = token_url.starts_with("https://") || token_url.starts_with("http://");
+        let url = if absolute && !self.shared.faked {
             token_url.clone()
+        } else if absolute {
+            // The fake server stands in for every host.
+            let base = settings
+                .get(jadpo_compiler::http::BASE_URL)
+                .map_or(binding.base_url.as_str(), String::as_str);
+            format!(
+                "{}{}",
+                base.trim_end_matches('/'),
+                wire::url_path(token_url)
+            )
         } else {
             let base = settings
                 .get(jadpo_compiler::http::BASE_URL)
