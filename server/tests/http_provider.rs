@@ -14,7 +14,6 @@ use jadpo_compiler::http::Method;
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::{FailureId, OpId, Program};
 use jadpo_compiler::load::loaders::MemLoader;
-use jadpo_compiler::resolve::Lowering;
 use jadpo_runtime::provider::{Answer, Call};
 use jadpo_runtime::value::Value;
 use jadpo_runtime::wire;
@@ -127,15 +126,7 @@ fn program() -> &'static Program {
         m.insert("app/app.jadpo", APP.as_bytes());
         m.insert("app/packages/mail/package.yaml", PACKAGE.as_bytes());
         m.insert("app/packages/mail/mail.jadpo", TYPES.as_bytes());
-        let compiled = jadpo_compiler::compile_with(&m, "app", Lowering::Code);
-        let errors: Vec<String> = compiled
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| format!("[{}] {}", d.code, d.summary))
-            .collect();
-        assert!(errors.is_empty(), "{errors:#?}");
-        compiled.program.unwrap()
+        crate::support::program_in(&m)
     })
 }
 

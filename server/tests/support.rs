@@ -75,7 +75,12 @@ pub fn program_of(source: &str) -> Program {
     let mut m = MemLoader::new();
     m.insert("app/jadpo.yaml", "app: shop\n".as_bytes());
     m.insert("app/app.jadpo", source.as_bytes());
-    let compiled = jadpo_compiler::compile_with(&m, "app", Lowering::Code);
+    program_in(&m)
+}
+
+/// The program of the app at `app` in `m`, which must have no errors.
+pub fn program_in(m: &MemLoader) -> Program {
+    let compiled = jadpo_compiler::compile_with(m, "app", Lowering::Code);
     let errors: Vec<String> = compiled
         .diagnostics
         .iter()

@@ -23,6 +23,18 @@ const HTTP_KEYS: &[&str] = &[
     "retry_after",
 ];
 const SETTING_KEYS: &[&str] = &["secret"];
+/// Every scheme's keys: which a scheme takes is checked after.
+const AUTH_KEYS: &[&str] = &[
+    "scheme",
+    "token",
+    "username",
+    "password",
+    "name",
+    "value",
+    "token_url",
+    "client_id",
+    "client_secret",
+];
 const ERROR_KEYS: &[&str] = &["code", "type"];
 const OPERATION_KEYS: &[&str] = &[
     "method",
@@ -193,21 +205,7 @@ fn read_auth(r: &mut Reader, key: &Node, node: &Node) -> Option<Auth> {
         );
         return None;
     };
-    let scheme_fields = r.fields(
-        node,
-        "`auth`",
-        &[
-            "scheme",
-            "token",
-            "username",
-            "password",
-            "name",
-            "value",
-            "token_url",
-            "client_id",
-            "client_secret",
-        ],
-    )?;
+    let scheme_fields = r.fields(node, "`auth`", AUTH_KEYS)?;
     let Some(scheme_node) = scheme_fields.get("scheme") else {
         r.missing_key(
             key,
@@ -277,19 +275,11 @@ fn read_auth(r: &mut Reader, key: &Node, node: &Node) -> Option<Auth> {
 }
 
 fn scheme_entries<'n>(f: &Fields<'n>) -> Vec<(&'static str, &'n Node)> {
-    [
-        "token",
-        "username",
-        "password",
-        "name",
-        "value",
-        "token_url",
-        "client_id",
-        "client_secret",
-    ]
-    .into_iter()
-    .filter_map(|k| f.entry(k).map(|(key, _)| (k, key)))
-    .collect()
+    AUTH_KEYS
+        .iter()
+        .filter(|k| **k != "scheme")
+        .filter_map(|k| f.entry(k).map(|(key, _)| (*k, key)))
+        .collect()
 }
 
 /// A name the binding uses as a setting must be declared (`base_url`
