@@ -310,7 +310,12 @@ mod tests {
         );
         assert_eq!(
             labels("provider:\n  |\n"),
-            ["attempts", "idempotency", "timeout"]
+            ["attempts", "http", "idempotency", "timeout"]
+        );
+        let http = labels("provider:\n  http:\n    base_url: https://x.example\n    |\n");
+        assert!(
+            http.contains(&"auth".to_string()) && http.contains(&"case".to_string()),
+            "{http:?}"
         );
     }
 
