@@ -182,14 +182,24 @@ fn the_checker_reads_no_source_text() {
 /// analysis on nothing of the checker's own, the rules and the plan on the
 /// analysis, the registry on the rules. An import back (a `crate::rules`
 /// in `analysis/`) makes a cycle and fails this test.
-#[test]
-fn the_checker_modules_have_no_cycles() {
-    let src = repo().join("checker/src");
+/// Top-level module cycles known today, each to be broken (issue 36);
+/// a cycle not listed here fails.
+const KNOWN_CYCLES: &[(&str, &str, &str)] = &[
+    ("runtime/src", "arith", "eval"),
+    ("runtime/src", "attempt", "delivery"),
+    ("runtime/src", "delivery", "suite"),
+    ("server/src", "engine", "metrics"),
+    ("src", "check", "workspace"),
+];
+
+/// The imports between a crate's top-level modules (`rules` uses
+/// `analysis`), read from `crate::` paths.
+fn module_edges(src: &Path) -> std::collections::BTreeSet<(String, String)> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     let mut edges = std::collections::BTreeSet::new();
     for file in &files {
-        let from = module_of(&src, file);
+        let from = module_of(src, file);
         let text = std::fs::read_to_string(file).unwrap_or_default();
         for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
             for (at, _) in line.match_indices("crate::") {
@@ -206,16 +216,44 @@ fn the_checker_modules_have_no_cycles() {
             }
         }
     }
+    edges
+}
+
+/// No crate's top-level modules import each other in a cycle, but for the
+/// known ones, which must still be cycles (a broken one leaves the list).
+#[test]
+fn no_crate_has_module_cycles() {
+    let mut crates: Vec<String> = workspace_members()
+        .iter()
+        .filter(|m| *m != ".")
+        .map(|m| format!("{m}/src"))
+        .collect();
+    crates.push("src".into());
+    let checker = module_edges(&repo().join("checker/src"));
     assert!(
-        edges.contains(&("rules".to_string(), "analysis".to_string())),
-        "the scan found no imports: {edges:?}"
+        checker.contains(&("rules".to_string(), "analysis".to_string())),
+        "the scan found no imports: {checker:?}"
     );
-    for (from, to) in &edges {
-        assert!(
-            !reaches(&edges, to, from, &mut Vec::new()),
-            "checker modules import each other: `{from}` uses `{to}` and `{to}` reaches `{from}` ({edges:?})"
-        );
+    let mut found = Vec::new();
+    for src in &crates {
+        let edges = module_edges(&repo().join(src));
+        for (from, to) in &edges {
+            if reaches(&edges, to, from, &mut Vec::new()) && from < to {
+                found.push((src.clone(), from.clone(), to.clone()));
+            }
+        }
     }
+    let known: Vec<(String, String, String)> = KNOWN_CYCLES
+        .iter()
+        .map(|(c, a, b)| (c.to_string(), a.to_string(), b.to_string()))
+        .collect();
+    let new: Vec<_> = found.iter().filter(|f| !known.contains(f)).collect();
+    assert!(new.is_empty(), "modules that import each other: {new:?}");
+    let broken: Vec<_> = known.iter().filter(|k| !found.contains(k)).collect();
+    assert!(
+        broken.is_empty(),
+        "cycles no longer there: remove them from KNOWN_CYCLES: {broken:?}"
+    );
 }
 
 /// The top-level module of a file under `src` (`rules` for `rules/cache.rs`).

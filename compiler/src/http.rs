@@ -163,36 +163,6 @@ pub enum Encoding {
     Form,
 }
 
-/// An operation's `http:`, resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HttpOperation {
-    pub method: Method,
-    pub path: Vec<PathPart>,
-    pub encoding: Encoding,
-    /// Declared field name, wire name: exceptions to the binding's case,
-    /// wherever the field appears in the request or the answer.
-    pub rename: Vec<(String, String)>,
-    /// The statuses each failure's code is recognised under; a failure not
-    /// listed is recognised under any 4xx.
-    pub failures: Vec<(crate::ir::FailureId, Vec<u16>)>,
-    /// `body_field:`: the request field whose value is the whole body (a
-    /// provider that takes a bare list).
-    pub body_field: Option<String>,
-    /// `answer_field:`: the answer field the whole body fills (a provider
-    /// that answers a bare list).
-    pub answer_field: Option<String>,
-}
-
-impl HttpOperation {
-    /// How a declared field is written on the wire.
-    pub fn wire_name(&self, case: Case, field: &str) -> String {
-        match self.rename.iter().find(|(f, _)| f == field) {
-            Some((_, wire)) => wire.clone(),
-            None => case.apply(field),
-        }
-    }
-}
-
 /// One piece of an operation's path template.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PathPart {

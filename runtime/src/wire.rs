@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use jadpo_compiler::http::{Encoding, HttpOperation, HttpProvider, Method, PathPart, BASE_URL};
+use jadpo_compiler::http::{Encoding, HttpProvider, Method, PathPart, BASE_URL};
 use jadpo_compiler::intern::Name;
-use jadpo_compiler::ir::{FailureId, FailureKind, OpId, Program};
+use jadpo_compiler::ir::{FailureId, FailureKind, HttpOperation, OpId, Program};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::Value as Json;
 

@@ -224,7 +224,37 @@ pub struct Operation {
     /// `Unit` for an operation with no `answer:`.
     pub answer: Ty,
     /// How it is sent over HTTP, when its package says.
-    pub http: Option<crate::http::HttpOperation>,
+    pub http: Option<HttpOperation>,
+}
+
+/// An operation's `http:`, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpOperation {
+    pub method: crate::http::Method,
+    pub path: Vec<crate::http::PathPart>,
+    pub encoding: crate::http::Encoding,
+    /// Declared field name, wire name: exceptions to the binding's case,
+    /// wherever the field appears in the request or the answer.
+    pub rename: Vec<(String, String)>,
+    /// The statuses each failure's code is recognised under; a failure not
+    /// listed is recognised under any 4xx.
+    pub failures: Vec<(FailureId, Vec<u16>)>,
+    /// `body_field:`: the request field whose value is the whole body (a
+    /// provider that takes a bare list).
+    pub body_field: Option<String>,
+    /// `answer_field:`: the answer field the whole body fills (a provider
+    /// that answers a bare list).
+    pub answer_field: Option<String>,
+}
+
+impl HttpOperation {
+    /// How a declared field is written on the wire.
+    pub fn wire_name(&self, case: crate::http::Case, field: &str) -> String {
+        match self.rename.iter().find(|(f, _)| f == field) {
+            Some((_, wire)) => wire.clone(),
+            None => case.apply(field),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

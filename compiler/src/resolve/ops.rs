@@ -3,9 +3,10 @@
 //! package's `.jadpo` declarations (spans point into the YAML).
 
 use crate::diag::{nearest, Diagnostic};
-use crate::http::{HttpOperation, PathPart};
+use crate::http::PathPart;
 use crate::intern::Name;
 use crate::ir::types::Types;
+use crate::ir::HttpOperation;
 use crate::ir::{self, FailureId, Owner, PkgId};
 use crate::manifest::{HttpOperationDecl, OperationDecl};
 use crate::span::Spanned;
