@@ -178,7 +178,7 @@ pub(crate) fn run_server(
         threads.extend(engine::dispatch::start(engine.clone()).map_err(|e| e.to_string())?);
     }
     threads.push(engine::heartbeat::start(engine.clone()).map_err(|e| e.to_string())?);
-    threads.push(jadpo_server::metrics::start(engine.clone()).map_err(|e| e.to_string())?);
+    threads.push(engine::gauges::start(engine.clone()).map_err(|e| e.to_string())?);
     if roles.schedules {
         threads.push(engine::schedule::start(engine.clone()).map_err(|e| e.to_string())?);
     }

@@ -20,8 +20,6 @@ use prometheus_client::registry::Registry;
 
 use jadpo_runtime::store::DeliveryState;
 
-use crate::engine::Engine;
-
 type Labels = Vec<(String, String)>;
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -230,84 +228,31 @@ impl Metrics {
 /// (`--alert-after`).
 pub const ALERT_AFTER: Duration = Duration::from_secs(3600);
 
-/// The alert's state, for its WARN lines.
-#[derive(Default)]
-pub struct AlertState {
-    last_warned: Mutex<Option<std::time::Instant>>,
-}
-
-/// Refreshes the store's gauges every 15 s and fires the alert; runs
-/// until the engine stops.
-pub fn start(engine: Arc<Engine>) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let alert_after = engine.settings.alert_after();
-    std::thread::Builder::new()
-        .name("jadpo-metrics".into())
-        .spawn(move || {
-            let state = AlertState::default();
-            while !engine.stopping() {
-                refresh(&engine, alert_after, &state);
-                for _ in 0..150 {
-                    if engine.stopping() {
-                        return;
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            }
-        })
-}
-
-/// One refresh of the gauges and the alert.
-pub fn refresh(engine: &Engine, alert_after: Duration, state: &AlertState) {
-    let (firing, items, records, oldest) = gauges(engine, alert_after);
-    if !firing {
-        return;
+impl Metrics {
+    /// The store's gauges: its unfinished records and the oldest's age,
+    /// the open operator items by ending, and the alert's state.
+    pub fn store_gauges(
+        &self,
+        store: &str,
+        records: usize,
+        oldest: f64,
+        open: &[(DeliveryState, usize)],
+        firing: bool,
+    ) {
+        let store_label = labels(&[("store", store)]);
+        self.unfinished
+            .get_or_create(&store_label)
+            .set(records as i64);
+        self.oldest.get_or_create(&store_label).set(oldest);
+        for (state, count) in open {
+            self.items
+                .get_or_create(&labels(&[("outcome", state.as_str())]))
+                .set(*count as i64);
+        }
+        self.alert
+            .get_or_create(&labels(&[("alert", "unfinished")]))
+            .set(i64::from(firing));
     }
-    let Ok(mut last) = state.last_warned.lock() else {
-        return;
-    };
-    if last.is_some_and(|t| t.elapsed() < Duration::from_secs(600)) {
-        return;
-    }
-    *last = Some(std::time::Instant::now());
-    engine.listing.note(&format!(
-        "WARN unfinished work: {items} open operator item{}, {records} unfinished record{}, the oldest {oldest:.0} s old; list them: jadpo deliveries list --not-done",
-        if items == 1 { "" } else { "s" },
-        if records == 1 { "" } else { "s" },
-    ));
-}
-
-/// Reads the store's gauges and sets the alert's; (firing, open items,
-/// unfinished records, the oldest's age in seconds). A scrape calls it
-/// too, so `/metrics` is never older than the store.
-pub fn gauges(engine: &Engine, alert_after: Duration) -> (bool, usize, usize, f64) {
-    let m = &engine.metrics;
-    let store = engine.store.name().to_string();
-    let now = crate::store::clock::now();
-    let records = engine.store.unfinished().unwrap_or_default();
-    let oldest = records
-        .iter()
-        .map(|(_, r)| ((now.0 - r.started_at.0) as f64 / 1e9).max(0.0))
-        .fold(0.0f64, f64::max);
-    let store_label = labels(&[("store", &store)]);
-    m.unfinished
-        .get_or_create(&store_label)
-        .set(records.len() as i64);
-    m.oldest.get_or_create(&store_label).set(oldest);
-    let items = engine.store.items(true).unwrap_or_default();
-    // Every ending is listed, at 0 when none is open, so a rule can
-    // compare it without `absent()`.
-    let endings = DeliveryState::ALL.iter().filter(|s| s.ended());
-    for state in endings.filter(|s| **s != DeliveryState::Completed) {
-        let open = items.iter().filter(|i| i.outcome == *state).count();
-        m.items
-            .get_or_create(&labels(&[("outcome", state.as_str())]))
-            .set(open as i64);
-    }
-    let firing = !items.is_empty() || oldest > alert_after.as_secs_f64();
-    m.alert
-        .get_or_create(&labels(&[("alert", "unfinished")]))
-        .set(i64::from(firing));
-    (firing, items.len(), records.len(), oldest)
 }
 
 /// `jadpo alerts prometheus`: rules matching the metrics.

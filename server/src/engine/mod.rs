@@ -8,6 +8,7 @@
 
 pub mod backoff;
 pub mod dispatch;
+pub mod gauges;
 pub mod heartbeat;
 pub mod listing;
 pub mod maintenance;

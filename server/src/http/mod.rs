@@ -80,7 +80,7 @@ async fn handle(State(http): State<Arc<Http>>, request: Request) -> Response {
 /// afresh (on the blocking pool: they are store reads).
 pub async fn metrics_response(engine: Arc<Engine>) -> Response {
     let text = tokio::task::spawn_blocking(move || {
-        crate::metrics::gauges(&engine, engine.settings.alert_after());
+        crate::engine::gauges::gauges(&engine, engine.settings.alert_after());
         engine.metrics.text()
     })
     .await

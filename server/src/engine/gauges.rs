@@ -1,0 +1,82 @@
+//! The engine's gauge thread (design `server.md` section 21): every 15 s
+//! it reads the store's unfinished records and open operator items into
+//! the metrics and fires the no-setup alert, with a WARN every 10
+//! minutes while it fires. A scrape of `/metrics` reads them too.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jadpo_runtime::store::DeliveryState;
+
+use super::Engine;
+
+/// The alert's state, for its WARN lines.
+#[derive(Default)]
+pub struct AlertState {
+    last_warned: Mutex<Option<std::time::Instant>>,
+}
+
+/// Refreshes the store's gauges every 15 s and fires the alert; runs
+/// until the engine stops.
+pub fn start(engine: Arc<Engine>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let alert_after = engine.settings.alert_after();
+    std::thread::Builder::new()
+        .name("jadpo-metrics".into())
+        .spawn(move || {
+            let state = AlertState::default();
+            while !engine.stopping() {
+                refresh(&engine, alert_after, &state);
+                for _ in 0..150 {
+                    if engine.stopping() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        })
+}
+
+/// One refresh of the gauges and the alert.
+pub fn refresh(engine: &Engine, alert_after: Duration, state: &AlertState) {
+    let (firing, items, records, oldest) = gauges(engine, alert_after);
+    if !firing {
+        return;
+    }
+    let Ok(mut last) = state.last_warned.lock() else {
+        return;
+    };
+    if last.is_some_and(|t| t.elapsed() < Duration::from_secs(600)) {
+        return;
+    }
+    *last = Some(std::time::Instant::now());
+    engine.listing.note(&format!(
+        "WARN unfinished work: {items} open operator item{}, {records} unfinished record{}, the oldest {oldest:.0} s old; list them: jadpo deliveries list --not-done",
+        if items == 1 { "" } else { "s" },
+        if records == 1 { "" } else { "s" },
+    ));
+}
+
+/// Reads the store's gauges and sets the alert's; (firing, open items,
+/// unfinished records, the oldest's age in seconds). A scrape calls it
+/// too, so `/metrics` is never older than the store.
+pub fn gauges(engine: &Engine, alert_after: Duration) -> (bool, usize, usize, f64) {
+    let now = crate::store::clock::now();
+    let records = engine.store.unfinished().unwrap_or_default();
+    let oldest = records
+        .iter()
+        .map(|(_, r)| ((now.0 - r.started_at.0) as f64 / 1e9).max(0.0))
+        .fold(0.0f64, f64::max);
+    let items = engine.store.items(true).unwrap_or_default();
+    // Every ending is listed, at 0 when none is open, so a rule can
+    // compare it without `absent()`.
+    let open: Vec<(DeliveryState, usize)> = DeliveryState::ALL
+        .iter()
+        .filter(|s| s.ended() && **s != DeliveryState::Completed)
+        .map(|state| (*state, items.iter().filter(|i| i.outcome == *state).count()))
+        .collect();
+    let firing = !items.is_empty() || oldest > alert_after.as_secs_f64();
+    engine
+        .metrics
+        .store_gauges(engine.store.name(), records.len(), oldest, &open, firing);
+    (firing, items.len(), records.len(), oldest)
+}
