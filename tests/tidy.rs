@@ -188,7 +188,6 @@ const KNOWN_CYCLES: &[(&str, &str, &str)] = &[
     ("runtime/src", "arith", "eval"),
     ("runtime/src", "attempt", "delivery"),
     ("runtime/src", "delivery", "suite"),
-    ("src", "check", "workspace"),
 ];
 
 /// The imports between a crate's top-level modules (`rules` uses

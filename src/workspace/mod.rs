@@ -13,8 +13,8 @@
 //! every kept run with a fresh one.
 
 pub mod overlay;
+mod view;
 
-use crate::check::app_view;
 use jadpo_checker::analysis::Analysed;
 use jadpo_checker::{plan, Caches as CheckerCaches, Scope};
 use jadpo_compiler::ast::SourceFileAst;
@@ -30,6 +30,7 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use view::app_view;
 
 /// What is kept of a file's parse while its text is unchanged; the AST
 /// itself stays in the snapshot's `asts` at `index`, the text in its files.
