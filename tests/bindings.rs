@@ -349,3 +349,22 @@ fn every_bundled_operation_round_trips_through_the_fake_provider_server() {
         assert_eq!(got, Answer::Done(answers[&op].clone()), "{}", o.qualified);
     }
 }
+
+/// A failure is carried where the binding's pointer says, lists made for
+/// index steps: PayPal's code sits in the `details` list, as PayPal
+/// answers it.
+#[test]
+fn a_failure_body_follows_its_pointer_into_a_list() {
+    let program = program();
+    let op = op_named(&program, "paypal.orders.capture");
+    let failure = program
+        .op(op)
+        .failures
+        .iter()
+        .copied()
+        .find(|f| program.failure(*f).qualified == "paypal.InstrumentDeclined")
+        .expect("the failure");
+    let (status, body) = wire::failure_body(&program, op, failure, &Value::Unit);
+    assert_eq!(status, 422);
+    assert_eq!(body, br#"{"details":[{"issue":"INSTRUMENT_DECLINED"}]}"#);
+}

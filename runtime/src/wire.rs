@@ -235,20 +235,60 @@ pub fn failure_body(
     failure: FailureId,
     fields: &Value,
 ) -> (u16, Vec<u8>) {
-    let names = wire_names(program, op);
-    let mut inner: Vec<(Name, Value)> = match renamed(fields, &names) {
-        Value::Record(r) => r.fields().to_vec(),
-        _ => Vec::new(),
-    };
     let pointer = code_pointer(program, op);
-    let mut steps: Vec<&str> = pointer.split('/').skip(1).collect();
-    let last = steps.pop().unwrap_or("code");
-    inner.push((Name::new(last), Value::text(&program.failure(failure).code)));
-    let mut body = Value::record(inner);
-    for step in steps.iter().rev() {
-        body = Value::record(vec![(Name::new(step), body)]);
+    let parent = pointer.rsplit_once('/').map_or("", |(p, _)| p);
+    let mut body = Json::Object(serde_json::Map::new());
+    if let Value::Record(r) = renamed(fields, &wire_names(program, op)) {
+        for (name, v) in r.fields() {
+            put_at(&mut body, &format!("{parent}/{name}"), v.to_json());
+        }
     }
-    (failure_status(program, op, failure), body.canonical())
+    let code = Json::String(program.failure(failure).code.clone());
+    put_at(&mut body, &pointer, code);
+    // Keys sorted (serde_json's map), as the canonical encoding has them.
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    (failure_status(program, op, failure), bytes)
+}
+
+/// Sets `value` at a JSON pointer in `body`, making objects on the way
+/// and a list where the next step is an index (`/details/0/issue`). An
+/// index past the end of a list is written only as its next item.
+pub fn put_at(body: &mut Json, pointer: &str, value: Json) {
+    let steps: Vec<&str> = pointer.split('/').skip(1).collect();
+    let Some((last, path)) = steps.split_last() else {
+        *body = value;
+        return;
+    };
+    let mut at = body;
+    for (i, step) in path.iter().enumerate() {
+        let list_next = steps.get(i + 1).is_some_and(|s| s.parse::<usize>().is_ok());
+        let fresh = || match list_next {
+            true => Json::Array(Vec::new()),
+            false => Json::Object(serde_json::Map::new()),
+        };
+        let Some(next) = slot(at, step, fresh) else {
+            return;
+        };
+        at = next;
+    }
+    if let Some(place) = slot(at, last, || Json::Null) {
+        *place = value;
+    }
+}
+
+/// The place a pointer step names in `at`, made with `fresh` when absent.
+fn slot<'j>(at: &'j mut Json, step: &str, fresh: impl Fn() -> Json) -> Option<&'j mut Json> {
+    match at {
+        Json::Object(map) => Some(map.entry(step.to_string()).or_insert_with(fresh)),
+        Json::Array(items) => {
+            let i: usize = step.parse().ok()?;
+            if i == items.len() {
+                items.push(fresh());
+            }
+            items.get_mut(i)
+        }
+        _ => None,
+    }
 }
 
 fn code_pointer(program: &Program, op: OpId) -> String {

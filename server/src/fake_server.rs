@@ -182,51 +182,15 @@ fn matched(program: &Program, op: OpId, m: Option<&AnswerMatch>, fallback: u16) 
         .unwrap_or_else(|| "/type".into());
     let mut body = serde_json::json!({});
     if let Some(code) = &m.code {
-        put(&mut body, &code_at, code);
+        wire::put_at(&mut body, &code_at, code.as_str().into());
     }
     if let Some(t) = &m.error_type {
-        put(&mut body, &type_at, t);
+        wire::put_at(&mut body, &type_at, t.as_str().into());
     }
     json(
         m.status.first().copied().unwrap_or(fallback),
         body.to_string().into_bytes(),
     )
-}
-
-/// Sets the text at a JSON pointer, making the objects and the first
-/// list items on the way.
-fn put(body: &mut serde_json::Value, pointer: &str, text: &str) {
-    let mut at = body;
-    let steps: Vec<&str> = pointer.split('/').skip(1).collect();
-    for (i, step) in steps.iter().enumerate() {
-        let last = i + 1 == steps.len();
-        let next = if last {
-            serde_json::Value::String(text.to_string())
-        } else if steps.get(i + 1).is_some_and(|s| s.parse::<usize>().is_ok()) {
-            serde_json::json!([{}])
-        } else {
-            serde_json::json!({})
-        };
-        at = match at {
-            serde_json::Value::Array(items) => {
-                if items.is_empty() {
-                    items.push(next);
-                }
-                let Some(first) = items.first_mut() else {
-                    return;
-                };
-                first
-            }
-            serde_json::Value::Object(map) => {
-                let entry = map.entry(step.to_string()).or_insert(next);
-                if last {
-                    *entry = serde_json::Value::String(text.to_string());
-                }
-                entry
-            }
-            _ => return,
-        };
-    }
 }
 
 /// Whether `path` is a binding's OAuth2 token endpoint (a path under the
