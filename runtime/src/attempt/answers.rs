@@ -156,7 +156,16 @@ impl Recorded {
 /// that answers nothing; or the failure it gave.
 pub fn detail_of(program: &Program, op: OpId, answer: &R<Value>) -> String {
     match answer {
-        Ok(Value::Record(r)) => {
+        Ok(v) => answer_detail(program, op, v),
+        Err(Flow::Fail(f)) => format!("failed {}", program.failure(f.failure).qualified),
+        Err(_) => String::new(),
+    }
+}
+
+/// [`detail_of`] an answer.
+pub fn answer_detail(program: &Program, op: OpId, answer: &Value) -> String {
+    match answer {
+        Value::Record(r) => {
             if let Value::Text(id) = r.get(Name::new("id")) {
                 return id.to_string();
             }
@@ -176,10 +185,8 @@ pub fn detail_of(program: &Program, op: OpId, answer: &R<Value>) -> String {
                 _ => types.name(ty, &program.packages),
             }
         }
-        Ok(Value::Unit) => "done".into(),
-        Ok(v) => cut(&String::from_utf8_lossy(&v.canonical()), 32),
-        Err(Flow::Fail(f)) => format!("failed {}", program.failure(f.failure).qualified),
-        Err(_) => String::new(),
+        Value::Unit => "done".into(),
+        v => cut(&String::from_utf8_lossy(&v.canonical()), 32),
     }
 }
 

@@ -13,7 +13,7 @@ mod answers;
 mod staged;
 mod steps;
 
-pub use answers::{cut, detail_of, Recorded, Seen, Sight};
+pub use answers::{answer_detail, cut, detail_of, Recorded, Seen, Sight};
 
 use std::collections::BTreeMap;
 

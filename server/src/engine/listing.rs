@@ -43,6 +43,11 @@ pub struct LiveStep<'a> {
 }
 
 pub trait Listen: Send + Sync {
+    /// Whether it shows steps as they happen (else `step` is not called,
+    /// and nothing is computed for it).
+    fn live(&self) -> bool {
+        false
+    }
     /// An attempt starts: its header, printed before its steps.
     fn begin(&self, _header: &str, _delivery: &str, _key: Option<&str>) {}
     /// One of its steps, as it happens.
@@ -83,6 +88,10 @@ impl<W: Write + Send> Human<W> {
 }
 
 impl<W: Write + Send> Listen for Human<W> {
+    fn live(&self) -> bool {
+        true
+    }
+
     fn begin(&self, header: &str, delivery: &str, key: Option<&str>) {
         let key = key.map(|k| format!("  key {k}…")).unwrap_or_default();
         self.write(&format!("{} {header}  {delivery}{key}\n", clock_text()));

@@ -368,7 +368,8 @@ impl jadpo_runtime::provider::Provider for Timed<'_> {
         call: &jadpo_runtime::provider::Call<'_>,
     ) -> jadpo_runtime::provider::Answer {
         use jadpo_runtime::provider::Answer;
-        if let Some(position) = call.step {
+        let live = call.step.filter(|_| self.listing.live());
+        if let Some(position) = live {
             self.listing.step(&super::listing::LiveStep {
                 position,
                 operation: call.operation,
@@ -393,11 +394,9 @@ impl jadpo_runtime::provider::Provider for Timed<'_> {
         };
         self.metrics
             .step_sent(call.operation, result, started.elapsed().as_secs_f64());
-        if let Some(position) = call.step {
+        if let Some(position) = live {
             let detail = match &answer {
-                Answer::Done(v) => {
-                    jadpo_runtime::attempt::detail_of(self.program, call.op, &Ok(v.clone()))
-                }
+                Answer::Done(v) => jadpo_runtime::attempt::answer_detail(self.program, call.op, v),
                 Answer::Failed { failure, .. } => self.program.failure(*failure).qualified.clone(),
                 _ => String::new(),
             };
@@ -421,6 +420,9 @@ impl jadpo_runtime::provider::Provider for Timed<'_> {
     }
 
     fn replayed(&mut self, step: u32, operation: &str, detail: &str) {
+        if !self.listing.live() {
+            return;
+        }
         self.listing.step(&super::listing::LiveStep {
             position: step,
             operation,
