@@ -151,10 +151,8 @@ impl Provider for Sender<'_> {
                 )),
             };
         }
-        match self.send_http(call) {
-            Ok(answer) => answer,
-            Err(answer) => answer,
-        }
+        // An answer that cut the send short is as much the answer.
+        self.send_http(call).unwrap_or_else(|answer| answer)
     }
 
     fn retry_after_ms(&self) -> Option<u64> {

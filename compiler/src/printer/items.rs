@@ -2,17 +2,11 @@
 
 use super::{Layout, Printer};
 use crate::ast::*;
-use crate::span::Span;
 use std::fmt::Write;
-
-/// The source an item covers, its `decline` lines included.
-pub(super) fn item_span(item: &Item) -> Span {
-    item.span()
-}
 
 impl Printer<'_> {
     pub(super) fn item(&mut self, item: &Item) {
-        let end = item_span(item).end;
+        let end = item.span().end;
         match item {
             Item::Application(a) => self.named_settings("application", a.name, &a.settings, end),
             Item::Config(c) => self.named_fields("config", c.name, &c.fields, end),

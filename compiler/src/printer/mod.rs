@@ -118,7 +118,7 @@ impl<'s> Printer<'s> {
 
     fn file(&mut self, ast: &SourceFileAst) {
         for (i, item) in ast.items.iter().enumerate() {
-            let span = items::item_span(item);
+            let span = item.span();
             if self.src.is_empty() && i > 0 {
                 self.out.push('\n');
             }

@@ -228,12 +228,9 @@ fn over_budget(
         .flat_map(|f| f.items.iter())
         .nth(MAX_DECLARATIONS);
     if let Some(item) = first_over {
+        // The declaration's first character.
         let span = item.span();
-        let span = crate::span::Span::new(
-            span.file,
-            span.start,
-            span.start.max(span.end.min(span.start + 1)),
-        );
+        let span = crate::span::Span::new(span.file, span.start, span.end.min(span.start + 1));
         diagnostics.push(
             Diagnostic::error(
                 "load.too_many_declarations",
