@@ -1,14 +1,15 @@
-//! The check pipeline shared by every command and by the tests: compile,
-//! run the step analyzer, keep what the app's author should see, sort.
+//! The check of an app, as every command and the tests run it (through
+//! the workspace): compile, run the step analyzer, keep what the app's
+//! author should see, sort.
 
 use crate::workspace::Workspace;
-use jadpo_checker::{Analysis, Scope};
+use jadpo_checker::Wanted;
 use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::ir::Program;
 use jadpo_compiler::load::Loader;
 use jadpo_compiler::resolve::Lowering;
 use jadpo_compiler::source::Files;
-use jadpo_compiler::{Compiled, Stats};
+use jadpo_compiler::Stats;
 use std::path::PathBuf;
 
 /// The result of checking one app.
@@ -43,7 +44,12 @@ pub fn check_app(loader: &dyn Loader, root: &str) -> Outcome {
 /// Like [`check_app`]; the plan is built only when `want_plan` (a plain
 /// `jadpo check` needs the diagnostics alone).
 pub fn check_app_with(loader: &dyn Loader, root: &str, want_plan: bool) -> Outcome {
-    check_app_lowering(loader, root, want_plan, Lowering::Effects)
+    let wanted = if want_plan {
+        Wanted::Whole
+    } else {
+        Wanted::Nothing
+    };
+    check_app_lowering(loader, root, wanted, Lowering::Effects)
 }
 
 /// [`check_app_with`], lowering bodies as `lowering` says (`jadpo test`
@@ -51,10 +57,10 @@ pub fn check_app_with(loader: &dyn Loader, root: &str, want_plan: bool) -> Outco
 pub fn check_app_lowering(
     loader: &dyn Loader,
     root: &str,
-    want_plan: bool,
+    wanted: Wanted,
     lowering: Lowering,
 ) -> Outcome {
-    let snapshot = Workspace::once(PathBuf::from(root), lowering, want_plan).run(loader);
+    let snapshot = Workspace::once(PathBuf::from(root), lowering, wanted).run(loader);
     Outcome {
         files: snapshot.files,
         diagnostics: snapshot.diagnostics,
@@ -62,17 +68,6 @@ pub fn check_app_lowering(
         plan: snapshot.plan,
         stats: snapshot.stats,
     }
-}
-
-/// Compiles and, when there is a program, runs the step analyzer; every
-/// diagnostic is kept, unfiltered and unsorted.
-pub fn run_pipeline(loader: &dyn Loader, root: &str) -> (Compiled, Option<Analysis>) {
-    let compiled = jadpo_compiler::compile(loader, root);
-    let analysis = compiled
-        .program
-        .as_ref()
-        .map(|program| jadpo_checker::check(program, &compiled.files, Scope::App));
-    (compiled, analysis)
 }
 
 /// The documentation of a diagnostic code, for `jadpo explain`.

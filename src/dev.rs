@@ -312,7 +312,7 @@ fn duration_words(ms: u64) -> String {
 /// The app checked with its code and planned; its diagnostics when it
 /// has errors.
 fn checked(dir: &str) -> Result<(Program, Plan), String> {
-    let outcome = check_app_lowering(&FsLoader, dir, true, Lowering::Code);
+    let outcome = check_app_lowering(&FsLoader, dir, jadpo_checker::Wanted::Whole, Lowering::Code);
     let plan = outcome.plan.as_ref().and_then(|p| p.app()).cloned();
     match (&outcome.program, plan, outcome.has_errors()) {
         (Some(_), Some(plan), false) => match outcome.program {

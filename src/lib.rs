@@ -1,10 +1,12 @@
-//! The `jadpo` tool as a library: the check pipeline the binary and the
-//! integration tests share, and the renderers. `main.rs` only parses
-//! arguments and calls into here.
+//! The `jadpo` tool as a library: the commands, the check pipeline the
+//! binary and the integration tests share, and the renderers. `main.rs`
+//! only parses arguments and calls [`commands::run`].
 
 pub mod bundle;
 pub mod check;
 pub mod cli;
+pub mod commands;
+pub mod crash;
 pub mod describe;
 pub mod dev;
 pub mod doc;

@@ -38,7 +38,12 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
             ))
         }
     };
-    let outcome = crate::check::check_app_lowering(&FsLoader, &dir, true, Lowering::Code);
+    let outcome = crate::check::check_app_lowering(
+        &FsLoader,
+        &dir,
+        jadpo_checker::Wanted::Whole,
+        Lowering::Code,
+    );
     let program = outcome
         .program
         .ok_or_else(|| format!("the app at `{dir}` cannot be checked"))?;

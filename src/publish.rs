@@ -6,12 +6,13 @@
 
 use crate::cli::PublishArgs;
 use crate::render::{self, Summary};
-use jadpo_checker::Scope;
-use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
-use jadpo_compiler::load::{registry, FsLoader, LoadedProject, Loader};
-use jadpo_compiler::manifest::Requirement;
+use crate::workspace::Workspace;
+use jadpo_checker::Wanted;
+use jadpo_compiler::diag::Diagnostic;
+use jadpo_compiler::load::{registry, FsLoader, Loader};
+use jadpo_compiler::resolve::Lowering;
 use jadpo_compiler::source::{Files, Unit};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A package checked on its own.
 pub struct PackageCheck {
@@ -48,41 +49,21 @@ impl PackageCheck {
 /// Loads, compiles and checks the package at `root`, resolving the packages
 /// it requires from `registry` (then the bundled ones).
 pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) -> PackageCheck {
-    let loaded = match jadpo_compiler::load::load_package_unit(loader, root, registry) {
-        Ok(loaded) => loaded,
-        Err(fatal) => {
-            let mut diagnostics = fatal.diagnostics;
-            sort_diagnostics(&mut diagnostics);
-            return PackageCheck {
-                name: String::new(),
-                version: String::new(),
-                files: fatal.files,
-                diagnostics,
-                surface: None,
-                program: None,
-            };
-        }
-    };
-    let name = loaded.app.app.node.clone();
-    let version = loaded
-        .packages
-        .iter()
-        .find(|p| p.manifest.name.node == name)
-        .map_or(String::new(), |p| p.manifest.version.node.to_string());
-    let mut diagnostics = loaded.diagnostics.clone();
-    let asts =
-        jadpo_compiler::parser::parse_files(&loaded.files, &loaded.all_sources(), &mut diagnostics);
-    let program = jadpo_compiler::resolve::resolve(&loaded, &asts, &mut diagnostics);
-    let analysis = jadpo_checker::check(&program, &loaded.files, Scope::Package(name.clone()));
-    diagnostics.extend(analysis.diagnostics);
-    let diagnostics = package_diagnostics(&loaded, &name, &program, diagnostics);
+    let snapshot = Workspace::package(
+        PathBuf::from(root),
+        registry.map(str::to_string),
+        Lowering::Effects,
+        Wanted::Whole,
+    )
+    .run(loader);
+    let (name, version) = snapshot.package.unwrap_or_default();
     PackageCheck {
         name,
         version,
-        files: loaded.files,
-        diagnostics,
-        surface: Some(analysis.plan.to_json()),
-        program: Some(program),
+        files: snapshot.files,
+        diagnostics: snapshot.diagnostics,
+        surface: snapshot.plan.map(|plan| plan.to_json()),
+        program: snapshot.program,
     }
 }
 
@@ -90,119 +71,15 @@ pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) ->
 /// the plan of its own actions, which its tests run on (as a
 /// `Built::App`: the runtime reads only the actions' plans).
 pub fn check_package_for_tests(loader: &dyn Loader, root: &str) -> crate::check::Outcome {
-    let loaded = match jadpo_compiler::load::load_package_unit(loader, root, None) {
-        Ok(loaded) => loaded,
-        Err(fatal) => {
-            let mut diagnostics = fatal.diagnostics;
-            sort_diagnostics(&mut diagnostics);
-            return crate::check::Outcome {
-                files: fatal.files,
-                diagnostics,
-                program: None,
-                plan: None,
-                stats: jadpo_compiler::Stats::default(),
-            };
-        }
-    };
-    let name = loaded.app.app.node.clone();
-    let mut diagnostics = loaded.diagnostics.clone();
-    let asts =
-        jadpo_compiler::parser::parse_files(&loaded.files, &loaded.all_sources(), &mut diagnostics);
-    let program = jadpo_compiler::resolve::resolve_lowering(
-        &loaded,
-        &asts,
-        &mut diagnostics,
-        jadpo_compiler::resolve::Lowering::Code,
-    );
-    let scope = Scope::Package(name.clone());
-    let (found, plan) = jadpo_checker::check_for_tests(&program, &loaded.files, scope);
-    diagnostics.extend(found);
-    let diagnostics = package_diagnostics(&loaded, &name, &program, diagnostics);
-    let own = loaded
-        .packages
-        .iter()
-        .find(|p| p.manifest.name.node == name);
-    let stats = jadpo_compiler::Stats {
-        files: own.map_or(0, |p| p.sources.len()),
-        packages: loaded.packages.len().saturating_sub(1),
-    };
+    let snapshot =
+        Workspace::package(PathBuf::from(root), None, Lowering::Code, Wanted::Tests).run(loader);
     crate::check::Outcome {
-        files: loaded.files,
-        diagnostics,
-        program: Some(program),
-        plan: Some(jadpo_checker::plan::Built::App(plan)),
-        stats,
+        files: snapshot.files,
+        diagnostics: snapshot.diagnostics,
+        program: snapshot.program,
+        plan: snapshot.plan,
+        stats: snapshot.stats,
     }
-}
-
-/// What the package's author sees: findings in the package's own files (and
-/// the standard library's), while each required package with errors becomes
-/// one `package.has_errors` at its requirement in `package.yaml`.
-/// What the package's author sees, sorted: its own findings, and one
-/// diagnostic per package it requires that has errors.
-fn package_diagnostics(
-    loaded: &LoadedProject,
-    name: &str,
-    program: &jadpo_compiler::ir::Program,
-    diagnostics: Vec<Diagnostic>,
-) -> Vec<Diagnostic> {
-    let broken: Vec<String> = program
-        .packages
-        .iter()
-        .filter(|p| p.has_errors && p.name.as_str() != name)
-        .map(|p| p.name.as_str().to_string())
-        .collect();
-    let mut diagnostics = package_view(loaded, name, diagnostics, &broken);
-    sort_diagnostics(&mut diagnostics);
-    diagnostics
-}
-
-fn package_view(
-    loaded: &LoadedProject,
-    name: &str,
-    diagnostics: Vec<Diagnostic>,
-    broken: &[String],
-) -> Vec<Diagnostic> {
-    let mut shown = Vec::new();
-    let mut failing: Vec<String> = broken.to_vec();
-    for d in diagnostics {
-        let unit = loaded.files.try_get(d.span.file).map(|f| f.unit.clone());
-        match unit {
-            Some(Unit::Package(p)) if p != name => {
-                if d.is_error() {
-                    failing.push(p);
-                }
-            }
-            _ => shown.push(d),
-        }
-    }
-    failing.sort();
-    failing.dedup();
-    for p in failing {
-        shown.push(dependency_has_errors(loaded, &p));
-    }
-    shown
-}
-
-fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
-    let direct: Option<&Requirement> = loaded.app.packages.iter().find(|r| r.name.node == name);
-    let (span, label) = match direct {
-        Some(r) => (r.name.span, format!("`{name}` is required here")),
-        None => (
-            loaded.app.app.span,
-            format!("`{name}` is required by a package this one requires"),
-        ),
-    };
-    Diagnostic::error(
-        "package.has_errors",
-        span,
-        format!("package `{name}` has errors"),
-    )
-    .with_label(label)
-    .with_reason("a package is published only when every package it requires checks")
-    .with_fix(format!(
-        "fix `{name}`, or require a version of it that checks"
-    ))
 }
 
 /// Runs `jadpo publish`; returns the exit status (0 published, 1 refused,

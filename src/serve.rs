@@ -145,7 +145,12 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
 /// checksum, as `jadpo build` made it.
 fn rebuild(bundle: &Bundle) -> Result<(jadpo_compiler::ir::Program, Plan), String> {
     let loader = bundle.loader();
-    let outcome = crate::check::check_app_lowering(&loader, "app", true, Lowering::Code);
+    let outcome = crate::check::check_app_lowering(
+        &loader,
+        "app",
+        jadpo_checker::Wanted::Whole,
+        Lowering::Code,
+    );
     if outcome.has_errors() || outcome.program.is_none() {
         let text = crate::render::human::render_all_from(
             &outcome.files,

@@ -48,7 +48,7 @@ pub fn run(loader: &dyn Loader, root: &str, args: TestArgs<'_>, out: &mut dyn Wr
     let outcome = if is_package_folder(loader, root) {
         crate::publish::check_package_for_tests(loader, root)
     } else {
-        check_app_lowering(loader, root, true, Lowering::Code)
+        check_app_lowering(loader, root, jadpo_checker::Wanted::Whole, Lowering::Code)
     };
     let plan = outcome.plan.as_ref().and_then(|p| p.app());
     let (Some(program), Some(plan), false) = (&outcome.program, plan, outcome.has_errors()) else {

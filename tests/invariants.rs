@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::{all_fixtures, Fixture, ROOT};
-use jadpo::check::{check_app, run_pipeline, Outcome};
+use jadpo::check::{check_app, Outcome};
 use jadpo::render::{human, json, Summary};
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::source::Files;
@@ -66,11 +66,10 @@ fn output_does_not_depend_on_listing_order_or_threads() {
 #[test]
 fn every_span_lies_inside_its_file() {
     for fixture in all_fixtures() {
-        let (compiled, analysis) = run_pipeline(&fixture.loader(false), ROOT);
-        let checker = analysis.map(|a| a.diagnostics).unwrap_or_default();
-        for d in compiled.diagnostics.iter().chain(&checker) {
+        let all = crate::common::everything(&fixture);
+        for d in &all.diagnostics {
             for span in spans_of(d) {
-                if let Err(problem) = span_problem(&compiled.files, span) {
+                if let Err(problem) = span_problem(&all.files, span) {
                     panic!("{}: [{}] {}: {problem}", fixture.name(), d.code, d.summary);
                 }
             }

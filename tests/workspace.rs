@@ -54,7 +54,11 @@ fn describe(snapshot: &Snapshot, names: &[String], fresh: bool) -> String {
 }
 
 fn fresh(app: &App) -> (String, Vec<String>) {
-    let once = Workspace::once(PathBuf::from(ROOT), Lowering::Effects, true);
+    let once = Workspace::once(
+        PathBuf::from(ROOT),
+        Lowering::Effects,
+        jadpo_checker::Wanted::Whole,
+    );
     let snapshot = once.run(&loader(app));
     let names: Vec<String> = match snapshot.plan.as_ref().map(|p| p.to_json()) {
         Some(plan) => plan["actions"]

@@ -54,15 +54,27 @@ pub struct Checked {
     pub plan: Option<plan::Built>,
 }
 
+/// Which plan a run builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wanted {
+    /// None (`jadpo check`, the editor).
+    Nothing,
+    /// The plan `jadpo build` writes; for a package, its surface.
+    Whole,
+    /// The plan of the checked unit's own actions, which `jadpo test` runs
+    /// a package's tests on (as a `Built::App`).
+    Tests,
+}
+
 /// Analyses `program` and runs the rules, reusing what `caches` kept where
 /// its inputs are unchanged (and keeping this run's there), and builds the
-/// plan when `want_plan`. A cached run gives exactly what a fresh one gives.
+/// plan `wanted`. A cached run gives exactly what a fresh one gives.
 pub fn run(
     program: &Program,
     files: &Files,
     scope: &Scope,
     caches: Option<&mut Caches>,
-    want_plan: bool,
+    wanted: Wanted,
 ) -> Checked {
     pool::install(|| {
         let (summaries, rules_cache) = match caches {
@@ -80,11 +92,16 @@ pub fn run(
             Some(cache) => rules::run_cached(&cx, cache),
             None => rules::run(&cx),
         };
-        let (diagnostics, plan) = if want_plan {
-            let (d, p) = rayon::join(judge, || plan::build(&cx));
-            (d, Some(p))
-        } else {
-            (judge(), None)
+        let (diagnostics, plan) = match wanted {
+            Wanted::Nothing => (judge(), None),
+            Wanted::Whole => {
+                let (d, p) = rayon::join(judge, || plan::build(&cx));
+                (d, Some(p))
+            }
+            Wanted::Tests => {
+                let (d, p) = rayon::join(judge, || plan::test_plan(&cx));
+                (d, Some(plan::Built::App(p)))
+            }
         };
         Checked {
             analysed,

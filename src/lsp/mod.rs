@@ -39,21 +39,20 @@ use lsp_types::{
 };
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use text::LineIndex;
 
 /// Runs the server on stdin/stdout until the client says `exit`.
-pub fn run() -> ExitCode {
+pub fn run() -> u8 {
     let (connection, transport) = transport::stdio();
     let capabilities = match serde_json::to_value(capabilities()) {
         Ok(value) => value,
-        Err(_) => return ExitCode::from(2),
+        Err(_) => return 2,
     };
     let support = match handshake::handshake(&connection, capabilities) {
         handshake::Start::Ready(support) => support,
         handshake::Start::Exit => {
             eprintln!("error: jadpo lsp: stopped: the client sent `exit` before `initialize`");
-            return ExitCode::from(1);
+            return 1;
         }
         handshake::Start::Gone => {
             drop(connection);
@@ -62,7 +61,7 @@ pub fn run() -> ExitCode {
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default();
             eprintln!("error: jadpo lsp: the client did not initialize{why}");
-            return ExitCode::from(1);
+            return 1;
         }
     };
     let mut server = Server::new(connection, support);
@@ -70,11 +69,11 @@ pub fn run() -> ExitCode {
     drop(server);
     let stopped = transport.finish();
     if clean_exit {
-        ExitCode::SUCCESS
+        0
     } else {
         let why = stopped.unwrap_or_else(|| "the client sent `exit` without `shutdown`".into());
         eprintln!("error: jadpo lsp: stopped: {why}");
-        ExitCode::from(1)
+        1
     }
 }
 

@@ -16,7 +16,7 @@ pub mod overlay;
 mod view;
 
 use jadpo_checker::analysis::Analysed;
-use jadpo_checker::{plan, Caches as CheckerCaches, Scope};
+use jadpo_checker::{plan, Caches as CheckerCaches, Scope, Wanted};
 use jadpo_compiler::ast::SourceFileAst;
 use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
 use jadpo_compiler::ir::{ActionId, Program};
@@ -30,7 +30,7 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use view::app_view;
+use view::{app_view, package_view};
 
 /// What is kept of a file's parse while its text is unchanged; the AST
 /// itself stays in the snapshot's `asts` at `index`, the text in its files.
@@ -51,6 +51,8 @@ pub struct Snapshot {
     /// The whole plan, when the run was asked for it (`jadpo build`).
     pub plan: Option<plan::Built>,
     pub stats: Stats,
+    /// The checked package's name and version (for a package).
+    pub package: Option<(String, String)>,
     analysed: Option<Analysed>,
     /// Actions' entries of the plan, by name, planned on first use.
     plans: RefCell<HashMap<String, Option<Rc<plan::ActionPlan>>>>,
@@ -70,6 +72,7 @@ impl Snapshot {
             program: None,
             plan: None,
             stats: Stats::default(),
+            package: None,
             analysed: None,
             plans: RefCell::default(),
             asts: Vec::new(),
@@ -118,6 +121,37 @@ impl Snapshot {
     }
 }
 
+/// How many of the checked unit's own sources there are, and how many
+/// packages it requires.
+fn stats(loaded: &LoadedProject, subject: &Subject) -> Stats {
+    match subject {
+        Subject::App => Stats {
+            files: loaded.app_sources.len(),
+            packages: loaded.packages.len(),
+        },
+        Subject::Package { .. } => Stats {
+            files: own_package(loaded).map_or(0, |p| p.sources.len()),
+            packages: loaded.packages.len().saturating_sub(1),
+        },
+    }
+}
+
+/// The package checked on its own, among the loaded packages.
+fn own_package(loaded: &LoadedProject) -> Option<&load::LoadedPackage> {
+    let name = &loaded.app.app.node;
+    loaded
+        .packages
+        .iter()
+        .find(|p| &p.manifest.name.node == name)
+}
+
+/// The checked package's name and version.
+fn package_facts(loaded: &LoadedProject, name: String) -> (String, String) {
+    let version =
+        own_package(loaded).map_or(String::new(), |p| p.manifest.version.node.to_string());
+    (name, version)
+}
+
 /// What a keeping workspace holds between runs, one cache per phase.
 #[derive(Default)]
 struct Caches {
@@ -127,11 +161,35 @@ struct Caches {
     checker: CheckerCaches,
 }
 
+/// What a workspace checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// An app, with the packages it requires.
+    App,
+    /// One package on its own (`jadpo publish`, `jadpo check` and `jadpo
+    /// test` of a package folder), its requirements resolved from
+    /// `registry` (then the bundled packages).
+    Package { registry: Option<String> },
+}
+
+/// Which diagnostics a snapshot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// What the author sees: their own findings, and one
+    /// `package.has_errors` per other package with errors.
+    Author,
+    /// Every diagnostic of every unit (the tests that look inside
+    /// packages).
+    Everything,
+}
+
 pub struct Workspace {
     pub root: PathBuf,
+    subject: Subject,
+    view: View,
     lowering: Lowering,
-    /// Whether runs build the whole plan.
-    want_plan: bool,
+    /// The plan runs build.
+    wanted: Wanted,
     /// `None` for a workspace run once: nothing is kept and no cache key
     /// is computed.
     caches: Option<Box<Caches>>,
@@ -148,21 +206,44 @@ impl Workspace {
     pub fn keeping(root: PathBuf) -> Self {
         Workspace {
             caches: Some(Box::default()),
-            ..Workspace::once(root, Lowering::Effects, false)
+            ..Workspace::once(root, Lowering::Effects, Wanted::Nothing)
         }
     }
 
-    /// A workspace run once (`jadpo check`, `jadpo build`, `jadpo test`),
-    /// building the plan when `want_plan`.
-    pub fn once(root: PathBuf, lowering: Lowering, want_plan: bool) -> Self {
+    /// A workspace run once over an app (`jadpo check`, `jadpo build`,
+    /// `jadpo test`), building the plan `wanted`.
+    pub fn once(root: PathBuf, lowering: Lowering, wanted: Wanted) -> Self {
         Workspace {
             root,
+            subject: Subject::App,
+            view: View::Author,
             lowering,
-            want_plan,
+            wanted,
             caches: None,
             snapshot: None,
             retired: None,
             dirty: true,
+        }
+    }
+
+    /// A workspace run once over the package at `root` on its own.
+    pub fn package(
+        root: PathBuf,
+        registry: Option<String>,
+        lowering: Lowering,
+        wanted: Wanted,
+    ) -> Self {
+        Workspace {
+            subject: Subject::Package { registry },
+            ..Workspace::once(root, lowering, wanted)
+        }
+    }
+
+    /// The same workspace, its snapshots holding every diagnostic.
+    pub fn everything(self) -> Self {
+        Workspace {
+            view: View::Everything,
+            ..self
         }
     }
 
@@ -195,9 +276,12 @@ impl Workspace {
     fn pass(&mut self, loader: &dyn Loader) -> Snapshot {
         let root = self.root.to_string_lossy().into_owned();
         let mut timer = Timer::start();
-        let loaded = match self.caches.as_mut() {
-            Some(c) => load::load_project_kept(loader, &root, &mut c.manifests),
-            None => load::load_project(loader, &root),
+        let loaded = match (&self.subject, self.caches.as_mut()) {
+            (Subject::Package { registry }, _) => {
+                load::load_package_unit(loader, &root, registry.as_deref())
+            }
+            (Subject::App, Some(c)) => load::load_project_kept(loader, &root, &mut c.manifests),
+            (Subject::App, None) => load::load_project(loader, &root),
         };
         timer.lap("load");
         let snapshot = match loaded {
@@ -254,14 +338,12 @@ impl Workspace {
                 c.checker.summaries.give_back(last);
             }
         }
+        let scope = match self.subject {
+            Subject::App => Scope::App,
+            Subject::Package { .. } => Scope::Package(loaded.app.app.node.clone()),
+        };
         let checker = self.caches.as_mut().map(|c| &mut c.checker);
-        let checked = jadpo_checker::run(
-            &program,
-            &loaded.files,
-            &Scope::App,
-            checker,
-            self.want_plan,
-        );
+        let checked = jadpo_checker::run(&program, &loaded.files, &scope, checker, self.wanted);
         timer.lap("check");
         if let Some(c) = &self.caches {
             let (summaries, rules) = (&c.checker.summaries, &c.checker.rules);
@@ -277,13 +359,20 @@ impl Workspace {
             });
         }
         diagnostics.extend(checked.diagnostics);
-        let shown = app_view(&loaded.files, Some(&program), diagnostics);
+        let shown = match (self.view, &scope) {
+            (View::Everything, _) => diagnostics,
+            (View::Author, Scope::App) => app_view(&loaded.files, Some(&program), diagnostics),
+            (View::Author, Scope::Package(name)) => {
+                package_view(&loaded, name, &program, diagnostics)
+            }
+        };
         timer.lap("view");
         Snapshot {
             diagnostics: sorted(shown),
-            stats: Stats {
-                files: loaded.app_sources.len(),
-                packages: loaded.packages.len(),
+            stats: stats(&loaded, &self.subject),
+            package: match scope {
+                Scope::App => None,
+                Scope::Package(name) => Some(package_facts(&loaded, name)),
             },
             files: loaded.files,
             program: Some(program),

@@ -1,8 +1,11 @@
-//! What an app's author sees of a check's diagnostics: the app's own
-//! findings, and one `package.has_errors` per other package with errors.
+//! What an author sees of a check's diagnostics: the app's (or the
+//! package's) own findings, and one `package.has_errors` per other package
+//! with errors.
 
 use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::ir::Program;
+use jadpo_compiler::load::LoadedProject;
+use jadpo_compiler::manifest::Requirement;
 use jadpo_compiler::source::{Files, Unit};
 use jadpo_compiler::span::{FileId, Span};
 
@@ -202,4 +205,60 @@ fn key_offset(text: &str, name: &str) -> Option<usize> {
         let boundary = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-'));
         boundary && after.starts_with(':')
     })
+}
+
+/// What a package's author sees: findings in the package's own files (and
+/// the standard library's), while each package it requires that has errors
+/// becomes one `package.has_errors` at its requirement in `package.yaml`.
+pub fn package_view(
+    loaded: &LoadedProject,
+    name: &str,
+    program: &Program,
+    diagnostics: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let mut failing: Vec<String> = program
+        .packages
+        .iter()
+        .filter(|p| p.has_errors && p.name.as_str() != name)
+        .map(|p| p.name.as_str().to_string())
+        .collect();
+    let mut shown = Vec::new();
+    for d in diagnostics {
+        let unit = loaded.files.try_get(d.span.file).map(|f| f.unit.clone());
+        match unit {
+            Some(Unit::Package(p)) if p != name => {
+                if d.is_error() {
+                    failing.push(p);
+                }
+            }
+            _ => shown.push(d),
+        }
+    }
+    failing.sort();
+    failing.dedup();
+    for p in failing {
+        shown.push(dependency_has_errors(loaded, &p));
+    }
+    shown
+}
+
+fn dependency_has_errors(loaded: &LoadedProject, name: &str) -> Diagnostic {
+    let direct: Option<&Requirement> = loaded.app.packages.iter().find(|r| r.name.node == name);
+    let (span, label) = match direct {
+        Some(r) => (r.name.span, format!("`{name}` is required here")),
+        None => (
+            loaded.app.app.span,
+            format!("`{name}` is required by a package this one requires"),
+        ),
+    };
+    Diagnostic::error(
+        "package.has_errors",
+        span,
+        format!("package `{name}` has errors"),
+    )
+    .with_label(label)
+    .with_reason("a package is published only when every package it requires checks")
+    .with_fix(format!(
+        "fix `{name}`, or require a version of it that checks"
+    ))
 }

@@ -4,8 +4,8 @@
 
 #![allow(dead_code)]
 
-use jadpo::check::{check_app, run_pipeline, Outcome};
-use jadpo_compiler::diag::{sort_diagnostics, Diagnostic};
+use jadpo::check::{check_app, Outcome};
+use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::load::MemLoader;
 use jadpo_compiler::source::Files;
 use jadpo_compiler::source::Unit;
@@ -255,16 +255,25 @@ pub fn expectation_of(files: &Files, d: &Diagnostic) -> Expectation {
 /// Diagnostics located in a package's own files, which the app view replaces
 /// by `package.has_errors`; fixtures may annotate them in those files.
 pub fn package_findings(fixture: &Fixture) -> (Files, Vec<Diagnostic>) {
-    let (compiled, analysis) = run_pipeline(&fixture.loader(false), ROOT);
-    let mut found: Vec<Diagnostic> = compiled
+    let all = everything(fixture);
+    let found: Vec<Diagnostic> = all
         .diagnostics
         .into_iter()
-        .chain(analysis.map(|a| a.diagnostics).unwrap_or_default())
         .filter(|d| {
-            (d.span.file.0 as usize) < compiled.files.len()
-                && matches!(compiled.files.get(d.span.file).unit, Unit::Package(_))
+            (d.span.file.0 as usize) < all.files.len()
+                && matches!(all.files.get(d.span.file).unit, Unit::Package(_))
         })
         .collect();
-    sort_diagnostics(&mut found);
-    (compiled.files, found)
+    (all.files, found)
+}
+
+/// Every diagnostic of a fixture's check, in every unit, sorted.
+pub fn everything(fixture: &Fixture) -> jadpo::workspace::Snapshot {
+    jadpo::workspace::Workspace::once(
+        std::path::PathBuf::from(ROOT),
+        jadpo_compiler::resolve::Lowering::Effects,
+        jadpo_checker::Wanted::Nothing,
+    )
+    .everything()
+    .run(&fixture.loader(false))
 }
