@@ -314,3 +314,121 @@ fn the_runtime_does_not_depend_on_the_checker() {
         "the runtime uses the checker in {users:?}"
     );
 }
+
+/// The product's crates (the benchmarks write their corpora and are not
+/// the product).
+const PRODUCT_SOURCES: &[&str] = &[
+    "src",
+    "compiler/src",
+    "checker/src",
+    "plan/src",
+    "runtime/src",
+    "server/src",
+    "stdlib/src",
+];
+
+/// What reads the disk, and what writes it (a write also counts as a
+/// touch), spelled as the code calls it.
+const DISK_READS: &[&str] = &[
+    "fs::read",
+    "fs::metadata",
+    "fs::symlink_metadata",
+    "fs::canonicalize",
+    "File::open",
+    "OpenOptions::new()",
+];
+const DISK_WRITES: &[&str] = &[
+    "fs::write",
+    "fs::create_dir",
+    "fs::remove_",
+    "fs::rename",
+    "fs::set_permissions",
+    "fs::copy",
+    "fs::symlink",
+    "chown(",
+    "File::create",
+    "DirBuilder",
+    ".write(true)",
+    ".append(true)",
+    ".create(true)",
+    ".create_new(true)",
+    "Connection::open",
+];
+
+/// A file's code without its unit tests (`#[cfg(test)] mod tests` ends
+/// every file that has one).
+fn without_tests(text: &str) -> &str {
+    match text.find("#[cfg(test)]\nmod ") {
+        Some(at) => &text[..at],
+        None => text,
+    }
+}
+
+/// Each product file that touches the disk, with whether it writes.
+fn disk_touchers() -> std::collections::BTreeMap<String, bool> {
+    let mut found = std::collections::BTreeMap::new();
+    for src in PRODUCT_SOURCES {
+        let mut files = Vec::new();
+        rust_files(&repo().join(src), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let code = without_tests(&text);
+            let writes = DISK_WRITES.iter().any(|w| code.contains(w));
+            if writes || DISK_READS.iter().any(|r| code.contains(r)) {
+                found.insert(relative(&file), writes);
+            }
+        }
+    }
+    found
+}
+
+/// The table of ARCHITECTURE.md's "Files that touch the disk": each row's
+/// file and whether it writes.
+fn disk_table() -> std::collections::BTreeMap<String, bool> {
+    let doc = std::fs::read_to_string(repo().join("ARCHITECTURE.md")).unwrap_or_default();
+    let Some(start) = doc.find("Files that touch the disk") else {
+        return Default::default();
+    };
+    doc[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let file = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            Some((file.to_string(), *cells.get(2)? == "writes"))
+        })
+        .collect()
+}
+
+/// ARCHITECTURE.md names every product file that touches the disk, and
+/// which of them write; a new reader or writer, or one that stopped, fails
+/// here until the table says so.
+#[test]
+fn architecture_names_every_file_that_touches_the_disk() {
+    let found = disk_touchers();
+    assert!(
+        found.contains_key("src/write.rs") && found.len() >= 5,
+        "the scan finds the known writers: {found:?}"
+    );
+    let table = disk_table();
+    let wrong: Vec<String> = found
+        .iter()
+        .filter(|(file, writes)| table.get(*file) != Some(writes))
+        .map(|(file, writes)| {
+            let what = if *writes { "writes" } else { "reads" };
+            format!("| `{file}` | {what} |")
+        })
+        .chain(
+            table
+                .keys()
+                .filter(|f| !found.contains_key(*f))
+                .map(|f| format!("{f}: no longer touches the disk")),
+        )
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "ARCHITECTURE.md's \"Files that touch the disk\" is out of date:\n{}",
+        wrong.join("\n")
+    );
+}
