@@ -401,13 +401,12 @@ impl Workspace {
         let cache = &mut caches.resolved;
         let program = resolve::resolve_cached(loaded, asts, diagnostics, cache, previous);
         timer.lap("resolve");
-        timer.note(|| {
-            format!(
-                "{} resolved items reused, {} checked{}",
-                cache.reused,
-                cache.computed,
-                if cache.patched { " (moved)" } else { "" }
-            )
+        timer.note(|| match cache.patched {
+            true => format!(
+                "moved the last resolution, {} bodies checked again",
+                cache.checked
+            ),
+            false => format!("resolved afresh, {} bodies checked", cache.checked),
         });
         program
     }

@@ -1,10 +1,12 @@
-//! `lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax]`:
+//! `lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration]`:
 //! measures `jadpo lsp` as an editor sees it: the time from sending a
 //! `didChange` to receiving the `publishDiagnostics` for that file, over N
 //! edits of one file of the app (alternately adding and removing a line,
 //! and breaking and fixing a name; with `--syntax`, opening a parenthesis
 //! in a call, typing in it and closing it again, the file broken in
-//! between), and prints the cold start, p50, p95 and max.
+//! between; with `--declaration`, adding a type declaration at the top and
+//! removing it again, each edit changing the declarations), and prints the
+//! cold start, p50, p95 and max.
 //!
 //! Used by `scripts/lsp_latency.sh` on a generated 100k-line app.
 
@@ -24,12 +26,14 @@ struct Args {
     jadpo: PathBuf,
     /// Edits that leave a syntax error every other time.
     syntax: bool,
+    /// Edits that add and remove a declaration.
+    declaration: bool,
 }
 
 fn main() -> ExitCode {
     let Some(args) = parse_args() else {
         eprintln!(
-            "usage: lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax]"
+            "usage: lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration]"
         );
         return ExitCode::from(2);
     };
@@ -50,9 +54,14 @@ fn parse_args() -> Option<Args> {
         edits: 200,
         jadpo: beside,
         syntax: false,
+        declaration: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--declaration" {
+            args.declaration = true;
+            continue;
+        }
         if flag == "--syntax" {
             args.syntax = true;
             continue;
@@ -188,6 +197,8 @@ fn measure(
     for i in 0..args.edits {
         let change = if args.syntax {
             syntax_edit(i, name_line, name_col + name_len)
+        } else if args.declaration {
+            declaration_edit(i)
         } else {
             edit(i, name_line, name_col, name_len)
         };
@@ -254,6 +265,17 @@ fn edit(i: usize, line: usize, col: usize, len: usize) -> Value {
         _ => {
             json!({ "range": { "start": at(line, col + len), "end": at(line, col + len + 2) }, "text": "" })
         }
+    }
+}
+
+/// Edit `i` with `--declaration`: 0 adds a type declaration at the top,
+/// 1 removes it; and again.
+fn declaration_edit(i: usize) -> Value {
+    let at = |l: usize| json!({ "line": l, "character": 0 });
+    match i % 2 {
+        0 => json!({ "range": { "start": at(0), "end": at(0) },
+                     "text": "type ProbeAdded = Text { max_length: 8 }\n" }),
+        _ => json!({ "range": { "start": at(0), "end": at(1) }, "text": "" }),
     }
 }
 

@@ -7,7 +7,6 @@ use crate::intern::Name;
 use crate::ir::{self, FailureKind, Owner};
 use crate::span::Span;
 
-use super::reuse::RouteFact;
 use super::tables::{
     ActionSig, Callable, ConfigEntry, Decl, FnId, FnSig, Ty, TypeDef, TypeId, TypeKind,
 };
@@ -31,9 +30,6 @@ impl<'a> Builder<'a> {
     /// Sizes the tables for the declarations to come: a large app would
     /// otherwise grow (and copy) them many times over.
     fn reserve(&mut self) {
-        if self.reserve_as_last_time() {
-            return;
-        }
         let (mut all_types, mut all_actions) = (0, 0);
         for u in 0..self.units.len() {
             let (mut decls, mut callables) = (0, 0);
@@ -57,24 +53,6 @@ impl<'a> Builder<'a> {
         self.types.reserve(all_types);
         self.actions.reserve(all_actions);
         self.prog.actions.reserve(all_actions);
-    }
-
-    /// In the same context the tables have last time's sizes: reserving
-    /// them spares counting every item again.
-    fn reserve_as_last_time(&mut self) -> bool {
-        let Some(k) = &self.shells else { return false };
-        if k.unit_sizes.len() != self.t.units.len() {
-            return false;
-        }
-        let (types, actions) = (k.type_names.len(), k.actions.len());
-        for (unit, (decls, callables)) in self.t.units.iter_mut().zip(&k.unit_sizes) {
-            unit.decls.reserve(*decls);
-            unit.callables.reserve(*callables);
-        }
-        self.t.types.reserve(types);
-        self.t.actions.reserve(actions);
-        self.t.prog.actions.reserve(actions);
-        true
     }
 
     fn collect_item(&mut self, unit: Owner, item: &'a Item) {
@@ -101,8 +79,14 @@ impl<'a> Builder<'a> {
             Item::Route(r) => self.collect_route(unit, r),
             // Only the tests of what is checked: a required package's
             // belong to whoever tests that package.
-            Item::Fixture(f) if unit == self.test_owner => self.fixture_decls.push(f),
-            Item::Test(t) if unit == self.test_owner => self.test_decls.push(t),
+            Item::Fixture(f) if unit == self.test_owner => {
+                self.fixture_decls.push(f);
+                self.tests_at.extend(self.item_at);
+            }
+            Item::Test(t) if unit == self.test_owner => {
+                self.test_decls.push(t);
+                self.tests_at.extend(self.item_at);
+            }
             Item::Subscriber(_) | Item::Schedule(_) | Item::Error(_) => {}
             Item::Fixture(_) | Item::Test(_) => {}
         }
@@ -259,14 +243,8 @@ impl<'a> Builder<'a> {
         if self.is_duplicate_callable(unit, a.name) {
             return;
         }
-        let shell = self.next_shell(a.span.file);
-        let (qualified, declines) = match shell {
-            Some((name, qualified, declines)) if name == a.name.name => (qualified, declines),
-            _ => (
-                self.qualify(unit, a.name.name.as_str(), Owner::App),
-                declines(a),
-            ),
-        };
+        let qualified = self.qualify(unit, a.name.name.as_str(), Owner::App);
+        let declines = declines(a);
         let spans = (a.span, a.name.span);
         let id = self.new_action(unit, (a.name.name, qualified), spans, Some(a));
         self.prog.actions[id].public = a.public.is_some();
@@ -296,22 +274,10 @@ impl<'a> Builder<'a> {
     /// A route with `path: { }` gets a synthetic record type for its path
     /// parameters; one with `action: { }` a synthetic action named after it.
     fn collect_route(&mut self, unit: Owner, r: &'a ast::RouteDecl) {
-        let index = self.route_facts.len();
-        let kept = self
-            .shells
-            .as_ref()
-            .and_then(|k| k.route(index, r.span.file));
-        let fact = kept.unwrap_or_else(|| route_fact(r));
-        self.route_facts.push(fact);
+        let fact = route_fact(r);
         if fact.path {
             let id = TypeId(self.types.len() as u32);
-            let kept = self
-                .shells
-                .as_ref()
-                .and_then(|k| k.type_name(id, r.span.file));
-            let name = kept.unwrap_or_else(|| {
-                Name::new(&format!("path of route {} {}", r.method.name, r.path))
-            });
+            let name = Name::new(&format!("path of route {} {}", r.method.name, r.path));
             self.types.push(TypeDef {
                 owner: unit,
                 name,
@@ -323,24 +289,12 @@ impl<'a> Builder<'a> {
         let Some(action_key) = fact.action else {
             return;
         };
-        let (name, qualified) = match self.next_shell(r.span.file) {
-            Some((name, qualified, _)) => (name, qualified),
-            None => {
-                let label = format!("route {} {}", r.method.name, r.path);
-                let qualified = self.qualify(unit, &label, Owner::App);
-                (Name::new(&label), qualified)
-            }
-        };
+        let label = format!("route {} {}", r.method.name, r.path);
+        let qualified = self.qualify(unit, &label, Owner::App);
+        let name = Name::new(&label);
         let id = self.new_action(unit, (name, qualified), (r.span, action_key), None);
         self.route_actions.push((r, id));
         self.route_action_of.insert(route_key(r), id);
-    }
-
-    /// What the next action collected last time, when its file is
-    /// unchanged (see [`super::reuse::Shells`]).
-    fn next_shell(&mut self, file: crate::span::FileId) -> Option<super::reuse::ActionShell> {
-        let id = ir::ActionId(self.prog.actions.len() as u32);
-        self.shells.as_mut()?.action(id, file)
     }
 
     fn new_action(
@@ -368,7 +322,7 @@ impl<'a> Builder<'a> {
             reads: ir::Reads::default(),
         });
         let (params, fails) = (self.no_params.clone(), self.no_fails.clone());
-        self.at.push(decl.and(self.item_at));
+        self.at.push(self.item_at);
         self.actions.push(ActionSig {
             unit,
             decl,
@@ -477,7 +431,16 @@ pub(super) fn route_key(r: &ast::RouteDecl) -> usize {
     std::ptr::from_ref(r) as usize
 }
 
-/// What a route's settings declare (see [`RouteFact`]).
+/// What a route declares beyond its method and path: path parameters (a
+/// `path:` setting), and an inline action (the key of its `action:`
+/// setting).
+#[derive(Clone, Copy, Debug)]
+struct RouteFact {
+    path: bool,
+    action: Option<Span>,
+}
+
+/// What a route's settings declare.
 fn route_fact(r: &ast::RouteDecl) -> RouteFact {
     let words = super::tables::words();
     RouteFact {

@@ -8,11 +8,11 @@ use rayon::prelude::*;
 use crate::ast;
 use crate::diag::Diagnostic;
 use crate::ir::{self, ActionId};
-use crate::span::{FileId, Span};
+use crate::span::FileId;
 
 use super::body::{Header, RouteBody};
-use super::patch::BodyJob;
-use super::reuse::{block_spans, Cache, Memo, Reuse};
+use super::edit::block_spans;
+use super::patch::{BodyFacts, BodyJob};
 use super::{Builder, Resolver, Tables};
 use crate::ir::code;
 
@@ -51,85 +51,18 @@ pub(super) fn par_resolve<'a, T: Sync, R: Send>(
         .collect()
 }
 
-/// [`par_resolve`] keeping results: an item (in `files[i]`) whose memo in
-/// the cache list `memos` still holds takes its result again; the rest are
-/// checked, and the list is rebuilt for the next resolution.
-fn par_resolve_reusing<'a, T: Sync, R: Send + Clone>(
-    t: &Tables<'a>,
-    (items, files): (&[T], &[FileId]),
-    reuse: Option<&mut Reuse<'_>>,
-    memos: fn(&mut Cache) -> &mut Vec<(Memo, R)>,
-    spans: fn(&R, &mut Vec<Span>),
-    f: impl Fn(&mut Resolver<'_, 'a>, &T) -> R + Sync,
-) -> Vec<(R, Vec<Diagnostic>)> {
-    let Some(reuse) = reuse else {
-        return par_resolve(t, items, f);
-    };
-    let old = std::mem::take(memos(reuse.cache));
-    let kept: Vec<bool> = files
-        .iter()
-        .enumerate()
-        .map(|(i, file)| reuse.holds(old.get(i).map(|(m, _)| m), *file))
-        .collect();
-    let todo: Vec<&T> = items
-        .iter()
-        .zip(&kept)
-        .filter(|(_, k)| !**k)
-        .map(|(t, _)| t)
-        .collect();
-    let mut done = par_resolve(t, &todo, |r, item| f(r, item)).into_iter();
-    let mut old = old.into_iter();
-    let mut out = Vec::with_capacity(items.len());
-    let mut new = Vec::with_capacity(items.len());
-    for (i, file) in files.iter().enumerate() {
-        match (kept[i], old.next()) {
-            (true, Some((memo, value))) => {
-                reuse.cache.reused += 1;
-                out.push((value.clone(), memo.diags.clone()));
-                new.push((memo, value));
-            }
-            _ => {
-                let Some((value, diags)) = done.next() else {
-                    continue;
-                };
-                reuse.cache.computed += 1;
-                let mut held = Vec::new();
-                spans(&value, &mut held);
-                new.push((Memo::new(*file, &held, &diags), value.clone()));
-                out.push((value, diags));
-            }
-        }
-    }
-    *memos(reuse.cache) = new;
-    out
-}
-
-fn header_spans(h: &Header, out: &mut Vec<Span>) {
-    out.extend(h.params.iter().map(|(_, _, s)| *s));
-    out.extend(h.fails.iter().map(|(_, s)| *s));
-}
-
 impl<'a> Builder<'a> {
-    /// Action and function headers: parameters, results and `fails`; with
-    /// `reuse`, keeps what still holds of the last resolution's.
-    pub(super) fn resolve_headers(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
+    /// Action and function headers: parameters, results and `fails`.
+    pub(super) fn resolve_headers(&mut self) {
         let actions: Vec<(ActionId, &'a ast::ActionDecl)> = self
             .actions
             .iter_enumerated()
             .filter_map(|(i, a)| a.decl.map(|d| (i, d)))
             .collect();
-        let files: Vec<FileId> = actions.iter().map(|(_, d)| d.span.file).collect();
-        let done = par_resolve_reusing(
-            &self.t,
-            (&actions, &files),
-            reuse.as_deref_mut(),
-            |c| &mut c.headers,
-            header_spans,
-            |r, (i, decl)| {
-                let unit = r.actions[*i].unit;
-                r.action_header(unit, decl)
-            },
-        );
+        let done = par_resolve(&self.t, &actions, |r, (i, decl)| {
+            let unit = r.actions[*i].unit;
+            r.action_header(unit, decl)
+        });
         for ((i, _), (header, mut diags)) in actions.iter().zip(done) {
             self.diags.append(&mut diags);
             self.set_header(*i, header);
@@ -145,20 +78,12 @@ impl<'a> Builder<'a> {
             .iter_enumerated()
             .filter_map(|(i, f)| f.decl.map(|d| (i, d)))
             .collect();
-        let files: Vec<FileId> = functions.iter().map(|(_, d)| d.span.file).collect();
-        let done = par_resolve_reusing(
-            &self.t,
-            (&functions, &files),
-            reuse,
-            |c| &mut c.function_headers,
-            |(params, _), out| out.extend(params.iter().map(|(_, _, s)| *s)),
-            |r, (i, decl)| {
-                let unit = r.functions[*i].unit;
-                let params = r.params(unit, &decl.params).into();
-                let ret = r.resolve_type(unit, &decl.returns);
-                (params, ret)
-            },
-        );
+        let done = par_resolve(&self.t, &functions, |r, (i, decl)| {
+            let unit = r.functions[*i].unit;
+            let params = r.params(unit, &decl.params).into();
+            let ret = r.resolve_type(unit, &decl.returns);
+            (params, ret)
+        });
         for ((i, _), ((params, ret), mut diags)) in functions.into_iter().zip(done) {
             self.diags.append(&mut diags);
             self.functions[i].params = params;
@@ -176,34 +101,19 @@ impl<'a> Builder<'a> {
     }
 
     /// Checks and lowers every body: actions, routes' inline actions, then
-    /// functions; with `reuse`, keeps what still holds of the last
-    /// resolution's results and checks only the rest.
-    pub(super) fn check_bodies(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
+    /// functions. When the result is `kept` for the next edit, gives what
+    /// each body's check depends on ([`BodyFacts`]), in body order.
+    pub(super) fn check_bodies(&mut self, kept: bool) -> Vec<BodyFacts> {
         let jobs = self.body_jobs();
         self.jobs = jobs
             .iter()
             .map(|job| match job {
                 Job::Action(id, _) => BodyJob::Action(*id),
-                Job::Route(..) => BodyJob::Route,
+                Job::Route(_, id) => BodyJob::Route(*id),
                 Job::Function(_) => BodyJob::Function,
             })
             .collect();
-        let files: Vec<FileId> = jobs.iter().map(|j| self.job_file(j)).collect();
-        let kept: Vec<bool> = match reuse.as_deref() {
-            Some(r) => files
-                .iter()
-                .enumerate()
-                .map(|(i, f)| r.body_holds(i, *f))
-                .collect(),
-            None => vec![false; jobs.len()],
-        };
-        let todo: Vec<&Job<'a>> = jobs
-            .iter()
-            .zip(&kept)
-            .filter(|(_, k)| !**k)
-            .map(|(j, _)| j)
-            .collect();
-        let mut done = par_resolve(&self.t, &todo, |r, job| match job {
+        let done = par_resolve(&self.t, &jobs, |r, job| match job {
             Job::Action(id, decl) => {
                 let (block, body, reads) = r.action_body(*id, decl);
                 Done::Action(*id, block, body, reads)
@@ -213,40 +123,21 @@ impl<'a> Builder<'a> {
                 let (body, reads) = r.function_body(*i);
                 Done::Function(*i, body, reads)
             }
-        })
-        .into_iter();
-        let mut memos = Vec::with_capacity(if reuse.is_some() { jobs.len() } else { 0 });
-        for (i, job) in jobs.iter().enumerate() {
-            let (done, mut diags, revision) = match (kept[i], reuse.as_deref_mut()) {
-                (true, Some(r)) => kept_body(r, i, job),
-                (_, r) => match done.next() {
-                    // Only a body that may be kept needs a revision to be
-                    // known by.
-                    Some((d, diags)) => {
-                        let revision = match r {
-                            Some(_) => ir::Revision::fresh(),
-                            None => ir::Revision::UNKNOWN,
-                        };
-                        (d, diags, revision)
-                    }
-                    None => continue,
-                },
-            };
-            if let Some(r) = reuse.as_deref_mut() {
-                memos.push(if kept[i] {
-                    r.cache.reused += 1;
-                    r.take_body_memo(i)
-                } else {
-                    r.cache.computed += 1;
-                    body_memo(files[i], &done, &diags)
-                });
+        });
+        // Only a body that may be kept needs a revision to be known by.
+        let revision = || match kept {
+            true => ir::Revision::fresh(),
+            false => ir::Revision::UNKNOWN,
+        };
+        let mut facts = Vec::with_capacity(if kept { jobs.len() } else { 0 });
+        for (job, (done, mut diags)) in jobs.iter().zip(done) {
+            if kept {
+                facts.push(body_facts(self.job_file(job), &done, &diags));
             }
             self.diags.append(&mut diags);
-            self.apply(done, revision);
+            self.apply(done, revision());
         }
-        if let Some(r) = reuse {
-            r.cache.set_bodies(memos);
-        }
+        facts
     }
 
     fn body_jobs(&self) -> Vec<Job<'a>> {
@@ -304,56 +195,8 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// A body the last resolution checked, taken from its program, with its
-/// diagnostics.
-fn kept_body(
-    r: &mut Reuse<'_>,
-    index: usize,
-    job: &Job<'_>,
-) -> (Done, Vec<Diagnostic>, ir::Revision) {
-    let diags = r.cache_body_diags(index);
-    let revision = match job {
-        Job::Action(id, _) | Job::Route(_, id) => r
-            .previous_action(*id)
-            .map_or(ir::Revision::UNKNOWN, |a| a.revision),
-        Job::Function(_) => ir::Revision::UNKNOWN,
-    };
-    let done = match job {
-        Job::Action(id, _) => {
-            let (block, code, reads) = r
-                .previous_action(*id)
-                .map(|a| {
-                    (
-                        std::mem::take(&mut a.body),
-                        std::mem::take(&mut a.code),
-                        std::mem::take(&mut a.reads),
-                    )
-                })
-                .unwrap_or_default();
-            Done::Action(*id, block, code, reads)
-        }
-        Job::Route(_, id) => {
-            let taken = r.previous_action(*id).map(|a| RouteBody {
-                block: std::mem::take(&mut a.body),
-                code: std::mem::take(&mut a.code),
-                fails: std::mem::take(&mut a.fails),
-                reads: std::mem::take(&mut a.reads),
-            });
-            Done::Route(*id, taken)
-        }
-        Job::Function(i) => {
-            let (code, reads) = r
-                .previous_function(*i)
-                .map(|f| (std::mem::take(&mut f.code), std::mem::take(&mut f.reads)))
-                .unwrap_or_default();
-            Done::Function(*i, code, reads)
-        }
-    };
-    (done, diags, revision)
-}
-
-/// The memo of a body just checked.
-fn body_memo(file: FileId, done: &Done, diags: &[Diagnostic]) -> Memo {
+/// What checking `done` (in `file`) depends on.
+fn body_facts(file: FileId, done: &Done, diags: &[Diagnostic]) -> BodyFacts {
     let mut spans = Vec::new();
     match done {
         Done::Action(_, body, _, _) => block_spans(body, &mut spans),
@@ -363,5 +206,5 @@ fn body_memo(file: FileId, done: &Done, diags: &[Diagnostic]) -> Memo {
         }
         Done::Route(_, None) | Done::Function(..) => {}
     }
-    Memo::new(file, &spans, diags)
+    BodyFacts::new(file, &spans, diags.to_vec())
 }

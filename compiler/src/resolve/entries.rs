@@ -6,11 +6,10 @@ use crate::ast::{self, ExprKind, Item, SettingValue};
 use crate::diag::Diagnostic;
 use crate::intern::Name;
 use crate::ir::{self, ActionId, EntryKind, Owner};
-use crate::span::{FileId, Span};
+use crate::span::Span;
 
 use super::body::{BodyKind, Cx};
 use super::calls::Params;
-use super::reuse::{entry_spans, Memo, Reuse};
 use super::tables::{words, Callable, ConfigEntry, FieldDef, Ty};
 use super::{Builder, Resolver};
 use crate::diag::nearest;
@@ -131,9 +130,8 @@ impl<'a> Builder<'a> {
     }
 
     /// Entry points, resolved in parallel (each reads only the tables) and
-    /// added in source order with their diagnostics; with `reuse`, keeps
-    /// what still holds of the last resolution's.
-    pub(super) fn resolve_entries(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
+    /// added in source order with their diagnostics.
+    pub(super) fn resolve_entries(&mut self) {
         let items: Vec<(Owner, &'a Item)> = self
             .units
             .iter()
@@ -142,28 +140,10 @@ impl<'a> Builder<'a> {
                 asts.iter()
                     .flat_map(move |file| file.items.iter().map(move |item| (u.owner, item)))
             })
-            .filter(|(_, item)| entry_file(item).is_some())
-            .collect();
-        let files: Vec<FileId> = items
-            .iter()
-            .map(|(_, item)| entry_file(item).unwrap_or_default())
-            .collect();
-        let kept: Vec<bool> = match reuse.as_deref() {
-            Some(r) => files
-                .iter()
-                .enumerate()
-                .map(|(i, f)| r.entry_holds(i, *f))
-                .collect(),
-            None => vec![false; items.len()],
-        };
-        let todo: Vec<&(Owner, &'a Item)> = items
-            .iter()
-            .zip(&kept)
-            .filter(|(_, k)| !**k)
-            .map(|(item, _)| item)
+            .filter(|(_, item)| is_entry(item))
             .collect();
         let t = &self.t;
-        let mut done = todo
+        let done = items
             .par_iter()
             .with_min_len(64)
             .map(|(owner, item)| {
@@ -171,50 +151,15 @@ impl<'a> Builder<'a> {
                 let entry = Resolver::new(t, &mut diags).entry_item(*owner, item);
                 (entry, diags)
             })
-            .collect::<Vec<_>>()
-            .into_iter();
-        let mut memos = Vec::new();
-        // The hash of each entry's duplicate key, kept with a kept entry:
-        // reading every entry's strings again costs more than the rest of
-        // an edit's entry points.
+            .collect::<Vec<_>>();
         let mut hashes = Vec::with_capacity(items.len());
         self.prog.entries.reserve(items.len());
-        for (i, file) in files.iter().enumerate() {
-            let (entry, mut diags, memo) = match (kept[i], reuse.as_deref_mut()) {
-                (true, Some(r)) => {
-                    r.cache.reused += 1;
-                    let (memo, entry) = r.take_entry(i);
-                    (entry, memo.diags.clone(), Some(memo))
-                }
-                (_, r) => {
-                    let Some((entry, diags)) = done.next() else {
-                        continue;
-                    };
-                    let memo = r.map(|r| {
-                        r.cache.computed += 1;
-                        entry_memo(*file, entry.as_ref(), &diags)
-                    });
-                    let entry = entry.map(|e| {
-                        let hash = key_hash(&e);
-                        (e, hash)
-                    });
-                    (entry, diags, memo)
-                }
-            };
-            if let Some(memo) = memo {
-                let slot = entry
-                    .as_ref()
-                    .map(|(_, hash)| (self.prog.entries.len() as u32, *hash));
-                memos.push((memo, slot));
-            }
+        for (entry, mut diags) in done {
             self.diags.append(&mut diags);
-            if let Some((entry, hash)) = entry {
+            if let Some(entry) = entry {
+                hashes.push(key_hash(&entry));
                 self.prog.entries.push(entry);
-                hashes.push(hash);
             }
-        }
-        if let Some(r) = reuse {
-            r.cache.set_entries(memos);
         }
         self.check_entry_duplicates(&hashes);
     }
@@ -295,22 +240,12 @@ fn key_hash(e: &ir::Entry) -> u64 {
     h.finish()
 }
 
-/// The file of an entry point (`None` for other declarations).
-fn entry_file(item: &Item) -> Option<FileId> {
-    match item {
-        Item::Route(r) => Some(r.span.file),
-        Item::Subscriber(s) => Some(s.span.file),
-        Item::Schedule(s) => Some(s.span.file),
-        _ => None,
-    }
-}
-
-fn entry_memo(file: FileId, entry: Option<&ir::Entry>, diags: &[Diagnostic]) -> Memo {
-    let mut spans = Vec::new();
-    if let Some(e) = entry {
-        entry_spans(e, &mut spans);
-    }
-    Memo::new(file, &spans, diags)
+/// Whether `item` is an entry point.
+fn is_entry(item: &Item) -> bool {
+    matches!(
+        item,
+        Item::Route(_) | Item::Subscriber(_) | Item::Schedule(_)
+    )
 }
 
 impl<'a> Resolver<'_, 'a> {

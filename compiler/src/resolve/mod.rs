@@ -17,18 +17,18 @@
 //! by [`Name`] hash its id and are iterated only in text order.
 //!
 //! The language server resolves again after every edit with
-//! [`resolve_cached`]. An edit that keeps the context (`reuse.rs`) moves the
+//! [`resolve_cached`]. An edit that keeps the context (`edit.rs`) moves the
 //! last resolution: its program, tables and diagnostics are kept, the spans
 //! of the edited files move with the edit (`relocate.rs`), and only the
-//! bodies of those files are checked again (`patch.rs`). Any other edit
-//! rebuilds the tables and keeps the checked headers, bodies and entry
-//! points that still hold (`reuse.rs`).
+//! bodies of those files (and the tests, when a changed file holds one)
+//! are checked again (`patch.rs`). Any other edit is resolved afresh.
 
 mod body;
 mod calls;
 mod collect;
 mod decls;
 mod drive;
+mod edit;
 mod emit;
 mod entries;
 mod exprs;
@@ -41,7 +41,6 @@ mod patch;
 mod providers;
 mod query;
 mod relocate;
-mod reuse;
 pub mod size;
 mod suggest;
 mod tables;
@@ -64,8 +63,7 @@ use crate::ir::{self, ActionId, FailureKind, Owner, PkgId, Program, TypeId};
 use crate::load::{LoadedPackage, LoadedProject};
 use crate::span::FileId;
 
-pub use reuse::Cache;
-use reuse::Reuse;
+pub use edit::Cache;
 use tables::{ActionSig, Decl, FnSig, OpSig, TypeDef, UnitInfo};
 
 /// The tables every phase reads: the program being built, the scope units
@@ -124,20 +122,16 @@ pub enum Lowering {
 pub(crate) struct Builder<'a> {
     pub t: Tables<'a>,
     pub diags: Vec<Diagnostic>,
-    /// What collecting unchanged files gave last time (with a cache, in
-    /// the same context).
-    shells: Option<reuse::Shells>,
     /// The parameters of a header not resolved yet: one allocation shared
     /// by every action and function.
     no_params: std::sync::Arc<[(Name, ir::types::Ty, crate::span::Span)]>,
     no_fails: std::sync::Arc<[ir::FailureId]>,
-    /// What each route declares, in collection order (kept for the next
-    /// resolution: see [`reuse::RouteFact`]).
-    route_facts: Vec<reuse::RouteFact>,
     /// The item being collected: its file and index among the file's items.
     item_at: Option<(FileId, u32)>,
     /// Where each action is declared (see [`patch::Kept`]).
     at: IndexVec<ActionId, Option<(FileId, u32)>>,
+    /// Where each fixture and test resolved is declared, in order.
+    tests_at: Vec<(FileId, u32)>,
     /// The bodies in the order they were checked.
     jobs: Vec<patch::BodyJob>,
 }
@@ -246,10 +240,10 @@ fn over_budget(
 }
 
 /// [`resolve`] for an app resolved again after an edit (the language
-/// server): reuses the bodies and entry points of `previous`, the program
-/// the last call with this `cache` returned, where they still hold (see
-/// `reuse.rs`), and takes them out of it. The program and the diagnostics
-/// are those [`resolve`] gives.
+/// server): moves `previous`, the program the last call with this `cache`
+/// returned, with the edit when it keeps the context (see `edit.rs` and
+/// `patch.rs`), taking it out; resolves afresh otherwise. The program and
+/// the diagnostics are those [`resolve`] gives.
 pub fn resolve_cached(
     project: &LoadedProject,
     asts: &[SourceFileAst],
@@ -262,16 +256,27 @@ pub fn resolve_cached(
         *cache = Cache::default();
         return run(project, &kept, diagnostics, (syntax_files, false), None);
     }
-    let mut reuse = Reuse::begin(cache, previous, project, asts, &syntax_files);
-    if let Some(program) = patch::run(project, asts, diagnostics, &mut reuse, &syntax_files) {
+    let edit = cache.begin(previous.is_some(), project, asts, &syntax_files);
+    let patched = patch::run(
+        project,
+        asts,
+        diagnostics,
+        (cache, previous),
+        &edit,
+        &syntax_files,
+    );
+    if let Some(program) = patched {
         return program;
+    }
+    if !edit.same_context {
+        cov_mark::hit!(resolve_afresh_in_another_context);
     }
     run(
         project,
         asts,
         diagnostics,
         (syntax_files, false),
-        Some(&mut reuse),
+        Some(cache),
     )
 }
 
@@ -283,46 +288,43 @@ fn syntax_files(diagnostics: &[Diagnostic]) -> HashSet<FileId> {
         .collect()
 }
 
+/// Resolves afresh; with `cache`, keeps what the next edit needs there.
 fn run(
     project: &LoadedProject,
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
     (syntax_files, code): (HashSet<FileId>, bool),
-    mut reuse: Option<&mut Reuse<'_>>,
+    cache: Option<&mut Cache>,
 ) -> Program {
     let mut b = Builder::new(project, asts);
     b.syntax_files = syntax_files;
     b.code = code;
-    b.shells = reuse.as_deref_mut().and_then(Reuse::take_shells);
     b.collect_all();
-    if let Some(r) = reuse.as_deref_mut() {
-        r.keep_collected(std::mem::take(&mut b.route_facts), &b.t.units);
-    }
-    b.resolve_type_defs(reuse.as_deref_mut());
+    b.resolve_type_defs();
     b.lower_operations();
-    b.resolve_headers(reuse.as_deref_mut());
+    b.resolve_headers();
     b.lower_signatures();
-    b.shells = None;
     b.resolve_application();
-    let bodies_from = b.diags.len();
-    b.check_bodies(reuse.as_deref_mut());
-    let bodies = bodies_from..b.diags.len();
-    b.resolve_entries(reuse.as_deref_mut());
+    let head = b.diags.len();
+    let facts = b.check_bodies(cache.is_some());
+    let bodies = b.diags.len();
+    b.resolve_entries();
+    let entries = b.diags.len();
     b.resolve_tests();
-    let kept_diags = reuse.as_ref().map(|_| b.diags.clone());
+    let kept = cache.is_some().then(|| patch::Diags {
+        head: b.diags.get(..head).unwrap_or_default().to_vec(),
+        entries: b.diags.get(bodies..entries).unwrap_or_default().to_vec(),
+        tests: b.diags.get(entries..).unwrap_or_default().to_vec(),
+    });
     diagnostics.append(&mut b.diags);
     b.lower_config();
     let mut prog = std::mem::take(&mut b.t.prog);
     prog.types = std::mem::take(&mut b.t.types);
-    if reuse.is_some() {
-        prog.context = ir::Revision::fresh();
-    }
-    match (reuse, kept_diags) {
-        (Some(r), Some(diags)) => {
-            let last = r
-                .cache
-                .kept
-                .replace(patch::Kept::new(&mut b, diags, bodies));
+    match (cache, kept) {
+        (Some(cache), Some(diags)) => {
+            prog.context = ir::Revision::fresh();
+            cache.checked = facts.len();
+            let last = cache.kept.replace(patch::Kept::new(&mut b, facts, diags));
             rayon::spawn(move || drop(last));
         }
         _ => {
@@ -344,14 +346,8 @@ impl<'a> Builder<'a> {
             let Some(a) = self.t.prog.actions.get_mut(i) else {
                 continue;
             };
-            let kept = self
-                .shells
-                .as_mut()
-                .and_then(|k| k.signature(i, a.span.file));
-            (a.params, a.ret) = kept.unwrap_or_else(|| {
-                let params = sig.params.iter().map(|(n, t, _)| (*n, t.clone())).collect();
-                (params, sig.ret.clone())
-            });
+            a.params = sig.params.iter().map(|(n, t, _)| (*n, t.clone())).collect();
+            a.ret = sig.ret.clone();
         }
         self.t.prog.functions = self
             .t
@@ -414,12 +410,11 @@ impl<'a> Builder<'a> {
         let mut r = Builder {
             t,
             diags: Vec::new(),
-            shells: None,
             no_params: std::sync::Arc::from([]),
             no_fails: std::sync::Arc::from([]),
-            route_facts: Vec::new(),
             item_at: None,
             at: IndexVec::new(),
+            tests_at: Vec::new(),
             jobs: Vec::new(),
         };
         r.prog.app.name = project.app.app.node.clone();

@@ -1,70 +1,115 @@
 //! An edit that keeps the context, resolved at the cost of the edit.
 //!
-//! In the same context (`reuse.rs`) every declaration means what it meant:
+//! In the same context (`edit.rs`) every declaration means what it meant:
 //! the tables, headers, type definitions and entry points of the last
 //! resolution hold, with the spans of the edited files moved
 //! (`relocate.rs`). So the last program, tables and diagnostics are kept
-//! whole; the spans in the changed files are moved, and only the action
-//! bodies of those files (and the bodies whose results point into them)
-//! are checked again. An edit this path cannot follow exactly (a span with
-//! no certain place, a changed test or fixture, a route's inline action,
-//! an item the locators do not find) goes the full way, which gives the
-//! same result at the cost of the app. `resolve_incremental` compares
-//! both with a fresh resolution after edits to every fixture.
+//! whole; the spans in the changed files are moved, and only the bodies of
+//! those files (actions' and routes' inline actions', and the bodies whose
+//! results point into them) are checked again, with the tests and fixtures
+//! when a changed file holds one. An edit this path cannot follow exactly
+//! (a file with syntax errors, a span with no certain place, an item the
+//! locators do not find) is resolved afresh, which gives the same result
+//! at the cost of the app. `resolve_incremental` compares both with a
+//! fresh resolution after edits to every fixture.
 
 use std::collections::HashSet;
-use std::ops::Range;
 
 use crate::ast::{self, Item, SourceFileAst};
 use crate::diag::Diagnostic;
 use crate::index::IndexVec;
 use crate::ir::{self, ActionId, FnId, OpId, Program};
 use crate::load::LoadedProject;
-use crate::span::FileId;
+use crate::span::{FileId, Span};
 
+use super::edit::{block_spans, diag_spans, Cache, Edit};
 use super::relocate::{Change, Moves};
-use super::reuse::{block_spans, Memo, Reuse};
 use super::tables::{ActionSig, FnSig, OpSig, UnitInfo};
 use super::{drive, Builder, Tables};
 
 /// What a resolution keeps for the next edit: its tables without their
-/// borrows of the syntax trees, where each action was declared, the order
-/// its bodies were checked in, and its diagnostics.
+/// borrows of the syntax trees, where each action, test and fixture was
+/// declared, what each body's check depended on, and its diagnostics in
+/// the order a resolution gives them.
 pub(crate) struct Kept {
     units: Vec<UnitInfo>,
     actions: IndexVec<ActionId, ActionSig<'static>>,
     functions: IndexVec<FnId, FnSig<'static>>,
     op_sigs: IndexVec<OpId, OpSig>,
-    /// Each action's file and index among its file's items (`None`: a
-    /// route's inline action).
+    /// Each action's file and index among its file's items (a route's
+    /// inline action: the route's).
     at: IndexVec<ActionId, Option<(FileId, u32)>>,
+    /// The fixtures and tests resolved, by file and index, in order.
+    tests_at: Vec<(FileId, u32)>,
     jobs: Vec<BodyJob>,
-    diags: Vec<Diagnostic>,
-    /// Where the bodies' diagnostics are in `diags`.
-    bodies: Range<usize>,
+    bodies: Vec<BodyFacts>,
+    /// The diagnostics before the bodies', those of the entry points after
+    /// them, and the tests'.
+    diags: Diags,
+}
+
+/// A resolution's diagnostics around its bodies'.
+#[derive(Default)]
+pub(super) struct Diags {
+    pub head: Vec<Diagnostic>,
+    pub entries: Vec<Diagnostic>,
+    pub tests: Vec<Diagnostic>,
 }
 
 /// A body, in the order bodies are checked (`drive.rs`).
 #[derive(Clone, Copy)]
 pub(super) enum BodyJob {
     Action(ActionId),
-    Route,
+    /// A route's inline action.
+    Route(ActionId),
     Function,
+}
+
+/// What checking a body depended on: its file, the other files its
+/// results point into, and the diagnostics it gave.
+pub(super) struct BodyFacts {
+    file: FileId,
+    foreign: Box<[FileId]>,
+    diags: Vec<Diagnostic>,
+}
+
+impl BodyFacts {
+    /// The facts of a body in `file` whose results hold `spans`.
+    pub fn new(file: FileId, spans: &[Span], diags: Vec<Diagnostic>) -> BodyFacts {
+        let mut foreign: Vec<FileId> = spans.iter().map(|s| s.file).collect();
+        for d in &diags {
+            diag_spans(d, &mut |s| foreign.push(s.file));
+        }
+        foreign.retain(|f| *f != file);
+        foreign.sort_unstable();
+        foreign.dedup();
+        BodyFacts {
+            file,
+            foreign: foreign.into(),
+            diags,
+        }
+    }
+
+    /// Whether the body is in a file the edit changed, or points into one.
+    fn touched(&self, moves: &Moves) -> bool {
+        moves.touches(self.file) || self.foreign.iter().any(|f| moves.touches(*f))
+    }
 }
 
 impl Kept {
     /// What `b`, done resolving, leaves for the next edit: its tables
-    /// (moved out), `diags` and where its bodies' diagnostics are.
-    pub fn new(b: &mut Builder<'_>, diags: Vec<Diagnostic>, bodies: Range<usize>) -> Kept {
+    /// (moved out), its bodies' facts and its diagnostics.
+    pub fn new(b: &mut Builder<'_>, bodies: Vec<BodyFacts>, diags: Diags) -> Kept {
         Kept {
             units: std::mem::take(&mut b.t.units),
             actions: detach_actions(std::mem::take(&mut b.t.actions)),
             functions: detach_functions(std::mem::take(&mut b.t.functions)),
             op_sigs: std::mem::take(&mut b.t.op_sigs),
             at: std::mem::take(&mut b.at),
+            tests_at: std::mem::take(&mut b.tests_at),
             jobs: std::mem::take(&mut b.jobs),
-            diags,
             bodies,
+            diags,
         }
     }
 }
@@ -97,35 +142,42 @@ fn detach_functions(sigs: IndexVec<FnId, FnSig<'_>>) -> IndexVec<FnId, FnSig<'st
         .collect()
 }
 
-/// A body to check again: its place among the bodies, its action and
-/// declaration.
-type Recheck<'a> = (usize, ActionId, &'a ast::ActionDecl);
+/// A body to check again: its place among the bodies and what it is.
+enum Recheck<'a> {
+    Action(usize, ActionId, &'a ast::ActionDecl),
+    Route(usize, ActionId, &'a ast::RouteDecl),
+}
 
-/// Resolves an edit that keeps the context from the last resolution, or
-/// gives `None` (having changed nothing) when it cannot be followed
-/// exactly.
+impl Recheck<'_> {
+    fn job(&self) -> usize {
+        match self {
+            Recheck::Action(j, ..) | Recheck::Route(j, ..) => *j,
+        }
+    }
+}
+
+/// The fixtures and tests to resolve again, in order (`None`: keep them).
+type Tests<'a> = Option<(Vec<&'a ast::FixtureDecl>, Vec<&'a ast::TestDecl>)>;
+
+/// Resolves an edit that keeps the context from the last resolution
+/// (`previous`, with what `cache` kept of it), or gives `None` (having
+/// changed nothing) when it cannot be followed exactly.
 pub(super) fn run(
     project: &LoadedProject,
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
-    reuse: &mut Reuse<'_>,
+    (cache, previous): (&mut Cache, Option<&mut Program>),
+    edit: &Edit,
     syntax_files: &HashSet<FileId>,
 ) -> Option<Program> {
-    if !reuse.same_context {
+    let previous = previous.filter(|_| edit.same_context)?;
+    let kept = cache.kept.as_ref()?;
+    let by_file = by_file(project, asts);
+    if !followed(edit, &by_file) {
+        cov_mark::hit!(patch_refuses_a_recovered_file);
         return None;
     }
-    let previous = reuse.previous.as_deref()?;
-    let kept = reuse.cache.kept.as_ref()?;
-    let mut by_file: Vec<Option<&SourceFileAst>> = vec![None; project.files.len()];
-    for ast in asts {
-        if let Some(slot) = by_file.get_mut(ast.file.0 as usize) {
-            *slot = Some(ast);
-        }
-    }
-    if !followed(reuse, &by_file) {
-        return None;
-    }
-    let changes: Vec<Change<'_>> = reuse
+    let changes: Vec<Change<'_>> = edit
         .replaced
         .iter()
         .map(|old| {
@@ -134,180 +186,234 @@ pub(super) fn run(
                 old: (&old.text, &old.bodies),
                 new: (
                     &project.files.get(old.file).text,
-                    reuse.cache.bodies_of(old.file)?,
+                    cache.bodies_of(old.file)?,
                 ),
             })
         })
         .collect::<Option<_>>()?;
     let mut moves = Moves::new(&changes)?;
-    let recheck = rechecks(kept, reuse.cache.bodies_memos(), previous, &moves, &by_file)?;
-    let skip: HashSet<usize> = recheck.iter().map(|(j, ..)| *j).collect();
+    let recheck = rechecks(kept, previous, &moves, &by_file)?;
+    let tests = tests_again(kept, &moves, &by_file)?;
+    let skip: HashSet<usize> = recheck.iter().map(Recheck::job).collect();
+    let mut kept = cache.kept.take()?;
     // Every span must have a place before anything moves.
-    move_all(reuse, &mut moves, &skip);
+    move_all(previous, &mut kept, &mut moves, (&skip, tests.is_some()));
     if !moves.exact {
+        cov_mark::hit!(patch_finds_a_span_without_a_place);
+        cache.kept = Some(kept);
         return None;
     }
     moves.apply = true;
-    move_all(reuse, &mut moves, &skip);
-    let kept = reuse.cache.kept.take()?;
-    let previous = reuse.previous.as_deref_mut()?;
+    move_all(previous, &mut kept, &mut moves, (&skip, tests.is_some()));
     let prog = std::mem::take(previous);
-    Some(finish(
-        project,
-        diagnostics,
-        reuse,
-        (kept, prog),
-        syntax_files,
-        &recheck,
-    ))
+    cov_mark::hit!(patch_moves_the_last_resolution);
+    cache.patched = true;
+    cache.checked = recheck.len();
+    let (kept, prog) = finish(project, (kept, prog), syntax_files, &recheck, tests);
+    diagnostics.extend(all_diags(&kept).cloned());
+    cache.kept = Some(kept);
+    let mut prog = prog;
+    super::mark_package_errors(project, &mut prog, diagnostics);
+    Some(prog)
+}
+
+/// Each file's syntax tree, by file id.
+fn by_file<'a>(
+    project: &LoadedProject,
+    asts: &'a [SourceFileAst],
+) -> Vec<Option<&'a SourceFileAst>> {
+    let mut by_file: Vec<Option<&SourceFileAst>> = vec![None; project.files.len()];
+    for ast in asts {
+        if let Some(slot) = by_file.get_mut(ast.file.0 as usize) {
+            *slot = Some(ast);
+        }
+    }
+    by_file
 }
 
 /// Whether this path follows every changed file: one with a syntax tree
-/// and no test or fixture (their checked statements hold spans
-/// everywhere) or route with an inline action (a body outside actions).
-fn followed(reuse: &Reuse<'_>, by_file: &[Option<&SourceFileAst>]) -> bool {
-    let inline = super::tables::words().action;
-    reuse.replaced.iter().all(|r| {
+/// without errors (a recovered tree may hold what no locator finds).
+fn followed(edit: &Edit, by_file: &[Option<&SourceFileAst>]) -> bool {
+    edit.replaced.iter().all(|r| {
         let Some(Some(ast)) = by_file.get(r.file.0 as usize) else {
             return false;
         };
-        !ast.items.iter().any(|item| match item {
-            Item::Test(_) | Item::Fixture(_) | Item::Error(_) => true,
-            Item::Route(route) => route.settings.iter().any(|s| s.key.name == inline),
-            _ => false,
-        })
+        !ast.items.iter().any(|item| matches!(item, Item::Error(_)))
     })
 }
 
-/// The action bodies to check again: those of the changed files and those
-/// whose results point into them, with their declarations. `None` when
-/// another kind of body would need it, or a declaration is not where the
-/// locators say.
+/// The item at `at` of the syntax trees.
+fn item_at<'a>(
+    by_file: &[Option<&'a SourceFileAst>],
+    (file, index): (FileId, u32),
+) -> Option<&'a Item> {
+    by_file
+        .get(file.0 as usize)?
+        .as_ref()?
+        .items
+        .get(index as usize)
+}
+
+/// The bodies to check again: those of the changed files and those whose
+/// results point into them, with their declarations. `None` when a
+/// declaration is not where the locators say.
 fn rechecks<'a>(
     kept: &Kept,
-    memos: &[Memo],
     previous: &Program,
     moves: &Moves,
     by_file: &[Option<&'a SourceFileAst>],
 ) -> Option<Vec<Recheck<'a>>> {
     let mut out = Vec::new();
-    for (j, (job, memo)) in kept.jobs.iter().zip(memos).enumerate() {
-        if !memo.touches(|f| moves.touches(f)) {
+    for (j, (job, facts)) in kept.jobs.iter().zip(&kept.bodies).enumerate() {
+        if !facts.touched(moves) {
             continue;
         }
         match job {
             BodyJob::Action(id) => {
-                let (file, index) = (*kept.at.get(*id)?)?;
-                let item = by_file
-                    .get(file.0 as usize)?
-                    .as_ref()?
-                    .items
-                    .get(index as usize)?;
-                let Item::Action(decl) = item else {
+                let Item::Action(decl) = item_at(by_file, (*kept.at.get(*id)?)?)? else {
                     return None;
                 };
                 if decl.name.name != previous.actions.get(*id)?.name {
                     return None;
                 }
-                out.push((j, *id, decl));
+                out.push(Recheck::Action(j, *id, decl));
+            }
+            BodyJob::Route(id) => {
+                let Item::Route(route) = item_at(by_file, (*kept.at.get(*id)?)?)? else {
+                    return None;
+                };
+                cov_mark::hit!(patch_rechecks_a_route_action);
+                out.push(Recheck::Route(j, *id, route));
             }
             // Its results are moved like the rest: a function's body is
             // part of the context, and its code is not built here.
             BodyJob::Function => {}
-            BodyJob::Route => return None,
         }
     }
-    (kept.jobs.len() == memos.len()).then_some(out)
+    (kept.jobs.len() == kept.bodies.len()).then_some(out)
+}
+
+/// The fixtures and tests to resolve again, when a changed file holds one
+/// (their syntax is unchanged, but its spans moved); `None` when one is
+/// not where the locators say.
+fn tests_again<'a>(
+    kept: &Kept,
+    moves: &Moves,
+    by_file: &[Option<&'a SourceFileAst>],
+) -> Option<Tests<'a>> {
+    if !kept.tests_at.iter().any(|(file, _)| moves.touches(*file)) {
+        return Some(None);
+    }
+    cov_mark::hit!(patch_resolves_the_tests_again);
+    let (mut fixtures, mut tests) = (Vec::new(), Vec::new());
+    for at in &kept.tests_at {
+        match item_at(by_file, *at)? {
+            Item::Fixture(f) => fixtures.push(f),
+            Item::Test(t) => tests.push(t),
+            _ => return None,
+        }
+    }
+    Some(Some((fixtures, tests)))
 }
 
 /// Moves (or, in the first pass, looks at) every span the last resolution
-/// left outside the bodies checked again.
-fn move_all(reuse: &mut Reuse<'_>, moves: &mut Moves, skip: &HashSet<usize>) {
-    let Some(previous) = reuse.previous.as_deref_mut() else {
-        return;
-    };
+/// left outside what is checked again: the bodies at `skip`, and the
+/// tests' diagnostics when `tests_again`.
+fn move_all(
+    previous: &mut Program,
+    kept: &mut Kept,
+    moves: &mut Moves,
+    (skip, tests_again): (&HashSet<usize>, bool),
+) {
     moves.program(previous);
-    let cache = &mut *reuse.cache;
-    if let Some(kept) = cache.kept.as_mut() {
-        moves.units(&mut kept.units);
-        // A signature's spans are in its declaration's file.
-        for (sig, action) in kept.actions.iter_mut().zip(previous.actions.iter()) {
-            if moves.touches(action.span.file) {
-                moves.shared(&mut sig.params);
-            }
+    moves.units(&mut kept.units);
+    // A signature's spans are in its declaration's file.
+    for (sig, action) in kept.actions.iter_mut().zip(previous.actions.iter()) {
+        if moves.touches(action.span.file) {
+            moves.shared(&mut sig.params);
         }
-        for (sig, f) in kept.functions.iter_mut().zip(previous.functions.iter()) {
-            if moves.touches(f.span.file) {
-                moves.shared(&mut sig.params);
-            }
-        }
-        let (before, after) = split_around(&mut kept.diags, &kept.bodies);
-        moves.diagnostics(before.iter_mut().chain(after.iter_mut()));
     }
-    cache.move_memos(moves, skip);
+    for (sig, f) in kept.functions.iter_mut().zip(previous.functions.iter()) {
+        if moves.touches(f.span.file) {
+            moves.shared(&mut sig.params);
+        }
+    }
+    moves.diagnostics(&mut kept.diags.head);
+    moves.diagnostics(&mut kept.diags.entries);
+    if !tests_again {
+        moves.diagnostics(&mut kept.diags.tests);
+    }
+    for (j, facts) in kept.bodies.iter_mut().enumerate() {
+        if !skip.contains(&j) && facts.touched(moves) {
+            moves.diagnostics(&mut facts.diags);
+        }
+    }
 }
 
-/// The diagnostics before and after `range`.
-fn split_around<'d>(
-    diags: &'d mut [Diagnostic],
-    range: &Range<usize>,
-) -> (&'d mut [Diagnostic], &'d mut [Diagnostic]) {
-    let (before, rest) = diags.split_at_mut(range.start.min(diags.len()));
-    let skip = range.end.saturating_sub(range.start).min(rest.len());
-    let (_, after) = rest.split_at_mut(skip);
-    (before, after)
+/// Every diagnostic of `kept`, in the order a resolution gives them.
+fn all_diags(kept: &Kept) -> impl Iterator<Item = &Diagnostic> {
+    let d = &kept.diags;
+    d.head
+        .iter()
+        .chain(kept.bodies.iter().flat_map(|b| b.diags.iter()))
+        .chain(&d.entries)
+        .chain(&d.tests)
 }
 
-/// Checks the bodies again against the kept tables, and puts the program,
-/// the diagnostics and the kept state together.
+/// Checks the bodies (and the tests) again against the kept tables, and
+/// gives what is kept for the next edit with the program.
 fn finish(
     project: &LoadedProject,
-    diagnostics: &mut Vec<Diagnostic>,
-    reuse: &mut Reuse<'_>,
-    (mut kept, mut prog): (Kept, Program),
+    (mut kept, prog): (Kept, Program),
     syntax_files: &HashSet<FileId>,
     recheck: &[Recheck<'_>],
-) -> Program {
-    let types = std::mem::take(&mut prog.types);
-    let mut t = Tables::kept(project, prog, &mut kept, types, syntax_files.clone());
-    let jobs: Vec<(ActionId, &ast::ActionDecl)> =
-        recheck.iter().map(|(_, id, decl)| (*id, *decl)).collect();
-    let done = drive::par_resolve(&t, &jobs, |r, (id, decl)| r.action_body(*id, decl));
-    let memos = reuse.cache.bodies_mut();
-    for ((j, id, decl), ((block, code, reads), diags)) in recheck.iter().zip(done) {
+    tests: Tests<'_>,
+) -> (Kept, Program) {
+    let mut t = Tables::kept(project, prog, &mut kept, syntax_files.clone());
+    let done = drive::par_resolve(&t, recheck, |r, job| match job {
+        Recheck::Action(_, id, decl) => {
+            let (block, code, reads) = r.action_body(*id, decl);
+            (block, code, reads, None)
+        }
+        Recheck::Route(_, id, route) => match r.route_action_body(route, *id) {
+            Some(b) => (b.block, b.code, b.reads, Some(b.fails)),
+            None => Default::default(),
+        },
+    });
+    for (job, ((block, code, reads, fails), diags)) in recheck.iter().zip(done) {
+        let (Recheck::Action(j, id, _) | Recheck::Route(j, id, _)) = *job;
         let mut spans = Vec::new();
         block_spans(&block, &mut spans);
-        if let Some(slot) = memos.get_mut(*j) {
-            *slot = Memo::new(decl.span.file, &spans, &diags);
+        if let Some(fails) = &fails {
+            spans.extend(fails.iter().map(|(_, s)| *s));
         }
-        let action = &mut t.prog.actions[*id];
+        let file = t.prog.actions[id].span.file;
+        if let Some(slot) = kept.bodies.get_mut(j) {
+            *slot = BodyFacts::new(file, &spans, diags);
+        }
+        let action = &mut t.prog.actions[id];
         action.body = block;
         action.revision = ir::Revision::fresh();
         action.code = code;
         action.reads = reads;
+        if let Some(fails) = fails {
+            action.fails = fails;
+        }
     }
-    let mut diags: Vec<Diagnostic> = kept.diags.drain(..kept.bodies.start).collect();
-    let bodies_from = diags.len();
-    diags.extend(memos.iter().flat_map(|m| m.diags.iter().cloned()));
-    let bodies = bodies_from..diags.len();
-    let skipped = kept.bodies.end.saturating_sub(kept.bodies.start);
-    diags.extend(kept.diags.drain(..).skip(skipped));
-    diagnostics.extend(diags.iter().cloned());
+    if let Some((fixtures, tests)) = tests {
+        t.fixture_decls = fixtures;
+        t.test_decls = tests;
+        let mut diags = Vec::new();
+        t.resolve_tests(&mut diags);
+        kept.diags.tests = diags;
+    }
     let mut prog = std::mem::take(&mut t.prog);
     prog.types = std::mem::take(&mut t.types);
     kept.units = std::mem::take(&mut t.units);
     kept.actions = detach_actions(std::mem::take(&mut t.actions));
     kept.functions = detach_functions(std::mem::take(&mut t.functions));
     kept.op_sigs = std::mem::take(&mut t.op_sigs);
-    kept.diags = diags;
-    kept.bodies = bodies;
-    let cache = &mut *reuse.cache;
-    cache.patched = true;
-    cache.computed = recheck.len();
-    cache.reused = cache.kept_results().saturating_sub(recheck.len());
-    cache.kept = Some(kept);
-    super::mark_package_errors(project, &mut prog, diagnostics);
-    prog
+    (kept, prog)
 }
 
 impl<'a> Tables<'a> {
@@ -316,11 +422,11 @@ impl<'a> Tables<'a> {
     /// declarations are passed in, is read from them).
     fn kept(
         project: &'a LoadedProject,
-        prog: Program,
+        mut prog: Program,
         kept: &mut Kept,
-        types: IndexVec<ir::TypeId, super::tables::TypeDef>,
         syntax_files: HashSet<FileId>,
     ) -> Tables<'a> {
+        let types = std::mem::take(&mut prog.types);
         let mut t = Tables {
             project,
             prog,

@@ -39,36 +39,43 @@ struct Given {
 
 impl<'a> Builder<'a> {
     pub(super) fn resolve_tests(&mut self) {
-        let fixture_decls = std::mem::take(&mut self.t.fixture_decls);
-        let test_decls = std::mem::take(&mut self.t.test_decls);
+        self.t.resolve_tests(&mut self.diags);
+    }
+}
+
+impl<'a> super::Tables<'a> {
+    /// The tests and fixtures of `fixture_decls` and `test_decls` (taken),
+    /// into the program, reporting into `diags`.
+    pub(super) fn resolve_tests(&mut self, diags: &mut Vec<Diagnostic>) {
+        let fixture_decls = std::mem::take(&mut self.fixture_decls);
+        let test_decls = std::mem::take(&mut self.test_decls);
         let mut by_name: HashMap<Name, (FixtureId, Span)> = HashMap::new();
         let mut given: IndexVec<FixtureId, Given> = IndexVec::new();
         for f in &fixture_decls {
+            let mut rx = Resolver::new(self, diags);
             if let Some((_, first)) = by_name.get(&f.name.name) {
-                let first = *first;
-                self.rx().report_duplicate("fixture", f.name, first);
+                rx.report_duplicate("fixture", f.name, *first);
                 continue;
             }
-            let fixture = self.rx().fixture(f);
-            let id = given.push(fixture);
+            let id = given.push(rx.fixture(f));
             by_name.insert(f.name.name, (id, f.name.span));
         }
         let mut names: HashMap<&str, Span> = HashMap::new();
         let mut tests = Vec::with_capacity(test_decls.len());
         for t in &test_decls {
+            let mut rx = Resolver::new(self, diags);
             if let Some(first) = names.get(t.name.value.as_str()) {
-                let first = *first;
-                self.rx().report_duplicate_test(t, first);
+                rx.report_duplicate_test(t, *first);
             }
             names.entry(t.name.value.as_str()).or_insert(t.name.span);
             let fixtures = Fixtures {
                 by_name: &by_name,
                 given: &given,
             };
-            tests.push(self.rx().test(t, fixtures));
+            tests.push(rx.test(t, fixtures));
         }
-        self.t.prog.fixtures = given.into_iter().map(|g| g.fixture).collect();
-        self.t.prog.tests = tests;
+        self.prog.fixtures = given.into_iter().map(|g| g.fixture).collect();
+        self.prog.tests = tests;
     }
 }
 

@@ -9,7 +9,6 @@ use crate::ir::{self, Owner};
 use crate::span::Span;
 
 use super::lookup::Found;
-use super::reuse::{Memo, Reuse};
 use super::tables::{Bounds, Decl, FieldDef, Prim, Ty, TypeKind};
 use super::{Builder, Resolver, Tables};
 
@@ -427,121 +426,21 @@ impl<'a> Resolver<'_, 'a> {
 
 impl<'a> Builder<'a> {
     /// Second pass: the definitions of types, events, entities and config
-    /// entries, now that every name is known, in declaration order. With
-    /// `reuse`, the kind of a type, event or route path, and an entity's or
-    /// failure's definition, whose memo still holds is moved from the last
-    /// program instead of resolved.
-    pub(super) fn resolve_type_defs(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
-        let old = reuse
-            .as_deref_mut()
-            .map(|r| std::mem::take(&mut r.cache.defs))
-            .unwrap_or_default();
-        let mut defs = Defs {
-            old: old.into_iter(),
-            new: Vec::new(),
-        };
+    /// entries, now that every name is known, in declaration order.
+    pub(super) fn resolve_type_defs(&mut self) {
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
             for file in self.unit_asts[u].clone() {
                 for item in &file.items {
-                    let r = reuse.as_deref_mut();
                     match self.kind_target(owner, item) {
-                        Some(id) => self.define(
-                            r,
-                            &mut defs,
-                            file.file,
-                            |b, r| b.take_kind(r, id),
-                            |b| b.types[id].kind = b.rx().item_kind(owner, item),
-                        ),
-                        None if matches!(item, Item::Entity(_) | Item::Failure(_)) => self.define(
-                            r,
-                            &mut defs,
-                            file.file,
-                            |b, r| b.take_def(r, owner, item),
-                            |b| b.resolve_def_item(owner, item),
-                        ),
+                        Some(id) => self.types[id].kind = self.rx().item_kind(owner, item),
                         None => self.resolve_def_item(owner, item),
                     }
                 }
             }
         }
         self.check_alias_cycles();
-        self.compute_event_sizes(reuse.as_deref_mut());
-        if let Some(r) = reuse {
-            r.cache.defs = defs.new;
-        }
-    }
-
-    /// One kept definition of an item in `file`: moved from the last
-    /// program by `take` while its memo holds, else resolved by `compute`
-    /// with a new memo of its diagnostics (a definition's own spans are in
-    /// its file: only diagnostics can point elsewhere).
-    fn define(
-        &mut self,
-        reuse: Option<&mut Reuse<'_>>,
-        defs: &mut Defs,
-        file: crate::span::FileId,
-        take: impl FnOnce(&mut Self, &mut Reuse<'_>) -> bool,
-        compute: impl FnOnce(&mut Self),
-    ) {
-        let Some(r) = reuse else {
-            compute(self);
-            return;
-        };
-        if let Some(memo) = defs.old.next().filter(|m| r.holds(Some(m), file)) {
-            if take(self, r) {
-                r.cache.reused += 1;
-                self.diags.extend(memo.diags.iter().cloned());
-                defs.new.push(memo);
-                return;
-            }
-        }
-        r.cache.computed += 1;
-        let start = self.diags.len();
-        compute(self);
-        let diags = self.diags.get(start..).unwrap_or_default();
-        defs.new.push(Memo::new(file, &[], diags));
-    }
-
-    /// Moves type `id`'s kind from the last program; `false` when it is
-    /// not there (an alias in a circle was reset there).
-    fn take_kind(&mut self, r: &mut Reuse<'_>, id: ir::TypeId) -> bool {
-        let Some(kind) = r.previous_kind(id) else {
-            return false;
-        };
-        self.types[id].kind = kind;
-        true
-    }
-
-    /// Moves an entity's or failure's definition from the last program,
-    /// which holds it (the memo holds); `false` when it is not there.
-    fn take_def(&mut self, r: &mut Reuse<'_>, owner: Owner, item: &ast::Item) -> bool {
-        match item {
-            Item::Entity(e) => {
-                let Some(Decl::Entity(eid, id)) = self.own_decl(owner, e.name) else {
-                    return true;
-                };
-                let Some((kind, store)) = r.previous_entity(eid, id) else {
-                    return false;
-                };
-                self.types[id].kind = kind;
-                self.prog.entities[eid].store = store;
-                true
-            }
-            Item::Failure(f) => {
-                let Some(Decl::Failure(id)) = self.own_decl(owner, f.name) else {
-                    return true;
-                };
-                let Some((code, fields)) = r.previous_failure(id) else {
-                    return false;
-                };
-                let failure = &mut self.prog.failures[id];
-                failure.code = code;
-                failure.fields = fields;
-                true
-            }
-            _ => false,
-        }
+        self.compute_event_sizes();
     }
 
     /// The type whose kind `item` defines: a type's, an event's, or a
@@ -644,7 +543,7 @@ impl<'a> Builder<'a> {
     }
 
     /// The worst-case JSON size of each event field.
-    fn compute_event_sizes(&mut self, mut reuse: Option<&mut Reuse<'_>>) {
+    fn compute_event_sizes(&mut self) {
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
             // Each event's sizes land at its own index: the order is moot.
@@ -658,14 +557,6 @@ impl<'a> Builder<'a> {
                 .collect();
             let _ = owner;
             for (e, t) in decls {
-                let file = self.prog.events[e].span.file;
-                let kept = reuse
-                    .as_deref_mut()
-                    .and_then(|r| r.previous_event_fields(e, file));
-                if let Some(fields) = kept {
-                    self.prog.events[e].fields = fields;
-                    continue;
-                }
                 let TypeKind::Record(fields) = &self.types[t].kind else {
                     continue;
                 };
@@ -735,13 +626,6 @@ impl<'a> Tables<'a> {
             _ => false,
         }
     }
-}
-
-/// The memos of kept definitions (kinds, entities, failures): the last
-/// resolution's, in item order, and this one's.
-struct Defs {
-    old: std::vec::IntoIter<Memo>,
-    new: Vec<Memo>,
 }
 
 /// What a config entry's settings say.

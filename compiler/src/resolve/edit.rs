@@ -1,0 +1,316 @@
+//! What an edit changed, as the language server's next resolution sees it
+//! (`jadpo check` resolves once and keeps nothing): which files changed
+//! since the last resolution, their text and action bodies then, and the
+//! *context*: the same files by id and path, the same tokens outside
+//! action bodies in every source (a body edit, a comment or a blank line
+//! do not change it; a new declaration, a changed header, test or route,
+//! or a changed manifest do), and the same files with syntax errors. In
+//! the same context every id the tables hand out means what it meant, and
+//! `patch.rs` moves the last resolution with the edit; in another, the
+//! app is resolved afresh.
+//!
+//! A file with syntax errors also counts how the parser read it (each
+//! item's kind and the tokens it spans): its recovery may let a damaged
+//! body swallow or drop what follows. `compiler/tests/resolve_incremental.rs`
+//! compares moved resolutions with fresh ones after edits to every fixture.
+
+use crate::ast::{Item, SourceFileAst};
+use crate::diag::Diagnostic;
+use crate::ir::{self, Block, Node};
+use crate::lexer;
+use crate::load::LoadedProject;
+use crate::span::{FileId, Span};
+use std::collections::HashSet;
+
+/// What the last resolution left for the next one.
+#[derive(Default)]
+pub struct Cache {
+    files: Vec<FileState>,
+    context: Option<blake3::Hash>,
+    /// The last resolution's tables and diagnostics, for an edit that
+    /// keeps the context (`patch.rs`).
+    pub(super) kept: Option<super::patch::Kept>,
+    /// Whether the last resolution moved the one before it with an edit
+    /// (`patch.rs`) rather than resolving the app again.
+    pub patched: bool,
+    /// The bodies the last resolution checked: those an edit touched when
+    /// it was patched, every one when it was not.
+    pub checked: usize,
+}
+
+/// A file as the last resolution saw it.
+struct FileState {
+    path: String,
+    text: std::sync::Arc<str>,
+    /// The file's part of the context.
+    context: blake3::Hash,
+    /// Its action bodies' spans (start, end), when read from its syntax
+    /// tree (none for a file counted whole).
+    bodies: Box<[(u32, u32)]>,
+}
+
+/// A changed file's last text and bodies, as the last resolution saw it.
+pub(super) struct Replaced {
+    pub file: FileId,
+    pub text: std::sync::Arc<str>,
+    pub bodies: Box<[(u32, u32)]>,
+}
+
+/// What changed since the last resolution.
+pub(super) struct Edit {
+    /// Whether the context is the one the last resolution was made in.
+    pub same_context: bool,
+    /// The changed files, as they were.
+    pub replaced: Vec<Replaced>,
+}
+
+impl Cache {
+    /// Notes which files changed since the last resolution (`last`: there
+    /// is one to move) and whether the context is the same.
+    pub(super) fn begin(
+        &mut self,
+        last: bool,
+        project: &LoadedProject,
+        asts: &[SourceFileAst],
+        syntax_files: &HashSet<FileId>,
+    ) -> Edit {
+        let (context, replaced) = self.refresh(project, asts, syntax_files);
+        let same_context = last && self.context == Some(context);
+        self.context = Some(context);
+        self.patched = false;
+        self.checked = 0;
+        Edit {
+            same_context,
+            replaced,
+        }
+    }
+
+    /// The action bodies' spans of `file` as the last refresh read them.
+    pub(super) fn bodies_of(&self, file: FileId) -> Option<&[(u32, u32)]> {
+        self.files.get(file.0 as usize).map(|f| &f.bodies[..])
+    }
+
+    /// Compares every file with the last resolution's, and returns the
+    /// context hash and the changed files as they were.
+    fn refresh(
+        &mut self,
+        project: &LoadedProject,
+        asts: &[SourceFileAst],
+        syntax_files: &HashSet<FileId>,
+    ) -> (blake3::Hash, Vec<Replaced>) {
+        let files = &project.files;
+        self.files.truncate(files.len());
+        let by_file: std::collections::HashMap<FileId, &SourceFileAst> =
+            asts.iter().map(|a| (a.file, a)).collect();
+        let mut all = blake3::Hasher::new();
+        let mut replaced = Vec::new();
+        all.update(&(files.len() as u64).to_le_bytes());
+        for (id, file) in files.iter() {
+            let index = id.0 as usize;
+            let same = self.files.get(index).is_some_and(|f| {
+                f.path == file.path && crate::source::same_text(&f.text, &file.text)
+            });
+            if !same {
+                let ast = by_file.get(&id).copied();
+                let (context, bodies) = file_context(id, &file.text, ast, syntax_files);
+                let state = FileState {
+                    path: file.path.clone(),
+                    text: file.text.clone(),
+                    context,
+                    bodies,
+                };
+                match self.files.get_mut(index) {
+                    Some(slot) => {
+                        let old = std::mem::replace(slot, state);
+                        replaced.push(Replaced {
+                            file: id,
+                            text: old.text,
+                            bodies: old.bodies,
+                        });
+                    }
+                    None => self.files.push(state),
+                }
+            }
+            let state = &self.files[index];
+            all.update(&(file.path.len() as u64).to_le_bytes());
+            all.update(file.path.as_bytes());
+            all.update(format!("{:?}", file.unit).as_bytes());
+            all.update(state.context.as_bytes());
+        }
+        let mut broken: Vec<u32> = syntax_files.iter().map(|f| f.0).collect();
+        broken.sort_unstable();
+        for f in broken {
+            all.update(&f.to_le_bytes());
+        }
+        (all.finalize(), replaced)
+    }
+}
+
+/// A file's part of the context: the tokens outside action bodies, and
+/// its bodies' spans. A file the parser had to recover adds how it read
+/// it: each item's kind and the tokens it spans, since a recovered body can
+/// swallow or drop what follows it. Without a syntax tree, the whole text.
+fn file_context(
+    id: FileId,
+    text: &str,
+    ast: Option<&SourceFileAst>,
+    syntax_files: &HashSet<FileId>,
+) -> (blake3::Hash, Box<[(u32, u32)]>) {
+    let Some(ast) = ast else {
+        let mut h = blake3::Hasher::new();
+        h.update(b"whole");
+        h.update(text.as_bytes());
+        return (h.finalize(), Box::default());
+    };
+    let bodies = body_spans(ast);
+    let mut h = blake3::Hasher::new();
+    h.update(b"tokens");
+    // What lies outside bodies, in order: each token, and each body as one.
+    let mut units: Vec<(u32, u32)> = Vec::new();
+    let mut next = bodies.iter().peekable();
+    for token in lexer::lex(id, text).tokens {
+        while next.peek().is_some_and(|b| b.end <= token.span.start) {
+            next.next();
+        }
+        if let Some(b) = next
+            .peek()
+            .filter(|b| b.start <= token.span.start && token.span.end <= b.end)
+        {
+            if b.start == token.span.start {
+                h.update(b"\x00body");
+                units.push((b.start, b.end));
+            }
+            continue;
+        }
+        let slice = text.get(token.span.range()).unwrap_or("");
+        h.update(&(slice.len() as u64).to_le_bytes());
+        h.update(slice.as_bytes());
+        units.push((token.span.start, token.span.end));
+    }
+    if syntax_files.contains(&id) {
+        recovered_items(&mut h, ast, &units);
+    }
+    let bodies = bodies.iter().map(|b| (b.start, b.end)).collect();
+    (h.finalize(), bodies)
+}
+
+/// How the parser read a file it had to recover: each item's kind and the
+/// first and last of `units` (the tokens outside bodies and the bodies, in
+/// order) it spans, by index: offsets move with any edit, and a body's
+/// tokens with any edit inside it.
+fn recovered_items(h: &mut blake3::Hasher, ast: &SourceFileAst, units: &[(u32, u32)]) {
+    h.update(b"recovered");
+    for item in &ast.items {
+        let (kind, span) = item_kind_span(item);
+        let first = units.partition_point(|(start, _)| *start < span.start);
+        let last = units.partition_point(|(_, end)| *end <= span.end);
+        h.update(&[kind]);
+        h.update(&(first as u64).to_le_bytes());
+        h.update(&(last as u64).to_le_bytes());
+    }
+}
+
+/// An item's kind, as a tag, and its span.
+fn item_kind_span(item: &Item) -> (u8, Span) {
+    match item {
+        Item::Application(a) => (0, a.span),
+        Item::Config(c) => (1, c.span),
+        Item::Store(s) => (2, s.span),
+        Item::Type(t) => (3, t.span),
+        Item::Entity(e) => (4, e.span),
+        Item::Failure(f) => (5, f.span),
+        Item::Event(e) => (6, e.span),
+        Item::Action(a) => (7, a.span),
+        Item::Function(f) => (8, f.span),
+        Item::Route(r) => (9, r.span),
+        Item::Subscriber(s) => (10, s.span),
+        Item::Schedule(s) => (11, s.span),
+        Item::Fixture(f) => (12, f.span),
+        Item::Test(t) => (13, t.span),
+        Item::Error(span) => (14, *span),
+    }
+}
+
+/// The spans of a file's action bodies, in order.
+fn body_spans(ast: &SourceFileAst) -> Vec<Span> {
+    ast.items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Action(a) => Some(a.body.span),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every span a diagnostic holds.
+pub(super) fn diag_spans(d: &Diagnostic, f: &mut impl FnMut(Span)) {
+    f(d.span);
+    for l in &d.related {
+        f(l.span);
+    }
+    for fix in &d.fixes {
+        for e in &fix.edits {
+            f(e.span);
+        }
+    }
+}
+
+/// Every span a lowered body holds.
+pub(super) fn block_spans(b: &Block, out: &mut Vec<Span>) {
+    b.for_each_node(&mut |node| node_spans(node, out));
+}
+
+/// The spans of one node, without those of the blocks inside it.
+fn node_spans(node: &Node, out: &mut Vec<Span>) {
+    match node {
+        Node::Effect(e) => {
+            out.push(e.span);
+            if let ir::Target::Write(w) = &e.target {
+                out.extend(w.failures.iter().map(|(_, s)| *s));
+            }
+            match &e.handling {
+                ir::Handling::Attempt(s) => out.push(*s),
+                ir::Handling::Match(arms) => arms.iter().for_each(|a| arm_spans(a, out)),
+                ir::Handling::Unhandled => {}
+            }
+        }
+        Node::Emit(e) => {
+            out.extend([e.span, e.head]);
+            out.extend(e.fields.iter().flat_map(|f| [f.span, f.value_span]));
+            for o in &e.options {
+                out.extend([o.key_span, o.span, o.value_span]);
+                option_spans(&o.value, out);
+            }
+        }
+        Node::Reject(r) => out.push(r.span),
+        Node::Return(s) | Node::If { span: s, .. } => out.push(*s),
+        Node::Loop { span, head, .. } => out.extend([*span, *head]),
+    }
+}
+
+fn arm_spans(a: &ir::Arm, out: &mut Vec<Span>) {
+    out.push(a.span);
+    match &a.end {
+        ir::ArmEnd::Value => {}
+        ir::ArmEnd::Reject(r) => out.push(r.span),
+        ir::ArmEnd::Propagate(s) => out.push(*s),
+    }
+}
+
+fn option_spans(v: &ir::OptionValue, out: &mut Vec<Span>) {
+    match v {
+        ir::OptionValue::List(items) => {
+            for (v, s) in items {
+                out.push(*s);
+                option_spans(v, out);
+            }
+        }
+        ir::OptionValue::Record(items) => {
+            for (_, v, s) in items {
+                out.push(*s);
+                option_spans(v, out);
+            }
+        }
+        _ => {}
+    }
+}
