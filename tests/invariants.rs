@@ -8,7 +8,6 @@ use crate::common;
 use common::{all_fixtures, Fixture, ROOT};
 use jadpo::check::{check_app, Outcome};
 use jadpo::render::{human, json, Summary};
-use jadpo_compiler::diag::Diagnostic;
 use jadpo_compiler::source::Files;
 use jadpo_compiler::span::Span;
 
@@ -68,7 +67,7 @@ fn every_span_lies_inside_its_file() {
     for fixture in all_fixtures() {
         let all = crate::common::everything(&fixture);
         for d in &all.diagnostics {
-            for span in spans_of(d) {
+            for span in d.spans() {
                 if let Err(problem) = span_problem(&all.files, span) {
                     panic!("{}: [{}] {}: {problem}", fixture.name(), d.code, d.summary);
                 }
@@ -77,13 +76,29 @@ fn every_span_lies_inside_its_file() {
     }
 }
 
-fn spans_of(d: &Diagnostic) -> Vec<Span> {
-    let mut spans = vec![d.span];
-    spans.extend(d.related.iter().map(|r| r.span));
-    for fix in &d.fixes {
-        spans.extend(fix.edits.iter().map(|e| e.span));
+/// Every span the resolved program holds (its declarations, bodies,
+/// code, tests), found by the IR's one span walk, lies inside its file.
+#[test]
+fn every_program_span_lies_inside_its_file() {
+    let mut checked = 0;
+    for fixture in all_fixtures() {
+        let all = jadpo::workspace::Workspace::once(
+            std::path::PathBuf::from(ROOT),
+            jadpo_compiler::resolve::Lowering::Code,
+            jadpo_checker::Wanted::Nothing,
+        )
+        .run(&fixture.loader(false));
+        let Some(mut program) = all.program else {
+            continue;
+        };
+        for span in jadpo_compiler::ir::spans::spans_of(&mut program) {
+            if let Err(problem) = span_problem(&all.files, span) {
+                panic!("{}: a span of the program: {problem}", fixture.name());
+            }
+            checked += 1;
+        }
     }
-    spans
+    assert!(checked > 10_000, "only {checked} spans walked");
 }
 
 fn span_problem(files: &Files, span: Span) -> Result<(), String> {

@@ -9,6 +9,7 @@
 //! order (by unit, then source position), never in hash or thread order.
 
 pub mod code;
+pub mod spans;
 pub mod test;
 pub mod types;
 

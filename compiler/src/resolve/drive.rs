@@ -11,7 +11,6 @@ use crate::ir::{self, ActionId};
 use crate::span::FileId;
 
 use super::body::{Header, RouteBody};
-use super::edit::block_spans;
 use super::patch::{BodyFacts, BodyJob};
 use super::{Builder, Resolver, Tables};
 use crate::ir::code;
@@ -130,9 +129,9 @@ impl<'a> Builder<'a> {
             false => ir::Revision::UNKNOWN,
         };
         let mut facts = Vec::with_capacity(if kept { jobs.len() } else { 0 });
-        for (job, (done, mut diags)) in jobs.iter().zip(done) {
+        for (job, (mut done, mut diags)) in jobs.iter().zip(done) {
             if kept {
-                facts.push(body_facts(self.job_file(job), &done, &diags));
+                facts.push(body_facts(self.job_file(job), &mut done, &diags));
             }
             self.diags.append(&mut diags);
             self.apply(done, revision());
@@ -196,15 +195,15 @@ impl<'a> Builder<'a> {
 }
 
 /// What checking `done` (in `file`) depends on.
-fn body_facts(file: FileId, done: &Done, diags: &[Diagnostic]) -> BodyFacts {
-    let mut spans = Vec::new();
+fn body_facts(file: FileId, done: &mut Done, diags: &[Diagnostic]) -> BodyFacts {
+    let diags = diags.to_vec();
     match done {
-        Done::Action(_, body, _, _) => block_spans(body, &mut spans),
+        Done::Action(_, body, code, _) => BodyFacts::new(file, &mut (body, code), diags),
         Done::Route(_, Some(r)) => {
-            block_spans(&r.block, &mut spans);
-            spans.extend(r.fails.iter().map(|(_, s)| *s));
+            let mut results = ((&mut r.block, &mut r.code), &mut r.fails);
+            BodyFacts::new(file, &mut results, diags)
         }
-        Done::Route(_, None) | Done::Function(..) => {}
+        Done::Route(_, None) => BodyFacts::new(file, &mut (), diags),
+        Done::Function(_, code, _) => BodyFacts::new(file, code, diags),
     }
-    BodyFacts::new(file, &spans, diags.to_vec())
 }

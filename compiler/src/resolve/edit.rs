@@ -15,8 +15,6 @@
 //! compares moved resolutions with fresh ones after edits to every fixture.
 
 use crate::ast::{Item, SourceFileAst};
-use crate::diag::Diagnostic;
-use crate::ir::{self, Block, Node};
 use crate::lexer;
 use crate::load::LoadedProject;
 use crate::span::{FileId, Span};
@@ -240,77 +238,4 @@ fn body_spans(ast: &SourceFileAst) -> Vec<Span> {
             _ => None,
         })
         .collect()
-}
-
-/// Every span a diagnostic holds.
-pub(super) fn diag_spans(d: &Diagnostic, f: &mut impl FnMut(Span)) {
-    f(d.span);
-    for l in &d.related {
-        f(l.span);
-    }
-    for fix in &d.fixes {
-        for e in &fix.edits {
-            f(e.span);
-        }
-    }
-}
-
-/// Every span a lowered body holds.
-pub(super) fn block_spans(b: &Block, out: &mut Vec<Span>) {
-    b.for_each_node(&mut |node| node_spans(node, out));
-}
-
-/// The spans of one node, without those of the blocks inside it.
-fn node_spans(node: &Node, out: &mut Vec<Span>) {
-    match node {
-        Node::Effect(e) => {
-            out.push(e.span);
-            if let ir::Target::Write(w) = &e.target {
-                out.extend(w.failures.iter().map(|(_, s)| *s));
-            }
-            match &e.handling {
-                ir::Handling::Attempt(s) => out.push(*s),
-                ir::Handling::Match(arms) => arms.iter().for_each(|a| arm_spans(a, out)),
-                ir::Handling::Unhandled => {}
-            }
-        }
-        Node::Emit(e) => {
-            out.extend([e.span, e.head]);
-            out.extend(e.fields.iter().flat_map(|f| [f.span, f.value_span]));
-            for o in &e.options {
-                out.extend([o.key_span, o.span, o.value_span]);
-                option_spans(&o.value, out);
-            }
-        }
-        Node::Reject(r) => out.push(r.span),
-        Node::Return(s) | Node::If { span: s, .. } => out.push(*s),
-        Node::Loop { span, head, .. } => out.extend([*span, *head]),
-    }
-}
-
-fn arm_spans(a: &ir::Arm, out: &mut Vec<Span>) {
-    out.push(a.span);
-    match &a.end {
-        ir::ArmEnd::Value => {}
-        ir::ArmEnd::Reject(r) => out.push(r.span),
-        ir::ArmEnd::Propagate(s) => out.push(*s),
-    }
-}
-
-fn option_spans(v: &ir::OptionValue, out: &mut Vec<Span>) {
-    match v {
-        ir::OptionValue::List(items) => {
-            for (v, s) in items {
-                out.push(*s);
-                option_spans(v, out);
-            }
-        }
-        ir::OptionValue::Record(items) => {
-            for (_, v, s) in items {
-                out.push(*s);
-                option_spans(v, out);
-            }
-        }
-        _ => {}
-    }
 }

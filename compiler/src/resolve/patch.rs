@@ -22,10 +22,11 @@ use crate::ir::{self, ActionId, FnId, OpId, Program};
 use crate::load::LoadedProject;
 use crate::span::{FileId, Span};
 
-use super::edit::{block_spans, diag_spans, Cache, Edit};
+use super::edit::{Cache, Edit};
 use super::relocate::{Change, Moves};
 use super::tables::{ActionSig, FnSig, OpSig, UnitInfo};
 use super::{drive, Builder, Tables};
+use crate::ir::spans::Spans;
 
 /// What a resolution keeps for the next edit: its tables without their
 /// borrows of the syntax trees, where each action, test and fixture was
@@ -74,13 +75,17 @@ pub(super) struct BodyFacts {
 }
 
 impl BodyFacts {
-    /// The facts of a body in `file` whose results hold `spans`.
-    pub fn new(file: FileId, spans: &[Span], diags: Vec<Diagnostic>) -> BodyFacts {
-        let mut foreign: Vec<FileId> = spans.iter().map(|s| s.file).collect();
-        for d in &diags {
-            diag_spans(d, &mut |s| foreign.push(s.file));
-        }
-        foreign.retain(|f| *f != file);
+    /// The facts of a body in `file` whose results are `results` (its
+    /// effect tree, its code, a route action's `fails`).
+    pub fn new(file: FileId, results: &mut dyn Spans, mut diags: Vec<Diagnostic>) -> BodyFacts {
+        let mut foreign: Vec<FileId> = Vec::new();
+        let mut note = |s: &mut Span| {
+            if s.file != file {
+                foreign.push(s.file);
+            }
+        };
+        results.spans_mut(&mut note);
+        diags.spans_mut(&mut note);
         foreign.sort_unstable();
         foreign.dedup();
         BodyFacts {
@@ -380,16 +385,12 @@ fn finish(
             None => Default::default(),
         },
     });
-    for (job, ((block, code, reads, fails), diags)) in recheck.iter().zip(done) {
+    for (job, ((mut block, mut code, reads, mut fails), diags)) in recheck.iter().zip(done) {
         let (Recheck::Action(j, id, _) | Recheck::Route(j, id, _)) = *job;
-        let mut spans = Vec::new();
-        block_spans(&block, &mut spans);
-        if let Some(fails) = &fails {
-            spans.extend(fails.iter().map(|(_, s)| *s));
-        }
         let file = t.prog.actions[id].span.file;
         if let Some(slot) = kept.bodies.get_mut(j) {
-            *slot = BodyFacts::new(file, &spans, diags);
+            let mut results = ((&mut block, &mut code), &mut fails);
+            *slot = BodyFacts::new(file, &mut results, diags);
         }
         let action = &mut t.prog.actions[id];
         action.body = block;

@@ -13,11 +13,12 @@
 use std::sync::Arc;
 
 use crate::diag::Diagnostic;
-use crate::ir::{self, Program};
+use crate::ir::spans::Spans;
+use crate::ir::Program;
 use crate::lexer;
 use crate::span::{FileId, Span};
 
-use super::tables::{TypeDef, TypeKind, UnitInfo};
+use super::tables::UnitInfo;
 
 /// Where the token and body boundaries of one file were and are.
 struct Moved {
@@ -189,12 +190,6 @@ impl Moves {
         }
     }
 
-    pub fn opt(&mut self, span: &mut Option<Span>) {
-        if let Some(s) = span {
-            self.span(s);
-        }
-    }
-
     /// Moves the spans of a shared list, copying it only when one of them
     /// is in a changed file.
     pub fn shared<T: Clone + Spanned>(&mut self, list: &mut Arc<[T]>) {
@@ -215,15 +210,7 @@ impl Moves {
     }
 
     pub fn diagnostic(&mut self, d: &mut Diagnostic) {
-        self.span(&mut d.span);
-        for label in &mut d.related {
-            self.span(&mut label.span);
-        }
-        for fix in &mut d.fixes {
-            for edit in &mut fix.edits {
-                self.span(&mut edit.span);
-            }
-        }
+        d.spans_mut(&mut |s| self.span(s));
     }
 
     pub fn diagnostics<'d>(&mut self, diags: impl IntoIterator<Item = &'d mut Diagnostic>) {
@@ -250,106 +237,11 @@ impl Moves {
         }
     }
 
-    /// A type's declaration and its fields (a route's path type has no
-    /// declaration of its own: its fields are in the route's file).
-    pub fn type_def(&mut self, def: &mut TypeDef) {
-        if def.span.is_some_and(|s| !self.touches(s.file)) {
-            return;
-        }
-        self.opt(&mut def.span);
-        if let TypeKind::Record(fields) = &mut def.kind {
-            for f in fields {
-                self.span(&mut f.span);
-            }
-        }
-    }
-
     /// Everything of `program` outside action bodies (bodies of the
-    /// changed files are checked again; a route's inline body is refused
-    /// by `patch.rs`, and so is the code of entry points, which a
-    /// resolution for the editor does not build).
+    /// changed files are checked again; `ir::spans` walks the rest).
     pub fn program(&mut self, p: &mut Program) {
-        self.app(&mut p.app);
-        for a in p.actions.iter_mut() {
-            if !self.touches(a.span.file) {
-                continue;
-            }
-            self.span(&mut a.span);
-            self.span(&mut a.name_span);
-            for (_, span) in &mut a.fails {
-                self.span(span);
-            }
-            for d in &mut a.declines {
-                self.span(&mut d.span);
-            }
-        }
-        for f in p.failures.iter_mut() {
-            if f.span.is_some_and(|s| self.touches(s.file)) {
-                self.opt(&mut f.span);
-                for field in &mut f.fields {
-                    self.span(&mut field.span);
-                }
-            }
-        }
-        for e in p.events.iter_mut() {
-            if self.touches(e.span.file) {
-                self.span(&mut e.span);
-                for field in &mut e.fields {
-                    self.span(&mut field.span);
-                }
-            }
-        }
-        for e in p.entities.iter_mut() {
-            self.span(&mut e.span);
-        }
-        for e in &mut p.entries {
-            self.entry(e);
-        }
-        for t in p.types.iter_mut() {
-            self.type_def(t);
-        }
-        for f in p.functions.iter_mut() {
-            self.span(&mut f.span);
-        }
-        for c in &mut p.config {
-            self.span(&mut c.span);
-        }
-    }
-
-    fn app(&mut self, app: &mut ir::AppSettings) {
-        self.opt(&mut app.span);
-        if let Some((_, span)) = &mut app.events_store {
-            self.span(span);
-        }
-        if let Some(key) = &mut app.encryption_key {
-            self.span(&mut key.span);
-            self.opt(&mut key.config_span);
-        }
-        for p in &mut app.providers {
-            self.span(&mut p.span);
-            for g in &mut p.given {
-                self.span(&mut g.span);
-            }
-        }
-    }
-
-    fn entry(&mut self, e: &mut ir::Entry) {
-        if !self.touches(e.span.file) {
-            return;
-        }
-        if !e.run_args.is_empty() {
-            self.exact = false;
-        }
-        self.span(&mut e.span);
-        self.span(&mut e.run_span);
-        if let ir::EntryKind::Route {
-            key_span,
-            deadline_span,
-            ..
-        } = &mut e.kind
-        {
-            self.opt(key_span);
-            self.opt(deadline_span);
-        }
+        let files: Vec<FileId> = self.files.iter().map(|m| m.file).collect();
+        let changed = |file: FileId| files.binary_search(&file).is_ok();
+        p.spans_outside_bodies(changed, &mut |s| self.span(s));
     }
 }
