@@ -254,6 +254,78 @@ fn no_crate_has_module_cycles() {
     );
 }
 
+/// The imports between the modules of one folder (`resolve/body.rs` and
+/// `resolve/calls.rs`), read from `super::` paths of the right depth.
+fn folder_edges(folder: &Path) -> std::collections::BTreeSet<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(folder, &mut files);
+    let mut edges = std::collections::BTreeSet::new();
+    for file in &files {
+        let rel = file.strip_prefix(folder).unwrap_or(file);
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let from = module_of(folder, file);
+        if from == "mod" {
+            continue;
+        }
+        let depth = parts.len() - usize::from(parts.last().is_some_and(|p| p == "mod.rs"));
+        let prefix = "super::".repeat(depth);
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices(&prefix) {
+                if line.get(..at).is_some_and(|b| b.ends_with("super::")) {
+                    continue;
+                }
+                let rest = line.get(at + prefix.len()..).unwrap_or("");
+                let to: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                let is_module = !to.is_empty()
+                    && (folder.join(&to).is_dir() || folder.join(format!("{to}.rs")).is_file());
+                if is_module && to != from {
+                    edges.insert((from.clone(), to));
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// Inside a crate too, no folder's modules import each other in a cycle
+/// (a type two modules share lives in the one that owns it).
+#[test]
+fn no_module_folder_has_cycles() {
+    let resolve = folder_edges(&repo().join("compiler/src/resolve"));
+    assert!(
+        resolve.contains(&("calls".to_string(), "body".to_string())),
+        "the scan found no imports: {resolve:?}"
+    );
+    let mut found = Vec::new();
+    for src in PRODUCT_SOURCES {
+        let mut folders = Vec::new();
+        let mut files = Vec::new();
+        rust_files(&repo().join(src), &mut files);
+        for file in files.iter().filter(|f| f.ends_with("mod.rs")) {
+            folders.extend(file.parent().map(Path::to_path_buf));
+        }
+        for folder in folders {
+            let edges = folder_edges(&folder);
+            for (from, to) in &edges {
+                if reaches(&edges, to, from, &mut Vec::new()) && from < to {
+                    found.push((relative(&folder), from.clone(), to.clone()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "modules that import each other: {found:?}"
+    );
+}
+
 /// The top-level module of a file under `src` (`rules` for `rules/cache.rs`).
 fn module_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap_or(file);

@@ -134,7 +134,7 @@ pub enum ExprKind {
     /// A store read that cannot fail: `query optional` or `query many`.
     Query(Box<Query>),
     /// `stored E`, `sent pkg.op`, `emitted Ev`, in tests.
-    Count(super::test::Count),
+    Count(Count),
     /// Something that can fail: an outside call, an action call, a write,
     /// `query required` or a validated construction; under `attempt`,
     /// `match`, or (in code with errors) neither.
@@ -265,4 +265,15 @@ pub struct Function {
     pub span: Span,
     pub code: Body,
     pub reads: super::Reads,
+}
+
+/// What a count counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    /// `stored E`: committed rows.
+    Stored(EntityId),
+    /// `sent pkg.op`: the fake's effects of a changing operation.
+    Sent(OpId),
+    /// `emitted Ev`: events inserted into the outbox.
+    Emitted(EventId),
 }

@@ -6,6 +6,7 @@
 use crate::intern::Name;
 use crate::span::Span;
 
+pub use super::code::Count;
 use super::code::{Expr, Local};
 use super::{ActionId, EventId, FailureId, OpId, Owner, PkgId};
 
@@ -142,15 +143,4 @@ impl Ending {
             .find(|(e, _)| *e == self)
             .map_or("", |(_, s)| s)
     }
-}
-
-/// What a count counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Count {
-    /// `stored E`: committed rows.
-    Stored(super::EntityId),
-    /// `sent pkg.op`: the fake's effects of a changing operation.
-    Sent(OpId),
-    /// `emitted Ev`: events inserted into the outbox.
-    Emitted(EventId),
 }

@@ -5,7 +5,9 @@
 
 use super::app_manifest::read_requirements;
 use super::fields::{is_operation_name, is_package_name, Fields, Reader};
-use super::http_binding::{check_http_present, read_http_operation, read_http_provider};
+use super::http_binding::{
+    check_http_present, read_http_operation, read_http_provider, read_statuses,
+};
 use super::yaml::{Node, Value};
 use crate::diag::Diagnostic;
 use crate::manifest::{
@@ -284,43 +286,6 @@ fn read_answer(r: &mut Reader, node: &Node, what: &str) -> Option<AnswerMatch> {
         code,
         error_type,
     })
-}
-
-/// `status: 409` or `status: [409, 422]`: at least one, none twice.
-pub(super) fn read_statuses(r: &mut Reader, node: &Node) -> Option<Vec<u16>> {
-    let Value::Seq(items) = &node.value else {
-        return r.int(node, "status", 100, 599).map(|s| vec![s as u16]);
-    };
-    if items.is_empty() {
-        let span = r.span(node);
-        r.push(
-            Diagnostic::error("manifest.bad_value", span, "`status` lists no status")
-                .with_label("empty list")
-                .with_help("give one HTTP status, or a list such as [409, 422]"),
-        );
-        return None;
-    }
-    // Each status with where it was first listed.
-    let mut seen: Vec<(u16, &Node)> = Vec::new();
-    for item in items {
-        let status = r.int(item, "status", 100, 599)? as u16;
-        if let Some(&(_, first)) = seen.iter().find(|(s, _)| *s == status) {
-            let (first, again) = (r.span(first), r.span(item));
-            r.push(
-                Diagnostic::error(
-                    "manifest.bad_value",
-                    again,
-                    format!("status {status} is listed twice"),
-                )
-                .with_label("listed again here")
-                .with_related(first, "first listed here")
-                .with_fix("keep one"),
-            );
-            continue;
-        }
-        seen.push((status, item));
-    }
-    Some(seen.into_iter().map(|(s, _)| s).collect())
 }
 
 fn read_operations(r: &mut Reader, top: &Fields, provider: &Provider) -> Vec<OperationDecl> {

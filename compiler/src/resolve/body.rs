@@ -10,7 +10,6 @@ use crate::ir::code::{self, Local as Slot};
 use crate::ir::{self, ActionId, FailureId, Owner};
 use crate::span::Span;
 
-use super::calls::Label;
 use super::tables::{Ty, TypeKind};
 use super::Resolver;
 
@@ -904,5 +903,68 @@ fn expr_terminates(e: &ast::Expr) -> bool {
         }
         ast::ExprKind::Reject(_) => true,
         _ => false,
+    }
+}
+
+/// How the author writes a callee (`stripe.customers.create`) or a write
+/// (`create Order`). Made for every call checked, so it keeps the names and
+/// spells them only when a message needs it.
+#[derive(Clone, Debug)]
+pub(super) struct Label {
+    /// The words before the name: `create`, `query required`.
+    prefix: Option<&'static str>,
+    names: Names,
+}
+
+/// A path's names: inline when short (every callee of a valid call).
+#[derive(Clone, Debug)]
+enum Names {
+    Inline([Option<Name>; 4]),
+    Spilled(std::rc::Rc<[Name]>),
+}
+
+impl Label {
+    pub(super) fn of(path: &ast::Path) -> Label {
+        let names = match path.segments.as_slice() {
+            segs if segs.len() <= 4 => {
+                let mut inline = [None; 4];
+                for (slot, seg) in inline.iter_mut().zip(segs) {
+                    *slot = Some(seg.name);
+                }
+                Names::Inline(inline)
+            }
+            segs => Names::Spilled(segs.iter().map(|s| s.name).collect()),
+        };
+        Label {
+            prefix: None,
+            names,
+        }
+    }
+
+    pub(super) fn prefixed(prefix: &'static str, path: &ast::Path) -> Label {
+        Label {
+            prefix: Some(prefix),
+            ..Label::of(path)
+        }
+    }
+}
+
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(prefix) = self.prefix {
+            write!(f, "{prefix} ")?;
+        }
+        let (inline, spilled): (&[Option<Name>], &[Name]) = match &self.names {
+            Names::Inline(names) => (names, &[]),
+            Names::Spilled(names) => (&[], names),
+        };
+        let all = inline.iter().flatten().chain(spilled);
+        for (i, name) in all.enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            f.write_str(name.as_str())?;
+        }
+        Ok(())
     }
 }

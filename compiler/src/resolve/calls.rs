@@ -3,7 +3,6 @@
 //! (`attempt`, an exhaustive `match`, or neither).
 
 use std::borrow::Cow;
-use std::rc::Rc;
 
 use crate::ast::{self, ExprKind};
 use crate::diag::{nearest, Diagnostic, Edit};
@@ -11,7 +10,7 @@ use crate::intern::Name;
 use crate::ir::{self, ActionId, FailureId, OpId, Owner, PkgId};
 use crate::span::Span;
 
-use super::body::{BodyKind, Cx, Escape, Typed, Why};
+use super::body::{BodyKind, Cx, Escape, Label, Typed, Why};
 use super::lookup::Found;
 use super::tables::{Callable, FnId, Ty};
 use super::Resolver;
@@ -634,7 +633,7 @@ impl<'r> Resolver<'r, '_> {
             }),
             transient: false,
             ty: result,
-            label: Label::write(kind, entity),
+            label: write_label(kind, entity),
             code: self.lower(|| Some(code::Fallible::Write(write))),
         })
     }
@@ -739,71 +738,9 @@ impl<'p> Params<'p> {
     }
 }
 
-/// How the author writes a callee (`stripe.customers.create`) or a write
-/// (`create Order`). Made for every call checked, so it keeps the names and
-/// spells them only when a message needs it.
-#[derive(Clone, Debug)]
-pub(super) struct Label {
-    /// The words before the name: `create`, `query required`.
-    prefix: Option<&'static str>,
-    names: Names,
-}
-
-/// A path's names: inline when short (every callee of a valid call).
-#[derive(Clone, Debug)]
-enum Names {
-    Inline([Option<Name>; 4]),
-    Spilled(Rc<[Name]>),
-}
-
-impl Label {
-    pub(super) fn of(path: &ast::Path) -> Label {
-        let names = match path.segments.as_slice() {
-            segs if segs.len() <= 4 => {
-                let mut inline = [None; 4];
-                for (slot, seg) in inline.iter_mut().zip(segs) {
-                    *slot = Some(seg.name);
-                }
-                Names::Inline(inline)
-            }
-            segs => Names::Spilled(segs.iter().map(|s| s.name).collect()),
-        };
-        Label {
-            prefix: None,
-            names,
-        }
-    }
-
-    fn write(kind: ir::WriteKind, entity: &ast::Path) -> Label {
-        Label::prefixed(write_word(kind), entity)
-    }
-
-    pub(super) fn prefixed(prefix: &'static str, path: &ast::Path) -> Label {
-        Label {
-            prefix: Some(prefix),
-            ..Label::of(path)
-        }
-    }
-}
-
-impl std::fmt::Display for Label {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(prefix) = self.prefix {
-            write!(f, "{prefix} ")?;
-        }
-        let (inline, spilled): (&[Option<Name>], &[Name]) = match &self.names {
-            Names::Inline(names) => (names, &[]),
-            Names::Spilled(names) => (&[], names),
-        };
-        let all = inline.iter().flatten().chain(spilled);
-        for (i, name) in all.enumerate() {
-            if i > 0 {
-                f.write_str(".")?;
-            }
-            f.write_str(name.as_str())?;
-        }
-        Ok(())
-    }
+/// The label of a write (`create Order`).
+fn write_label(kind: ir::WriteKind, entity: &ast::Path) -> Label {
+    Label::prefixed(write_word(kind), entity)
 }
 
 fn write_word(kind: ir::WriteKind) -> &'static str {

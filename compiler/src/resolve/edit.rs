@@ -20,20 +20,11 @@ use crate::load::LoadedProject;
 use crate::span::{FileId, Span};
 use std::collections::HashSet;
 
-/// What the last resolution left for the next one.
+/// The files and the context as the last resolution saw them.
 #[derive(Default)]
-pub struct Cache {
+pub(super) struct Seen {
     files: Vec<FileState>,
     context: Option<blake3::Hash>,
-    /// The last resolution's tables and diagnostics, for an edit that
-    /// keeps the context (`patch.rs`).
-    pub(super) kept: Option<super::patch::Kept>,
-    /// Whether the last resolution moved the one before it with an edit
-    /// (`patch.rs`) rather than resolving the app again.
-    pub patched: bool,
-    /// The bodies the last resolution checked: those an edit touched when
-    /// it was patched, every one when it was not.
-    pub checked: usize,
 }
 
 /// A file as the last resolution saw it.
@@ -62,7 +53,7 @@ pub(super) struct Edit {
     pub replaced: Vec<Replaced>,
 }
 
-impl Cache {
+impl Seen {
     /// Notes which files changed since the last resolution (`last`: there
     /// is one to move) and whether the context is the same.
     pub(super) fn begin(
@@ -75,8 +66,6 @@ impl Cache {
         let (context, replaced) = self.refresh(project, asts, syntax_files);
         let same_context = last && self.context == Some(context);
         self.context = Some(context);
-        self.patched = false;
-        self.checked = 0;
         Edit {
             same_context,
             replaced,

@@ -63,7 +63,7 @@ use crate::ir::{self, ActionId, FailureKind, Owner, PkgId, Program, TypeId};
 use crate::load::{LoadedPackage, LoadedProject};
 use crate::span::FileId;
 
-pub use edit::Cache;
+pub use patch::Cache;
 use tables::{ActionSig, Decl, FnSig, OpSig, TypeDef, UnitInfo};
 
 /// The tables every phase reads: the program being built, the scope units
@@ -323,9 +323,8 @@ fn run(
     match (cache, kept) {
         (Some(cache), Some(diags)) => {
             prog.context = ir::Revision::fresh();
-            cache.checked = facts.len();
-            let last = cache.kept.replace(patch::Kept::new(&mut b, facts, diags));
-            rayon::spawn(move || drop(last));
+            let checked = facts.len();
+            cache.keep(patch::Kept::new(&mut b, facts, diags), checked);
         }
         _ => {
             // The largest table owns nothing borrowed: another thread

@@ -22,11 +22,50 @@ use crate::ir::{self, ActionId, FnId, OpId, Program};
 use crate::load::LoadedProject;
 use crate::span::{FileId, Span};
 
-use super::edit::{Cache, Edit};
+use super::edit::{Edit, Seen};
 use super::relocate::{Change, Moves};
 use super::tables::{ActionSig, FnSig, OpSig, UnitInfo};
 use super::{drive, Builder, Tables};
 use crate::ir::spans::Spans;
+
+/// What the last resolution left for the next one.
+#[derive(Default)]
+pub struct Cache {
+    seen: Seen,
+    /// The last resolution's tables and diagnostics, when it was made for
+    /// the next edit.
+    kept: Option<Kept>,
+    /// Whether the last resolution moved the one before it with an edit
+    /// rather than resolving the app again.
+    pub patched: bool,
+    /// The bodies the last resolution checked: those an edit touched when
+    /// it was patched, every one when it was not.
+    pub checked: usize,
+}
+
+impl Cache {
+    /// What changed since the last resolution (`last`: there is one to
+    /// move).
+    pub(super) fn begin(
+        &mut self,
+        last: bool,
+        project: &LoadedProject,
+        asts: &[SourceFileAst],
+        syntax_files: &HashSet<FileId>,
+    ) -> Edit {
+        self.patched = false;
+        self.checked = 0;
+        self.seen.begin(last, project, asts, syntax_files)
+    }
+
+    /// Keeps what a fresh resolution that checked `checked` bodies leaves
+    /// for the next edit (the last one's is freed on another thread).
+    pub(super) fn keep(&mut self, kept: Kept, checked: usize) {
+        self.checked = checked;
+        let last = self.kept.replace(kept);
+        rayon::spawn(move || drop(last));
+    }
+}
 
 /// What a resolution keeps for the next edit: its tables without their
 /// borrows of the syntax trees, where each action, test and fixture was
@@ -191,7 +230,7 @@ pub(super) fn run(
                 old: (&old.text, &old.bodies),
                 new: (
                     &project.files.get(old.file).text,
-                    cache.bodies_of(old.file)?,
+                    cache.seen.bodies_of(old.file)?,
                 ),
             })
         })

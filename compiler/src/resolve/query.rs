@@ -15,8 +15,9 @@ use crate::ir::code;
 use crate::ir::{self, FailureId};
 use crate::span::Span;
 
+use super::body::Label;
 use super::body::{BodyKind, Cx, Typed};
-use super::calls::{Label, Outcome, Pending};
+use super::calls::{Outcome, Pending};
 use super::tables::{Bounds, FieldDef, Ty};
 use super::Resolver;
 

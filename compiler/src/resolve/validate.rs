@@ -12,8 +12,9 @@ use crate::ir::code;
 use crate::ir::{self, FailureKind};
 use crate::span::Span;
 
+use super::body::Label;
 use super::body::{Cx, Typed};
-use super::calls::{Label, Outcome, Pending};
+use super::calls::{Outcome, Pending};
 use super::tables::{Prim, Ty};
 use super::Resolver;
 
