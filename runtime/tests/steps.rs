@@ -1,6 +1,8 @@
 //! The step runtime against design section 9, one test per rule: the
 //! record, replay, time, a step in doubt, attempts, the mismatch answer,
-//! divergence, leases, the commit and the operator item.
+//! divergence, leases, the commit and the operator item. The rules that
+//! are one delivery against scripted answers, judged by its end and its
+//! counts, are rows of one table (`cases`), each named by its rule.
 
 use crate::support;
 
@@ -173,104 +175,6 @@ action stamped(req: OrderReq) fails pay.Declined -> Instant {
 }
 
 #[test]
-fn a_transient_failure_ends_the_attempt_and_the_call_is_sent_again() {
-    let app = App::new(FOUR);
-    let d = delivery(&app, "test:transient:1", "two", vec![order("o1", 10)]);
-    let store = MemStore::new();
-    // Three sends of step 2 answer `Unavailable` (its 3 attempts): the
-    // attempt ends retry-later, and the next one sends step 2 afresh.
-    let mut fake = app.fake(&[(
-        "pay.charges.create",
-        vec![
-            charge("ch_1", 10),
-            Scripted::Unavailable,
-            Scripted::Unavailable,
-            Scripted::Unavailable,
-            charge("ch_2", 11),
-        ],
-    )]);
-    let out = run(&app, &d, &store, &mut fake, None);
-    assert_eq!(out.end, End::Completed(text("ch_2")), "{out:#?}");
-    assert_eq!(out.attempts, 2);
-    assert_eq!(fake.effects_of("pay.charges.create"), 2);
-}
-
-#[test]
-fn in_use_is_waited_on_within_attempts_then_ends_the_attempt() {
-    let app = App::new(FOUR);
-    let mut d = delivery(&app, "test:in_use:1", "two", vec![order("o1", 10)]);
-    d.attempts = 1;
-    let store = MemStore::new();
-    let mut fake = app.fake(&[(
-        "pay.charges.create",
-        vec![charge("ch_1", 10), Scripted::InUse],
-    )]);
-    let out = run(&app, &d, &store, &mut fake, None);
-    let End::RetryLater(why) = &out.end else {
-        panic!("{out:#?}");
-    };
-    assert!(why.contains("in use"), "{why}");
-    // Step 2 was sent its 3 attempts, never more; it never failed.
-    assert_eq!(fake.sends.get("pay.charges.create"), Some(&4));
-    assert_eq!(
-        store.items(false).unwrap_or_default()[0].outcome,
-        DeliveryState::RetryLater
-    );
-}
-
-#[test]
-fn a_5xx_on_a_keyed_step_is_resent_unless_the_provider_replays_it() {
-    let source = "
-decline step.late_failure \"tests\"
-action plain(req: OrderReq) fails pay.Declined -> Text {
-    var a = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: 1 })
-    var b = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: 2 })
-    return b.id
-}
-
-decline step.late_failure \"tests\"
-action replayed(req: OrderReq) fails pay_replays.Declined -> Text {
-    var a = attempt pay_replays.charges.create(pay_replays.ChargeReq { order: req.id amount: 1 })
-    var b = attempt pay_replays.charges.create(pay_replays.ChargeReq { order: req.id amount: 2 })
-    return b.id
-}
-
-decline step.late_failure \"tests\"
-action new_key(req: OrderReq) fails pay_newkey.Declined -> Text {
-    var a = attempt pay_newkey.charges.create(pay_newkey.ChargeReq { order: req.id amount: 1 })
-    var b = attempt pay_newkey.charges.create(pay_newkey.ChargeReq { order: req.id amount: 2 })
-    return b.id
-}";
-    let app = App::new(source);
-    let script = || vec![charge("ch_1", 1), Scripted::ServerError, charge("ch_2", 2)];
-
-    // Without replays_failures: the 5xx is in doubt, resent under its key.
-    let d = delivery(&app, "test:5xx:1", "plain", vec![order("o1", 1)]);
-    let mut fake = app.fake(&[("pay.charges.create", script())]);
-    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
-    assert_eq!(out.end, End::Completed(text("ch_2")), "{out:#?}");
-
-    // With replays_failures: the provider repeats the 5xx for the key until
-    // its window ends, so the step parks.
-    let d = delivery(&app, "test:5xx:2", "replayed", vec![order("o1", 1)]);
-    let mut fake = app.fake(&[("pay_replays.charges.create", script())]);
-    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
-    let End::Parked { step, why } = &out.end else {
-        panic!("{out:#?}");
-    };
-    assert_eq!(*step, 2);
-    assert!(why.contains("5xx"), "{why}");
-
-    // With new_key_on: answer, it is sent again under the next generation.
-    let d = delivery(&app, "test:5xx:3", "new_key", vec![order("o1", 1)]);
-    let mut fake = app.fake(&[("pay_newkey.charges.create", script())]);
-    let store = MemStore::new();
-    let out = run(&app, &d, &store, &mut fake, None);
-    assert_eq!(out.end, End::Completed(text("ch_2")), "{out:#?}");
-    assert_eq!(fake.effects_of("pay_newkey.charges.create"), 2);
-}
-
-#[test]
 fn the_mismatch_answer_holds_the_delivery_as_diverged() {
     let app = App::new(FOUR);
     let d = delivery(&app, "test:mismatch:1", "two", vec![order("o1", 10)]);
@@ -302,100 +206,12 @@ fn the_mismatch_answer_holds_the_delivery_as_diverged() {
     assert!(why.contains("different request"), "{why}");
 }
 
-#[test]
-fn a_read_answered_5xx_is_retried_then_fails_unavailable() {
-    let app = App::new(
-        "
-action read(req: OrderReq) -> Bool {
-    return match pay.charges.get(pay.ChargeReq { order: req.id amount: 1 }) {
-        success(c) => true
-        failure Unavailable => false
-    }
-}",
-    );
-    let d = delivery(&app, "test:read:1", "read", vec![order("o1", 1)]);
-    let mut fake = app.fake(&[("pay.charges.get", vec![Scripted::ServerError])]);
-    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
-    assert_eq!(out.end, End::Completed(Value::Bool(false)));
-    assert_eq!(fake.sends.get("pay.charges.get"), Some(&3));
-}
-
 /// One unkeyed changing call, alone in its action.
 const RECEIPT: &str = "
 action receipt(req: OrderReq) -> Text {
     var r = attempt pay.receipts.send(pay.ChargeReq { order: req.id amount: 1 })
     return r.id
 }";
-
-#[test]
-fn the_lone_unkeyed_call_parks_when_in_doubt() {
-    let app = App::new(RECEIPT);
-    let d = delivery(&app, "test:unkeyed:1", "receipt", vec![order("o1", 1)]);
-    let mut fake = app.fake(&[(
-        "pay.receipts.send",
-        vec![Scripted::Lost(Box::new(charge("r_1", 1)))],
-    )]);
-    let store = MemStore::new();
-    let out = run(&app, &d, &store, &mut fake, None);
-    let End::Parked { step, .. } = &out.end else {
-        panic!("{out:#?}");
-    };
-    assert_eq!(*step, 1);
-    assert_eq!(
-        fake.effects_of("pay.receipts.send"),
-        1,
-        "it acted once, never twice"
-    );
-    // A single call keeps dispatch metadata only: no fingerprint, no answer.
-    let record = store.record_of(&d.id).expect("kept");
-    assert_eq!(record.mode, jadpo_runtime::record::Mode::Dispatch);
-    assert!(record.steps.iter().all(|s| s.fingerprint.is_none()));
-}
-
-/// `spec/package-manifest.md`, "What `attempts` counts": the provider's
-/// `attempts: 3` never repeats a changing call answered 5xx within an
-/// attempt, so an unkeyed one cannot act twice.
-#[test]
-fn an_unkeyed_changing_call_answered_5xx_is_never_sent_again() {
-    let app = App::new(RECEIPT);
-    assert_eq!(app.program.op(app.op("pay.receipts.send")).attempts, 3);
-    let d = delivery(&app, "test:unkeyed:5xx", "receipt", vec![order("o1", 1)]);
-    let mut fake = app.fake(&[(
-        "pay.receipts.send",
-        vec![Scripted::ServerError, charge("r_2", 1)],
-    )]);
-    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
-    let End::Parked { step, .. } = &out.end else {
-        panic!("{out:#?}");
-    };
-    assert_eq!(*step, 1);
-    assert_eq!(fake.sends.get("pay.receipts.send"), Some(&1), "sent once");
-}
-
-#[test]
-fn a_keyed_false_step_in_doubt_is_sent_again_as_it_is() {
-    let app = App::new(
-        "
-decline step.late_failure \"tests\"
-action tagged(req: OrderReq) fails pay.Declined -> Text {
-    var a = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: 1 })
-    var t = attempt pay.tags.put(pay.ChargeReq { order: req.id amount: 2 })
-    return t.id
-}",
-    );
-    let d = delivery(&app, "test:put:1", "tagged", vec![order("o1", 1)]);
-    let mut fake = app.fake(&[
-        ("pay.charges.create", vec![charge("ch_1", 1)]),
-        (
-            "pay.tags.put",
-            vec![Scripted::Lost(Box::new(charge("t_1", 2))), charge("t_1", 2)],
-        ),
-    ]);
-    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
-    assert_eq!(out.end, End::Completed(text("t_1")), "{out:#?}");
-    // The same request again to a `keyed: false` operation is no new effect.
-    assert_eq!(fake.effects_of("pay.tags.put"), 1);
-}
 
 #[test]
 fn answers_are_recorded_encrypted() {
@@ -424,23 +240,276 @@ fn answers_are_recorded_encrypted() {
 }
 
 #[test]
-fn a_call_that_did_not_act_is_not_in_doubt() {
-    // The lone unkeyed call: `Unavailable` three times (its attempts) says
-    // it did not act, so the next attempt sends it again instead of
-    // parking it as outcome_unknown.
+fn a_lone_call_keeps_dispatch_metadata_only() {
     let app = App::new(RECEIPT);
-    let d = delivery(&app, "test:did_not_act:1", "receipt", vec![order("o1", 1)]);
+    let d = delivery(&app, "test:unkeyed:1", "receipt", vec![order("o1", 1)]);
     let mut fake = app.fake(&[(
         "pay.receipts.send",
-        vec![
-            Scripted::Unavailable,
-            Scripted::RateLimited,
-            Scripted::Unavailable,
-            charge("r_1", 1),
-        ],
+        vec![Scripted::Lost(Box::new(charge("r_1", 1)))],
     )]);
-    let out = run(&app, &d, &MemStore::new(), &mut fake, None);
-    assert_eq!(out.end, End::Completed(text("r_1")), "{out:#?}");
-    assert_eq!(out.attempts, 2);
-    assert_eq!(fake.effects_of("pay.receipts.send"), 1);
+    let store = MemStore::new();
+    let out = run(&app, &d, &store, &mut fake, None);
+    assert!(matches!(out.end, End::Parked { .. }), "{out:#?}");
+    // A single call keeps dispatch metadata only: no fingerprint, no answer.
+    let record = store.record_of(&d.id).expect("kept");
+    assert_eq!(record.mode, jadpo_runtime::record::Mode::Dispatch);
+    assert!(record.steps.iter().all(|s| s.fingerprint.is_none()));
+}
+
+/// Two calls of one operation, with and without the provider's
+/// `replays_failures` and `new_key_on: answer`.
+const FIVE_XX: &str = "
+decline step.late_failure \"tests\"
+action plain(req: OrderReq) fails pay.Declined -> Text {
+    var a = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: 1 })
+    var b = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: 2 })
+    return b.id
+}
+
+decline step.late_failure \"tests\"
+action replayed(req: OrderReq) fails pay_replays.Declined -> Text {
+    var a = attempt pay_replays.charges.create(pay_replays.ChargeReq { order: req.id amount: 1 })
+    var b = attempt pay_replays.charges.create(pay_replays.ChargeReq { order: req.id amount: 2 })
+    return b.id
+}
+
+decline step.late_failure \"tests\"
+action new_key(req: OrderReq) fails pay_newkey.Declined -> Text {
+    var a = attempt pay_newkey.charges.create(pay_newkey.ChargeReq { order: req.id amount: 1 })
+    var b = attempt pay_newkey.charges.create(pay_newkey.ChargeReq { order: req.id amount: 2 })
+    return b.id
+}";
+
+/// A read that turns `Unavailable` into `false`.
+const READ: &str = "
+action read(req: OrderReq) -> Bool {
+    return match pay.charges.get(pay.ChargeReq { order: req.id amount: 1 }) {
+        success(c) => true
+        failure Unavailable => false
+    }
+}";
+
+/// A keyed call, then a call of a `keyed: false` operation.
+const TAGGED: &str = "
+decline step.late_failure \"tests\"
+action tagged(req: OrderReq) fails pay.Declined -> Text {
+    var a = attempt pay.charges.create(pay.ChargeReq { order: req.id amount: 1 })
+    var t = attempt pay.tags.put(pay.ChargeReq { order: req.id amount: 2 })
+    return t.id
+}";
+
+/// How a delivery must end.
+#[derive(Debug)]
+enum Want {
+    Text(&'static str),
+    Bool(bool),
+    /// Retry-later, the reason holding the words.
+    RetryLater(&'static str),
+    /// Parked at the step, the reason holding the words.
+    Parked(u32, &'static str),
+}
+
+/// One delivery of `action` in `source` against scripted answers, and what
+/// section 9 says of it: its end, and the sends, effects and attempts
+/// counted (`None`: not judged).
+struct Case {
+    rule: &'static str,
+    source: &'static str,
+    action: &'static str,
+    scripts: Vec<(&'static str, Vec<Scripted>)>,
+    attempts: Option<u32>,
+    want: Want,
+    sends: Option<(&'static str, u32)>,
+    effects: Option<(&'static str, usize)>,
+    attempts_run: Option<u32>,
+}
+
+fn case(rule: &'static str, source: &'static str, action: &'static str, want: Want) -> Case {
+    Case {
+        rule,
+        source,
+        action,
+        scripts: Vec::new(),
+        attempts: None,
+        want,
+        sends: None,
+        effects: None,
+        attempts_run: None,
+    }
+}
+
+impl Case {
+    fn script(mut self, op: &'static str, answers: Vec<Scripted>) -> Case {
+        self.scripts.push((op, answers));
+        self
+    }
+    fn sends(mut self, op: &'static str, n: u32) -> Case {
+        self.sends = Some((op, n));
+        self
+    }
+    fn effects(mut self, op: &'static str, n: usize) -> Case {
+        self.effects = Some((op, n));
+        self
+    }
+}
+
+fn cases() -> Vec<Case> {
+    use Scripted::{InUse, Lost, RateLimited, ServerError, Unavailable};
+    let create = "pay.charges.create";
+    let receipt = "pay.receipts.send";
+    vec![
+        Case {
+            attempts_run: Some(2),
+            ..case(
+                "a transient failure ends the attempt; the call is sent again",
+                FOUR,
+                "two",
+                Want::Text("ch_2"),
+            )
+            .script(
+                create,
+                vec![
+                    charge("ch_1", 10),
+                    Unavailable,
+                    Unavailable,
+                    Unavailable,
+                    charge("ch_2", 11),
+                ],
+            )
+            .effects(create, 2)
+        },
+        Case {
+            attempts: Some(1),
+            ..case(
+                "in_use is waited on within attempts, then ends the attempt",
+                FOUR,
+                "two",
+                Want::RetryLater("in use"),
+            )
+            .script(create, vec![charge("ch_1", 10), InUse])
+            .sends(create, 4)
+        },
+        case(
+            "a 5xx on a keyed step is in doubt, sent again under its key",
+            FIVE_XX,
+            "plain",
+            Want::Text("ch_2"),
+        )
+        .script(
+            create,
+            vec![charge("ch_1", 1), ServerError, charge("ch_2", 2)],
+        ),
+        case(
+            "a provider that replays failures repeats the 5xx: the step parks",
+            FIVE_XX,
+            "replayed",
+            Want::Parked(2, "5xx"),
+        )
+        .script(
+            "pay_replays.charges.create",
+            vec![charge("ch_1", 1), ServerError, charge("ch_2", 2)],
+        ),
+        case(
+            "new_key_on: answer sends it again under the next generation",
+            FIVE_XX,
+            "new_key",
+            Want::Text("ch_2"),
+        )
+        .script(
+            "pay_newkey.charges.create",
+            vec![charge("ch_1", 1), ServerError, charge("ch_2", 2)],
+        )
+        .effects("pay_newkey.charges.create", 2),
+        case(
+            "a read answered 5xx is retried, then fails Unavailable",
+            READ,
+            "read",
+            Want::Bool(false),
+        )
+        .script("pay.charges.get", vec![ServerError])
+        .sends("pay.charges.get", 3),
+        case(
+            "the lone unkeyed call parks when in doubt, having acted once",
+            RECEIPT,
+            "receipt",
+            Want::Parked(1, ""),
+        )
+        .script(receipt, vec![Lost(Box::new(charge("r_1", 1)))])
+        .effects(receipt, 1),
+        case(
+            "an unkeyed changing call answered 5xx is never sent again",
+            RECEIPT,
+            "receipt",
+            Want::Parked(1, ""),
+        )
+        .script(receipt, vec![ServerError, charge("r_2", 1)])
+        .sends(receipt, 1),
+        case(
+            "a keyed: false step in doubt is sent again as it is",
+            TAGGED,
+            "tagged",
+            Want::Text("t_1"),
+        )
+        .script(create, vec![charge("ch_1", 1)])
+        .script(
+            "pay.tags.put",
+            vec![Lost(Box::new(charge("t_1", 2))), charge("t_1", 2)],
+        )
+        .effects("pay.tags.put", 1),
+        Case {
+            attempts_run: Some(2),
+            ..case(
+                "a call that did not act is not in doubt: sent again next attempt",
+                RECEIPT,
+                "receipt",
+                Want::Text("r_1"),
+            )
+            .script(
+                receipt,
+                vec![Unavailable, RateLimited, Unavailable, charge("r_1", 1)],
+            )
+            .effects(receipt, 1)
+        },
+    ]
+}
+
+/// Each answer of a provider, one delivery each, ends as section 9 says.
+#[test]
+fn each_answer_ends_its_delivery_as_the_design_says() {
+    let mut failures = Vec::new();
+    for (i, c) in cases().into_iter().enumerate() {
+        let app = App::new(c.source);
+        let mut d = delivery(
+            &app,
+            &format!("test:case:{i}"),
+            c.action,
+            vec![order("o1", 10)],
+        );
+        if let Some(n) = c.attempts {
+            d.attempts = n;
+        }
+        let mut fake = app.fake(&c.scripts);
+        let out = run(&app, &d, &MemStore::new(), &mut fake, None);
+        let ended = match (&c.want, &out.end) {
+            (Want::Text(t), End::Completed(v)) => *v == text(t),
+            (Want::Bool(b), End::Completed(v)) => *v == Value::Bool(*b),
+            (Want::RetryLater(words), End::RetryLater(why)) => why.contains(words),
+            (Want::Parked(at, words), End::Parked { step, why }) => {
+                step == at && why.contains(words)
+            }
+            _ => false,
+        };
+        let counted = [
+            c.sends.is_none_or(|(op, n)| fake.sends.get(op) == Some(&n)),
+            c.effects.is_none_or(|(op, n)| fake.effects_of(op) == n),
+            c.attempts_run.is_none_or(|n| out.attempts == n),
+        ];
+        if !ended || counted.contains(&false) {
+            failures.push(format!(
+                "{}: wanted {:?}, sends {:?}, effects {:?}, attempts {:?}; got {:?}, sends {:?}, attempts {}",
+                c.rule, c.want, c.sends, c.effects, c.attempts_run, out.end, fake.sends, out.attempts
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
