@@ -76,19 +76,13 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
     // A fixture's fakes answer behind the fake provider server, so every
     // call with a binding goes over HTTP as it would in production; the
     // calls without one are answered in process.
-    let providers = match fixture {
+    let (providers, fakes_at) = match fixture {
         Some(_) => {
-            let fake = Arc::new(SharedFake::journaled(
-                prepared.scripts.clone(),
-                build.program,
-                &journal,
-            )?);
-            let server = jadpo_server::fake_server::start(fake.clone(), build.program)?;
-            HttpProviders::new(config.clone())
-                .with_fake_server(server.url())
-                .with_unbound(fake)
+            let fake = SharedFake::journaled(prepared.scripts.clone(), build.program, &journal)?;
+            let (providers, url) = behind_fake_server(Arc::new(fake), build.program, &config)?;
+            (providers, Some(url))
         }
-        None => HttpProviders::new(config.clone()),
+        None => (HttpProviders::new(config.clone()), None),
     };
     let providers = Arc::new(providers);
     let settings = Settings {
@@ -124,7 +118,10 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         tls: None,
     };
     run_server(&engine, auth, roles, edge, GRACE, extra, |address| {
-        announce(&*listing, build, address, fixture_name.as_deref(), &db)
+        announce(&*listing, build, address, fixture_name.as_deref(), &db);
+        if let Some(url) = &fakes_at {
+            listing.note(&fake_server_line(url));
+        }
     })
 }
 
@@ -471,6 +468,27 @@ fn stamp(dir: &Path) -> Vec<(PathBuf, u64, Option<std::time::SystemTime>)> {
     }
     out.sort();
     out
+}
+
+/// Providers that send every call with a binding over HTTP to a fake
+/// provider server on loopback answering from `fake` (as production would
+/// send it to the provider), and answer the calls without one in process.
+pub(crate) fn behind_fake_server(
+    fake: Arc<SharedFake>,
+    program: &'static jadpo_compiler::ir::Program,
+    config: &BTreeMap<Name, Value>,
+) -> Result<(HttpProviders, String), String> {
+    let server = jadpo_server::fake_server::start(fake.clone(), program)?;
+    let providers = HttpProviders::new(config.clone())
+        .with_fake_server(server.url())
+        .with_unbound(fake);
+    Ok((providers, server.url()))
+}
+
+/// The line that says where the fake provider server answers (its
+/// `/__jadpo/effects` lists what the fakes did).
+pub(crate) fn fake_server_line(url: &str) -> String {
+    format!("fake providers at {url} (effects at {url}/__jadpo/effects)")
 }
 
 /// The fixture whose fakes answer: `--fakes NAME`, else `dev`.

@@ -24,7 +24,10 @@ use jadpo_server::store::{Apply, OpenOptions};
 
 use crate::bundle::Bundle;
 use crate::cli::{LogFormat, MigrateMode, ServeArgs};
-use crate::dev::{config_values, fakes_fixture, run_server, the_store, Edge, Env, Roles};
+use crate::dev::{
+    behind_fake_server, config_values, fake_server_line, fakes_fixture, run_server, the_store,
+    Edge, Env, Roles,
+};
 
 pub fn run(args: &ServeArgs) -> u8 {
     match serve(args) {
@@ -96,12 +99,18 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
     let store = open_store(&program, &plan, args)?;
     let auth = Auth::from_env(|k| env.get(k))?;
     let build = Build::new(program, plan);
-    let providers: Arc<dyn Providers> = match scripts {
-        Some(scripts) => Arc::new(match &args.fakes_journal {
-            Some(path) => SharedFake::journaled(scripts, build.program, Path::new(path))?,
-            None => SharedFake::new(scripts),
-        }),
-        None => Arc::new(HttpProviders::new(config.clone())),
+    // Fakes answer behind the fake provider server, as in `jadpo dev`: the
+    // calls go over HTTP as they would to the providers.
+    let (providers, fakes_at): (Arc<dyn Providers>, _) = match scripts {
+        Some(scripts) => {
+            let fake = match &args.fakes_journal {
+                Some(path) => SharedFake::journaled(scripts, build.program, Path::new(path))?,
+                None => SharedFake::new(scripts),
+            };
+            let (providers, url) = behind_fake_server(Arc::new(fake), build.program, &config)?;
+            (Arc::new(providers), Some(url))
+        }
+        None => (Arc::new(HttpProviders::new(config.clone())), None),
     };
     if build.routes.iter().any(|r| r.auth_required) && !auth.configured() {
         return Err(
@@ -138,6 +147,9 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
             "jadpo serve: build {id} of `{}` on {scheme}://{address} (runner {})",
             build.program.app.name, engine.settings.runner
         ));
+        if let Some(url) = &fakes_at {
+            listing.note(&fake_server_line(url));
+        }
     })
 }
 

@@ -163,3 +163,37 @@ fn serve_answers_https_with_its_certificate() {
     assert_eq!(answer.ok(), Some(202));
     assert_eq!(plain, None);
 }
+
+/// `jadpo serve --fakes` sends the provider calls over HTTP to a fake
+/// provider server on loopback, as `jadpo dev` does, and says where it is:
+/// the refund a route made is in that server's effects.
+#[test]
+fn serve_fakes_answer_behind_the_fake_provider_server() {
+    let dir = scratch("serve-fake-server");
+    let bundle = dir.join("build");
+    build(&bundle);
+    let store = format!("sqlite:{}", dir.join("app.sqlite").display());
+    let server = spawn(serve(&bundle, &store)).unwrap_or_else(|e| panic!("{e}"));
+    let answer = server.request(
+        "POST",
+        "/refunds",
+        &[("idempotency-key", "fake-server-1")],
+        r#"{"charge":"ch_1"}"#,
+    );
+    assert_eq!(answer, Some((200, "true".to_string())));
+    let lines = server
+        .wait_for("fake providers at http://127.0.0.1:", 10)
+        .unwrap_or_else(|| panic!("serve did not say where its fakes answer"));
+    let port: u16 = lines
+        .first()
+        .and_then(|l| l.split("http://127.0.0.1:").nth(1))
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {lines:?}"));
+    let bytes = crate::server_support::request_bytes("GET", "/__jadpo/effects", &[], "", b"");
+    let (status, _, effects) = crate::server_support::raw_to(port, &bytes)
+        .unwrap_or_else(|| panic!("the fake provider server did not answer"));
+    assert_eq!(status, 200, "{effects}");
+    assert!(effects.contains("stripe.refunds.create"), "{effects}");
+    server.stop();
+}
