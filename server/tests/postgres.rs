@@ -111,3 +111,29 @@ fn a_store_set_up_by_a_newer_jadpo_is_refused() {
     };
     assert_eq!(e.kind, ErrorKind::NewerSchema, "{e}");
 }
+
+/// Design section 18: one process at a time leads the schedules (the
+/// advisory lock on a connection of its own); it keeps leading while it
+/// lives, and another takes over once it is gone.
+#[test]
+fn one_process_leads_the_schedules_and_another_takes_over() {
+    let Some(url) = postgres_url() else { return };
+    let app = format!("t{}_leader", std::process::id());
+    let (a, b) = (store(&url, &app), store(&url, &app));
+    assert!(a.lead_schedules(), "the first to ask leads");
+    assert!(!b.lead_schedules(), "a second leader while the first lives");
+    assert!(a.lead_schedules(), "the leader keeps leading");
+    assert!(!b.lead_schedules());
+    // Another app's schedules have a leader of their own.
+    let other = store(&url, &format!("t{}_other", std::process::id()));
+    assert!(other.lead_schedules());
+    drop(a);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !b.lead_schedules() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no process took the lead within 10 s of the leader's end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

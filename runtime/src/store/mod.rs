@@ -134,6 +134,14 @@ pub trait Queue {
     /// The events inserted, oldest first, at most `limit`, each with its
     /// deliveries in id order.
     fn events(&self, limit: usize) -> Result<Vec<Outboxed>>;
+
+    /// Whether this process leads the schedules (design section 18): only
+    /// the leader offers ticks. A store one process owns always leads; a
+    /// shared one elects one process at a time, and another takes over
+    /// once the leader is gone.
+    fn lead_schedules(&self) -> bool {
+        true
+    }
 }
 
 /// Idempotency-Key claims of routes.

@@ -1,8 +1,9 @@
 //! Schedules (design section 18): `every D` fires at the ticks `k·D` since
-//! the Unix epoch. Every second each process offers the latest tick of
-//! each schedule to the store, which takes it once (`Queue::tick`): missed
-//! ticks collapse into the latest, and any number of processes make one
-//! delivery per tick.
+//! the Unix epoch. Every second the leader (`Queue::lead_schedules`: on
+//! Postgres, the process holding an advisory lock) offers the latest tick
+//! of each schedule to the store, which takes it once (`Queue::tick`):
+//! missed ticks collapse into the latest, and any number of processes make
+//! one delivery per tick.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -69,7 +70,11 @@ pub fn start(engine: Arc<Engine>) -> std::io::Result<JoinHandle<()>> {
         .name("jadpo-schedules".into())
         .spawn(move || {
             while !engine.stopping() {
-                tick_all(&engine);
+                // Only the leader offers ticks; the store's tick check
+                // keeps them once each even if two ever lead at once.
+                if engine.store.lead_schedules() {
+                    tick_all(&engine);
+                }
                 for _ in 0..10 {
                     if engine.stopping() {
                         return;

@@ -36,6 +36,9 @@ pub struct PostgresStore {
     pool: Pool,
     /// What connects, for the LISTEN connection of its own.
     config: tokio_postgres::Config,
+    /// The connection that holds the schedules' leader lock, once this
+    /// process holds it, or tries for it (see [`Queue::lead_schedules`]).
+    leader: std::sync::Mutex<Leader>,
     /// What opening it set up.
     pub migrated: Migrated,
 }
@@ -164,6 +167,22 @@ impl Conn for Sql<'_, '_> {
     }
 }
 
+/// The schedules' leader: its lock's connection, and whether it holds the
+/// lock.
+#[derive(Default)]
+struct Leader {
+    client: Option<tokio_postgres::Client>,
+    leads: bool,
+}
+
+/// The advisory lock key of the schedules of `app`'s store `store`.
+fn leader_key(app: &str, store: &str) -> i64 {
+    let hash = blake3::hash(format!("jadpo schedules {app} {store}").as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&hash.as_bytes()[..8]);
+    i64::from_le_bytes(bytes)
+}
+
 /// The database's clock, in the runtime's [`Instant`].
 const NOW: &str = "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint";
 
@@ -216,6 +235,7 @@ impl PostgresStore {
             rt,
             pool,
             config,
+            leader: std::sync::Mutex::new(Leader::default()),
             migrated: Migrated::default(),
         };
         store.migrated = store.setup(&db_schema, apply)?;
@@ -407,6 +427,46 @@ impl Queue for PostgresStore {
         _now: Instant,
     ) -> Result<(), Fenced> {
         self.tx(|cx| ops::release(cx, delivery, lease, next))
+    }
+
+    /// The leader holds a session advisory lock (`pg_try_advisory_lock`)
+    /// on a connection of its own, keyed by the app and store: it leads
+    /// while that connection lives. The others try again on their own
+    /// connection each time they are asked (every second).
+    fn lead_schedules(&self) -> bool {
+        let Ok(mut leader) = self.leader.lock() else {
+            return false;
+        };
+        if leader.leads && leader.client.as_ref().is_some_and(|c| !c.is_closed()) {
+            return true;
+        }
+        leader.leads = false;
+        let key = leader_key(&self.schema.app, &self.name);
+        let config = self.config.clone();
+        let held = leader.client.take().filter(|c| !c.is_closed());
+        let tried = self.rt.block_on(async move {
+            let client = match held {
+                Some(client) => client,
+                None => {
+                    let (client, connection) = config.connect(NoTls).await.ok()?;
+                    tokio::spawn(connection);
+                    client
+                }
+            };
+            let row = client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                .await
+                .ok()?;
+            Some((row.get::<_, bool>(0), client))
+        });
+        match tried {
+            Some((leads, client)) => {
+                leader.leads = leads;
+                leader.client = Some(client);
+                leads
+            }
+            None => false,
+        }
     }
 
     fn tick(
