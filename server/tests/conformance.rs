@@ -1167,3 +1167,40 @@ fn an_open_route_claim_lapses_after_a_day_and_its_record_becomes_an_item() {
         );
     });
 }
+
+/// Design section 17: every record write of a shared store first extends
+/// the delivery's lease where its generation matches, so a runner that
+/// writes keeps its lease between heartbeats and is not rescued. (The
+/// memory store serves one test process, whose leases lapse only as the
+/// tests' clock says.)
+#[test]
+fn a_record_write_extends_the_lease() {
+    each("fenced-extends", |label, store| {
+        if label.ends_with("memory") {
+            return;
+        }
+        store
+            .enqueue(&[delivery("d1", "default", 0, later(now(), -1000))], now())
+            .unwrap();
+        let claimed = store
+            .claim(&ClaimRequest {
+                queues: vec![],
+                max: 1,
+                lease_ms: 1_000,
+                runner: "r1".into(),
+                now: now(),
+            })
+            .unwrap();
+        let lease = claimed[0].lease;
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        store
+            .put_step("d1", &lease, &record(), &step(1, true))
+            .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+        // Past the first lease's end, within the one the write extended.
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        assert!(
+            claim_all(&*store, &[], 1, 60_000).is_empty(),
+            "{label}: a runner that wrote its record was rescued"
+        );
+    });
+}

@@ -447,6 +447,7 @@ impl Queue for MemStore {
                 lease: Lease {
                     generation: r.lease_generation,
                     until: until(now, request.lease_ms),
+                    ms: request.lease_ms,
                 },
                 delivery: r.clone(),
                 rescued,
@@ -482,6 +483,7 @@ impl Queue for MemStore {
         Ok(Some(Lease {
             generation,
             until: lease_until,
+            ms: lease_ms,
         }))
     }
 
@@ -503,6 +505,7 @@ impl Queue for MemStore {
         Ok(Lease {
             generation: lease.generation,
             until,
+            ms: lease_ms,
         })
     }
 

@@ -99,11 +99,13 @@ impl From<StoreError> for Fenced {
 }
 
 /// A runner's claim on a delivery: the generation every record write and
-/// the commit check, and until when it holds (the store's clock).
+/// the commit check, until when it holds (the store's clock), and how long
+/// a lease is (each fenced write of a shared store extends it by that).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lease {
     pub generation: u64,
     pub until: Instant,
+    pub ms: u64,
 }
 
 /// A delivery's state (design section 14.3): the follow-up unique states,

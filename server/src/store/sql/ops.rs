@@ -32,15 +32,22 @@ fn until(now: Instant, lease_ms: u64) -> Instant {
     Instant(now.0 + i128::from(lease_ms) * 1_000_000)
 }
 
-/// The first statement of a fenced operation: touches the delivery where
-/// its lease generation is the caller's. `false`: the lease is lost.
+/// The first statement of a fenced operation (design section 17): extends
+/// the delivery's `lease_until` by a lease where its lease generation is
+/// the caller's, so a runner that writes keeps its lease between
+/// heartbeats. `false`: the lease is lost.
 fn fence(cx: &mut Cx<'_>, delivery: &str, lease: &Lease) -> Res<bool> {
+    let until = until(cx.now, lease.ms);
     let n = cx.exec(
         &format!(
-            "UPDATE {} SET lease_gen = lease_gen WHERE id = $1 AND lease_gen = $2",
+            "UPDATE {} SET lease_until = $3 WHERE id = $1 AND lease_gen = $2",
             cx.t("jadpo_delivery")
         ),
-        &[P::text(delivery), P::Int(lease.generation as i64)],
+        &[
+            P::text(delivery),
+            P::Int(lease.generation as i64),
+            time(until),
+        ],
     )?;
     Ok(n == 1)
 }
@@ -690,6 +697,7 @@ pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
             lease: Lease {
                 generation: delivery.lease_generation,
                 until: lease_until,
+                ms: request.lease_ms,
             },
             delivery,
             rescued,
@@ -746,6 +754,7 @@ pub fn take(cx: &mut Cx<'_>, id: &str, lease_ms: u64) -> Res<Option<Lease>> {
     Ok(Some(Lease {
         generation: d.lease_generation,
         until: lease_until,
+        ms: lease_ms,
     }))
 }
 
@@ -768,6 +777,7 @@ pub fn heartbeat(cx: &mut Cx<'_>, id: &str, lease: &Lease, lease_ms: u64) -> Res
     Ok(Lease {
         generation: lease.generation,
         until: lease_until,
+        ms: lease_ms,
     })
 }
 
