@@ -133,7 +133,14 @@ pub fn analyse(program: &Program) -> Analysed {
 /// are unchanged since the last call, and keeping this run's for the next.
 /// Gives exactly what [`analyse`] gives.
 pub fn analyse_cached(program: &Program, cache: &mut Cache) -> Analysed {
-    crate::pool::install(|| run(program, Some(cache)))
+    let analysed = crate::pool::install(|| run(program, Some(&mut *cache)));
+    // Marks are per thread: the path is named here, on the caller's.
+    if cache.patched {
+        cov_mark::hit!(analysis_patches_the_last_one);
+    } else if cache.reused > 0 {
+        cov_mark::hit!(analysis_reuses_summaries);
+    }
+    analysed
 }
 
 /// What the last analysis leaves for the next: summaries (and follow-ups)
