@@ -199,22 +199,38 @@ fn module_edges(src: &Path) -> std::collections::BTreeSet<(String, String)> {
     for file in &files {
         let from = module_of(src, file);
         let text = std::fs::read_to_string(file).unwrap_or_default();
-        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for (at, _) in line.match_indices("crate::") {
-                let rest = line.get(at + "crate::".len()..).unwrap_or("");
-                let to: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                    .collect();
-                let is_module = !to.is_empty()
-                    && (src.join(&to).is_dir() || src.join(format!("{to}.rs")).is_file());
-                if is_module && to != from {
-                    edges.insert((from.clone(), to));
-                }
+        import_edges(&text, "crate::", src, &from, &mut edges);
+    }
+    edges
+}
+
+/// The modules of `dir` that `text` (of module `from`) names after
+/// `prefix` (`crate::`, `super::`), as edges from `from`; a longer run of
+/// `super::` than `prefix` is not counted.
+fn import_edges(
+    text: &str,
+    prefix: &str,
+    dir: &Path,
+    from: &str,
+    edges: &mut std::collections::BTreeSet<(String, String)>,
+) {
+    for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        for (at, _) in line.match_indices(prefix) {
+            if line.get(..at).is_some_and(|b| b.ends_with("super::")) {
+                continue;
+            }
+            let rest = line.get(at + prefix.len()..).unwrap_or("");
+            let to: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            let is_module = !to.is_empty()
+                && (dir.join(&to).is_dir() || dir.join(format!("{to}.rs")).is_file());
+            if is_module && to != from {
+                edges.insert((from.to_string(), to));
             }
         }
     }
-    edges
 }
 
 /// No crate's top-level modules import each other in a cycle, but for the
@@ -273,23 +289,7 @@ fn folder_edges(folder: &Path) -> std::collections::BTreeSet<(String, String)> {
         let depth = parts.len() - usize::from(parts.last().is_some_and(|p| p == "mod.rs"));
         let prefix = "super::".repeat(depth);
         let text = std::fs::read_to_string(file).unwrap_or_default();
-        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for (at, _) in line.match_indices(&prefix) {
-                if line.get(..at).is_some_and(|b| b.ends_with("super::")) {
-                    continue;
-                }
-                let rest = line.get(at + prefix.len()..).unwrap_or("");
-                let to: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-                    .collect();
-                let is_module = !to.is_empty()
-                    && (folder.join(&to).is_dir() || folder.join(format!("{to}.rs")).is_file());
-                if is_module && to != from {
-                    edges.insert((from.clone(), to));
-                }
-            }
-        }
+        import_edges(&text, &prefix, folder, &from, &mut edges);
     }
     edges
 }

@@ -46,6 +46,19 @@ fn claim_all(store: &dyn Store, queues: &[&str], max: usize, lease_ms: u64) -> V
         .collect()
 }
 
+/// What `runner` claims now with leases of `lease_ms`, one at most.
+fn claim_one(store: &dyn Store, runner: &str, lease_ms: u64) -> Vec<jadpo_runtime::store::Claimed> {
+    store
+        .claim(&ClaimRequest {
+            queues: vec![],
+            max: 1,
+            lease_ms,
+            runner: runner.into(),
+            now: now(),
+        })
+        .expect("a claim")
+}
+
 /// Enqueues `id` and takes its lease.
 fn leased(store: &dyn Store, id: &str) -> Lease {
     let past = later(now(), -1000);
@@ -467,27 +480,11 @@ fn a_lapsed_lease_is_rescued_with_a_higher_generation() {
         store
             .enqueue(&[delivery("d1", "default", 0, later(now(), -1000))], now())
             .unwrap();
-        let first = store
-            .claim(&ClaimRequest {
-                queues: vec![],
-                max: 1,
-                lease_ms: 1,
-                runner: "r1".into(),
-                now: now(),
-            })
-            .unwrap();
+        let first = claim_one(&*store, "r1", 1);
         assert_eq!(first.len(), 1, "{label}");
         assert!(!first[0].rescued, "{label}");
         std::thread::sleep(std::time::Duration::from_millis(30));
-        let second = store
-            .claim(&ClaimRequest {
-                queues: vec![],
-                max: 1,
-                lease_ms: 60_000,
-                runner: "r2".into(),
-                now: now(),
-            })
-            .unwrap();
+        let second = claim_one(&*store, "r2", 60_000);
         assert_eq!(second.len(), 1, "{label}");
         assert!(second[0].rescued, "{label}");
         assert!(
@@ -1182,16 +1179,7 @@ fn a_record_write_extends_the_lease() {
         store
             .enqueue(&[delivery("d1", "default", 0, later(now(), -1000))], now())
             .unwrap();
-        let claimed = store
-            .claim(&ClaimRequest {
-                queues: vec![],
-                max: 1,
-                lease_ms: 1_000,
-                runner: "r1".into(),
-                now: now(),
-            })
-            .unwrap();
-        let lease = claimed[0].lease;
+        let lease = claim_one(&*store, "r1", 1_000)[0].lease;
         std::thread::sleep(std::time::Duration::from_millis(700));
         store
             .put_step("d1", &lease, &record(), &step(1, true))
