@@ -12,7 +12,7 @@ use jadpo_runtime::value::Value;
 use jadpo_runtime::wire;
 
 const MANIFEST: &str = "app: bindings
-packages: { stripe: \"3\", github: \"1\", twilio: \"1\", postmark: \"1\", paypal: \"1\", adyen: \"1\" }
+packages: { stripe: \"3\", github: \"1\", twilio: \"1\", postmark: \"1\", paypal: \"2\", adyen: \"1\" }
 ";
 
 fn program() -> Program {

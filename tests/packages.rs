@@ -22,7 +22,7 @@ enum Sent {
 
 fn project() -> LoadedProject {
     let mem = MemLoader::new()
-        .with("app/jadpo.yaml", "app: facts\npackages:\n  stripe: \"3\"\n  adyen: \"1\"\n  paypal: \"1\"\n  postmark: \"1\"\n  twilio: \"1\"\n  github: \"1\"\n")
+        .with("app/jadpo.yaml", "app: facts\npackages:\n  stripe: \"3\"\n  adyen: \"1\"\n  paypal: \"2\"\n  postmark: \"1\"\n  twilio: \"1\"\n  github: \"1\"\n")
         .with("app/src/app.jadpo", "type Unused = Int\n");
     let p = load_project(&mem, "app").expect("the bundled packages load");
     let errors: Vec<_> = p.diagnostics.iter().filter(|d| d.is_error()).collect();
@@ -289,7 +289,7 @@ type StepsKey = Text { max_length: 128 }
 
 decline step.late_failure "a test of windows"
 action pay_and_refund(captured: paypal.CaptureId) fails paypal.InvalidOrder, paypal.CaptureMissing, paypal.AlreadyRefunded -> Unit {
-    attempt paypal.orders.create(paypal.OrderCreate { intent: capture amount: paypal.Money { currency_code: "EUR" value: "1.00" } })
+    attempt paypal.orders.create(paypal.OrderCreate { intent: CAPTURE purchase_units: [paypal.PurchaseUnit { amount: paypal.Money { currency_code: "EUR" value: "1.00" } }] })
     attempt paypal.captures.refund(paypal.RefundCreate { capture: captured })
 }
 
@@ -304,7 +304,7 @@ event Refund {
     let mem = MemLoader::new()
         .with(
             "app/jadpo.yaml",
-            "app: windows\npackages:\n  paypal: \"1\"\n",
+            "app: windows\npackages:\n  paypal: \"2\"\n",
         )
         .with("app/src/app.jadpo", source);
     let outcome = jadpo::check::check_app(&mem, "app");

@@ -11,7 +11,7 @@ fn first_party_packages_compile_cleanly() {
     let mem = MemLoader::new()
         .with(
             "app/jadpo.yaml",
-            "app: shop\npackages:\n  stripe: \"3\"\n  adyen: \"1\"\n  paypal: \"1\"\n  github: \"1\"\n  twilio: \"1\"\n  postmark: \"1\"\n",
+            "app: shop\npackages:\n  stripe: \"3\"\n  adyen: \"1\"\n  paypal: \"2\"\n  github: \"1\"\n  twilio: \"1\"\n  postmark: \"1\"\n",
         )
         .with("app/app.jadpo", "type Note = Text { max_length: 10 }\n");
     let compiled = compile(&mem, "app");

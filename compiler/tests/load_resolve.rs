@@ -317,7 +317,7 @@ fn a_registry_package_is_loaded_from_the_bytes_it_was_verified_on() {
 fn first_party_packages_load_without_diagnostics() {
     let mem = MemLoader::new().with(
         "app/jadpo.yaml",
-        "app: shop\npackages:\n  stripe: \"3\"\n  adyen: \"1\"\n  paypal: \"1\"\n  github: \"1\"\n  twilio: \"1\"\n  postmark: \"1\"\n",
+        "app: shop\npackages:\n  stripe: \"3\"\n  adyen: \"1\"\n  paypal: \"2\"\n  github: \"1\"\n  twilio: \"1\"\n  postmark: \"1\"\n",
     );
     let Ok(p) = load_project(&mem, "app") else {
         panic!("fatal")
