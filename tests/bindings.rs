@@ -268,6 +268,26 @@ fn documented_error_bodies_decode_to_the_packages_failures() {
             r#"{"error":{"message":"Invalid API Key provided: sk_test_****","type":"invalid_request_error"}}"#,
             "Misconfigured",
         ),
+        // GitHub answers its rate limits 403 as well as 429: the primary
+        // one's message and the secondary one's both say "rate limit".
+        (
+            "github.comments.create",
+            403,
+            r#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api","status":"403"}"#,
+            "RateLimited",
+        ),
+        (
+            "github.issues.get",
+            403,
+            r#"{"message":"API rate limit exceeded for installation ID 12345.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting","status":"403"}"#,
+            "RateLimited",
+        ),
+        (
+            "github.issues.create",
+            403,
+            r#"{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/issues/issues#create-an-issue","status":"403"}"#,
+            "Misconfigured",
+        ),
     ];
     for (op, status, body, want) in cases {
         let id = op_named(&program, op);

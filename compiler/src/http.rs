@@ -20,6 +20,29 @@ pub struct HttpProvider {
     pub errors: ErrorFields,
     /// The header that says how long to wait after a 429.
     pub retry_after: Option<String>,
+    /// Answers other than a 429 that say the caller is rate limited (a
+    /// provider that answers 403 for its limits).
+    pub rate_limited: Option<RateLimitedWhen>,
+}
+
+/// `rate_limited: { status: [403], code_contains: "rate limit" }`: an
+/// answer with one of the statuses whose error code (read at
+/// `errors.code`) holds the words is rate limited, as a 429 is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RateLimitedWhen {
+    pub statuses: Vec<u16>,
+    pub code_contains: String,
+}
+
+impl RateLimitedWhen {
+    /// Whether an answer of `status` with error code `code` is one.
+    pub fn matches(&self, status: u16, code: Option<&str>) -> bool {
+        self.statuses.contains(&status)
+            && code.is_some_and(|c| {
+                c.to_ascii_lowercase()
+                    .contains(&self.code_contains.to_ascii_lowercase())
+            })
+    }
 }
 
 /// The setting every binding takes without declaring it.

@@ -349,3 +349,35 @@ fn an_operation_http_without_the_providers_is_refused() {
     );
     insta::assert_snapshot!(package_diags(&yaml));
 }
+
+#[test]
+fn a_rate_limited_answer_other_than_429_is_declared_with_its_words() {
+    let yaml = HTTP_PROVIDER.replace(
+        "    errors: { code: /error/code }\n",
+        "    errors: { code: /error/code }\n    rate_limited: { status: [403], code_contains: \"rate limit\" }\n",
+    ) + "  email.send:\n    request: Email\n    changes: true\n    http: { method: POST, path: /email }\n";
+    insta::assert_snapshot!(package_diags(&yaml), @"(no diagnostics)");
+}
+
+/// `rate_limited` without its words, with empty words, with a status out
+/// of range, and without `errors.code` to read them from: one diagnostic
+/// each.
+#[test]
+fn rate_limited_mistakes_each_give_one_diagnostic() {
+    let op = "  email.send:\n    request: Email\n    changes: true\n    http: { method: POST, path: /email }\n";
+    let with = |rate: &str, errors: &str| {
+        HTTP_PROVIDER.replace(
+            "    errors: { code: /error/code }\n",
+            &format!("{errors}    rate_limited: {rate}\n"),
+        ) + op
+    };
+    let errors = "    errors: { code: /error/code }\n";
+    let cases = [
+        with("{ status: [403] }", errors),
+        with("{ status: [403], code_contains: \"  \" }", errors),
+        with("{ status: [700], code_contains: \"rate limit\" }", errors),
+        with("{ status: [403], code_contains: \"rate limit\" }", ""),
+    ];
+    let all: Vec<String> = cases.iter().map(|yaml| package_diags(yaml)).collect();
+    insta::assert_snapshot!(all.join("\n----\n"));
+}

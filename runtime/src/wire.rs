@@ -410,7 +410,7 @@ pub fn classify(program: &Program, op: OpId, status: u16, body: &[u8]) -> Answer
     if o.keyed && idem.is_some_and(|i| matches(&i.mismatch)) {
         return Answer::Mismatch;
     }
-    if status == 429 {
+    if status == 429 || rate_limited_otherwise(program, op, status, code.as_deref()) {
         return Answer::RateLimited;
     }
     if let Some(code) = &code {
@@ -439,6 +439,17 @@ pub fn classify(program: &Program, op: OpId, status: u16, body: &[u8]) -> Answer
             error_type.as_deref(),
         )),
     }
+}
+
+/// Whether the binding says an answer of `status` with error `code` is a
+/// rate limit though it is not a 429 (`provider.http.rate_limited`).
+fn rate_limited_otherwise(program: &Program, op: OpId, status: u16, code: Option<&str>) -> bool {
+    let package = program.package(program.op(op).package);
+    package
+        .http
+        .as_ref()
+        .and_then(|h| h.rate_limited.as_ref())
+        .is_some_and(|when| when.matches(status, code))
 }
 
 /// The operation's failure with this code, when the status is one it is

@@ -8,7 +8,7 @@ use super::yaml::{Node, Value};
 use crate::diag::Diagnostic;
 use crate::http::{
     base_url_problem, parse_path, Auth, Case, Encoding, ErrorFields, HttpProvider, HttpSetting,
-    Method, PathPart, BASE_URL,
+    Method, PathPart, RateLimitedWhen, BASE_URL,
 };
 use crate::manifest::{HttpOperationDecl, OperationDecl, Provider};
 use crate::span::{Span, Spanned};
@@ -21,6 +21,7 @@ const HTTP_KEYS: &[&str] = &[
     "case",
     "errors",
     "retry_after",
+    "rate_limited",
 ];
 const SETTING_KEYS: &[&str] = &["secret"];
 /// Every scheme's keys: which a scheme takes is checked after.
@@ -36,6 +37,7 @@ const AUTH_KEYS: &[&str] = &[
     "client_secret",
 ];
 const ERROR_KEYS: &[&str] = &["code", "type"];
+const RATE_LIMITED_KEYS: &[&str] = &["status", "code_contains"];
 const OPERATION_KEYS: &[&str] = &[
     "method",
     "path",
@@ -96,6 +98,22 @@ pub fn read_http_provider(
     let retry_after = fields
         .get("retry_after")
         .and_then(|n| read_header_name(r, n));
+    let rate_limited = fields
+        .entry("rate_limited")
+        .and_then(|(k, n)| read_rate_limited(r, k, n));
+    if let (Some((k, _)), true) = (fields.entry("rate_limited"), errors.code.is_none()) {
+        let span = r.span(k);
+        r.push(
+            Diagnostic::error(
+                "manifest.missing_key",
+                span,
+                "`rate_limited` reads the error code, but `errors` names no `code`",
+            )
+            .with_label("matched against the error code")
+            .with_reason("an answer is rate limited when its error code holds the words, so the code must be read from the body")
+            .with_help("add `errors: { code: /message }` (the JSON pointer of the provider's error code or message)"),
+        );
+    }
     let binding = HttpProvider {
         base_url: base_url?,
         auth,
@@ -104,6 +122,7 @@ pub fn read_http_provider(
         case,
         errors,
         retry_after,
+        rate_limited,
     };
     if let (Some(auth), Some((k, _))) = (&binding.auth, fields.entry("auth")) {
         let span = r.span(k);
@@ -389,6 +408,54 @@ fn read_errors(r: &mut Reader, node: &Node) -> ErrorFields {
         code: pointer("code"),
         error_type: pointer("type"),
     }
+}
+
+/// `rate_limited: { status: [403], code_contains: "rate limit" }`: both
+/// keys required; 429 is rate limited already and not listed.
+fn read_rate_limited(r: &mut Reader, key: &Node, node: &Node) -> Option<RateLimitedWhen> {
+    let fields = r.fields(node, "`rate_limited`", RATE_LIMITED_KEYS)?;
+    let statuses = match fields.get("status") {
+        Some(n) => read_statuses(r, n)?,
+        None => {
+            r.missing_key(
+                key,
+                "status",
+                "`rate_limited`",
+                "the answers that mean a rate limit are named by their status",
+                "status: [403]",
+            );
+            return None;
+        }
+    };
+    let code_contains = match fields.get("code_contains") {
+        Some(n) => r.text(n, "the words the error code holds, such as \"rate limit\"")?,
+        None => {
+            r.missing_key(
+                key,
+                "code_contains",
+                "`rate_limited`",
+                "a status such as 403 also means other things; the error code tells a rate limit apart",
+                "code_contains: \"rate limit\"",
+            );
+            return None;
+        }
+    };
+    if code_contains.node.trim().is_empty() {
+        r.push(
+            Diagnostic::error(
+                "manifest.bad_value",
+                code_contains.span,
+                "`code_contains` is empty",
+            )
+            .with_label("matches every code")
+            .with_help("give the words the provider's rate-limit code or message holds, such as \"rate limit\""),
+        );
+        return None;
+    }
+    Some(RateLimitedWhen {
+        statuses,
+        code_contains: code_contains.node,
+    })
 }
 
 fn read_choice(r: &mut Reader, node: &Node, what: &str, choices: &[&str]) -> Option<String> {
