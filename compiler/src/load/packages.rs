@@ -306,9 +306,9 @@ impl<'a> Resolution<'a, '_> {
                 None
             }
             None => {
-                let versions: Vec<String> = found
+                let versions: Vec<(semver::Version, String)> = found
                     .iter()
-                    .map(|(v, f)| format!("{v} ({})", f.display))
+                    .map(|(v, f)| (v.clone(), f.display.clone()))
                     .collect();
                 self.no_matching_version(p, &versions);
                 None
@@ -327,7 +327,7 @@ impl<'a> Resolution<'a, '_> {
         if let Loaded::Package(pkg) = &loaded {
             let v = &pkg.manifest.version.node;
             if !req.matches(v) {
-                let versions = vec![format!("{v} ({})", vendored.display)];
+                let versions = vec![(v.clone(), vendored.display.clone())];
                 self.no_matching_version(p, &versions);
                 return None;
             }
@@ -512,25 +512,56 @@ impl<'a> Resolution<'a, '_> {
         self.cx.diags.push(d);
     }
 
-    fn no_matching_version(&mut self, p: &Pending, versions: &[String]) {
+    fn no_matching_version(&mut self, p: &Pending, versions: &[(semver::Version, String)]) {
         let name = &p.req.name.node;
         let span = match &p.req.source {
             RequirementSource::Version(v) => v.span,
             RequirementSource::Path(_) => p.req.span,
         };
         let req = self.written(span);
-        self.cx.diags.push(
-            Diagnostic::error(
-                "package.no_matching_version",
-                span,
-                format!(
-                    "no version of `{name}` matches \"{req}\"; found {}",
-                    versions.join(", ")
-                ),
-            )
-            .with_label("no version found matches this")
-            .with_fix("require a version that exists, or provide a matching copy in packages/"),
+        let found: Vec<String> = versions
+            .iter()
+            .map(|(v, at)| match at.starts_with("<bundled>") {
+                true => format!("{v}, bundled with jadpo"),
+                false => format!("{v} in {at}"),
+            })
+            .collect();
+        let mut d = Diagnostic::error(
+            "package.no_matching_version",
+            span,
+            format!(
+                "no version of `{name}` matches \"{req}\": found {}",
+                found.join("; ")
+            ),
+        )
+        .with_label(match req.parse::<u64>() {
+            Ok(major) => format!("allows {major}.x releases only"),
+            Err(_) => format!("allows \"{req}\" only"),
+        })
+        .with_reason(
+            "a requirement such as \"3\" takes the newest release of that major version; \
+             a new major version changes the package's actions or types, so another one is \
+             never taken in its place",
         );
+        let newest = versions.iter().map(|(v, _)| v).max();
+        if let (Some(v), RequirementSource::Version(_)) = (newest, &p.req.source) {
+            let edit = crate::diag::Edit {
+                span,
+                replacement: format!("\"{}\"", v.major),
+            };
+            d = d.with_edit_fix(
+                format!(
+                    "require \"{}\", the major version of {v} (and adapt the app to its changes)",
+                    v.major
+                ),
+                vec![edit],
+            );
+        }
+        let vendored = versions.iter().any(|(_, at)| !at.starts_with("<bundled>"));
+        self.cx.diags.push(d.with_fix(match vendored {
+            true => format!("or replace the copy of `{name}` found with a version that matches"),
+            false => format!("or put a copy of `{name}` whose version matches in packages/{name}"),
+        }));
     }
 
     fn path_missing(&mut self, p: &Pending, shown: &str) {
