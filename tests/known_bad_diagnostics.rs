@@ -31,7 +31,8 @@ struct KnownBad {
 /// before (labels on the callee path, a label on `find_price`, one
 /// `already_undone` diagnostic, one label where step.context drew two at
 /// one span; on 2026-12-04 `package.no_matching_version`'s loader notation,
-/// repeated label and missing fix) are pinned in fixtures.
+/// repeated label and missing fix, and `name.unknown_field`'s generic fix,
+/// now the record's fields and its declaration) are pinned in fixtures.
 const LEDGER: &[KnownBad] = &[
     KnownBad {
         code: "type.mismatch",
@@ -40,15 +41,6 @@ const LEDGER: &[KnownBad] = &[
         problem: "`expected `Text`, found `Int`` does not name the field or the failure: it \
                   should say that field `reason` of `PaymentRefused` is a `Text`, with a \
                   related label at the field's declaration",
-    },
-    KnownBad {
-        code: "name.unknown_field",
-        app: "tests/fixtures/names/name/unknown_field/fail_where_field.jadpo",
-        file: "fail_where_field.jadpo",
-        problem: "the fix is generic (`declare the field, or correct its name`) and `ident` \
-                  is too far from `id` for did-you-mean, so nothing names the fields there \
-                  are; with few fields it should list them (`id`, `customer`) and point at \
-                  the entity's declaration",
     },
     KnownBad {
         code: "manifest.bad_duration",

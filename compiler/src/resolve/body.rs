@@ -814,7 +814,8 @@ impl<'a> Resolver<'_, 'a> {
         let t = self.t;
         let defs = &t.prog.failure(failure).fields;
         let label = self.failure_name(failure, cx.unit);
-        let fields = self.check_fields(cx, r.failure.span, &label, defs, given, out);
+        let declared = t.prog.failure(failure).span;
+        let fields = self.check_fields(cx, r.failure.span, (&label, declared), defs, given, out);
         if cx.kind.pure() {
             let noun = cx.kind.noun();
             let d = Diagnostic::error("purity.reject", r.span, format!("{noun} cannot `reject`"))

@@ -671,7 +671,13 @@ impl<'r> Resolver<'r, '_> {
             if let Some(defs) = defs {
                 let cands: Vec<String> = defs.iter().map(|d| d.name.as_str().to_string()).collect();
                 let owner = self.type_name(ty, cx.unit);
-                self.report_unknown_field(&owner, field.span, field.name.as_str(), &cands);
+                let declared = self.declared_at(ty);
+                self.report_unknown_field(
+                    (&owner, declared),
+                    field.span,
+                    field.name.as_str(),
+                    &cands,
+                );
             }
         }
         self.expr(cx, value, want.as_ref(), out).code

@@ -395,7 +395,8 @@ impl<'a> Resolver<'_, 'a> {
         }
         let cands: Vec<String> = fields.iter().map(|f| f.name.as_str().to_string()).collect();
         let owner = self.type_name(&Ty::Named(t), unit);
-        self.report_unknown_field(&owner, field.span, field.name.as_str(), &cands);
+        let declared = self.declared_at(&Ty::Named(t));
+        self.report_unknown_field((&owner, declared), field.span, field.name.as_str(), &cands);
         Ty::Error
     }
 
@@ -512,7 +513,8 @@ impl<'a> Resolver<'_, 'a> {
         out: &mut ir::Block,
     ) -> Vec<(crate::intern::Name, code::Expr)> {
         let owner = self.type_name(ty, cx.unit);
-        self.check_fields(cx, at, &owner, defs, fields, out)
+        let declared = self.declared_at(ty);
+        self.check_fields(cx, at, (&owner, declared), defs, fields, out)
     }
 
     /// Field initialisers against declared fields (of a record, or of a
@@ -522,7 +524,7 @@ impl<'a> Resolver<'_, 'a> {
         &mut self,
         cx: &mut Cx,
         at: Span,
-        owner: &str,
+        (owner, declared): (&str, Option<Span>),
         defs: &[FieldDef],
         fields: &[ast::FieldInit],
         out: &mut ir::Block,
@@ -545,7 +547,8 @@ impl<'a> Resolver<'_, 'a> {
                     self.expr(cx, &f.value, None, out);
                     let cands: Vec<String> =
                         defs.iter().map(|d| d.name.as_str().to_string()).collect();
-                    self.report_unknown_field(owner, f.name.span, f.name.name.as_str(), &cands);
+                    let name = f.name.name.as_str();
+                    self.report_unknown_field((owner, declared), f.name.span, name, &cands);
                 }
             }
         }

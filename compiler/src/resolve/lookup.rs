@@ -190,21 +190,42 @@ impl Resolver<'_, '_> {
         with_suggestion(d, what, span, written, candidates)
     }
 
-    /// `record.field` where the record has no such field.
+    /// `record.field` where the record (`owner`, declared at `declared`)
+    /// has no such field: the nearest field's name when one is near, else,
+    /// for a record of a few fields, all of them; with a label at the
+    /// record's declaration.
     pub fn report_unknown_field(
         &mut self,
-        owner: &str,
+        (owner, declared): (&str, Option<Span>),
         span: Span,
         written: &str,
         candidates: &[String],
     ) {
-        let d = Diagnostic::error(
+        let mut d = Diagnostic::error(
             "name.unknown_field",
             span,
             format!("`{owner}` has no field `{written}`"),
         )
         .with_label(format!("not a field of `{owner}`"));
+        if let Some(declared) = declared {
+            d = d.with_related(declared, format!("`{owner}` is declared here"));
+        }
+        if suggest(written, candidates).is_none() && (1..=MAX_LISTED).contains(&candidates.len()) {
+            let listed: Vec<String> = candidates.iter().map(|c| format!("`{c}`")).collect();
+            d = d.with_fix(format!("use one of its fields: {}", listed.join(", ")));
+            self.error(d);
+            return;
+        }
         self.push_with_suggestion(d, "field", span, written, candidates);
+    }
+
+    /// Where a named type is declared (`None` for a built-in or a
+    /// synthetic one).
+    pub fn declared_at(&self, ty: &Ty) -> Option<Span> {
+        match ty {
+            Ty::Named(t) => self.types.get(*t).and_then(|d| d.span),
+            _ => None,
+        }
     }
 
     fn push_with_suggestion(
@@ -374,6 +395,10 @@ struct Wanted<T> {
 
 /// Adds "did you mean" (an edit) or the generic fix to an unknown-name
 /// diagnostic.
+/// A record with at most this many fields has them all listed when a
+/// field name is unknown and none is near.
+const MAX_LISTED: usize = 8;
+
 fn with_suggestion(
     d: Diagnostic,
     what: &str,

@@ -479,7 +479,8 @@ impl<'a> Resolver<'_, 'a> {
         }
         let defs = &t.prog.failure(failure).fields;
         let label = self.failure_name(failure, self.test_owner);
-        let fields = self.check_fields(cx, path.span, &label, defs, fields, &mut out);
+        let declared = t.prog.failure(failure).span;
+        let fields = self.check_fields(cx, path.span, (&label, declared), defs, fields, &mut out);
         Some(AnswerCode::Fail { failure, fields })
     }
 
