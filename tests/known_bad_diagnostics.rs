@@ -31,26 +31,17 @@ struct KnownBad {
 /// before (labels on the callee path, a label on `find_price`, one
 /// `already_undone` diagnostic, one label where step.context drew two at
 /// one span; on 2026-12-04 `package.no_matching_version`'s loader notation,
-/// repeated label and missing fix, and `name.unknown_field`'s generic fix,
-/// now the record's fields and its declaration) are pinned in fixtures.
-const LEDGER: &[KnownBad] = &[
-    KnownBad {
-        code: "type.mismatch",
-        app: "tests/fixtures/names/type/mismatch/fail_reject_field_type.jadpo",
-        file: "fail_reject_field_type.jadpo",
-        problem: "`expected `Text`, found `Int`` does not name the field or the failure: it \
+/// repeated label and missing fix, `name.unknown_field`'s generic fix, now
+/// the record's fields and its declaration, and `manifest.bad_duration`'s
+/// missing reason) are pinned in fixtures.
+const LEDGER: &[KnownBad] = &[KnownBad {
+    code: "type.mismatch",
+    app: "tests/fixtures/names/type/mismatch/fail_reject_field_type.jadpo",
+    file: "fail_reject_field_type.jadpo",
+    problem: "`expected `Text`, found `Int`` does not name the field or the failure: it \
                   should say that field `reason` of `PaymentRefused` is a `Text`, with a \
                   related label at the field's declaration",
-    },
-    KnownBad {
-        code: "manifest.bad_duration",
-        app: "tests/fixtures/packages/manifest/bad_duration/fail_banana_window",
-        file: "package.yaml",
-        problem: "no reason says what `window` is for: it should say that the window is how \
-                  long the provider keeps a key, which bounds every retry of a keyed step, so \
-                  a wrong value is refused rather than guessed",
-    },
-];
+}];
 
 #[test]
 fn ledger_entries_name_a_code_a_place_and_the_problem() {

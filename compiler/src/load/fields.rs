@@ -241,7 +241,8 @@ impl<'t> Reader<'t> {
                         span,
                         format!("`{what}` must be longer than zero"),
                     )
-                    .with_label("zero duration"),
+                    .with_label("zero duration")
+                    .with_reason(duration_reason(what)),
                 );
                 None
             }
@@ -258,6 +259,7 @@ impl<'t> Reader<'t> {
                         format!("expected a duration such as 24h or 500ms for `{what}`, found {shown}"),
                     )
                     .with_label("not a duration")
+                    .with_reason(duration_reason(what))
                     .with_help("a duration is a whole number followed by ms, s, m or h; parts may be combined, as in 1h30m"),
                 );
                 None
@@ -360,5 +362,24 @@ fn yaml_1_1_bool(word: &str) -> Option<bool> {
         "yes" | "y" | "on" => Some(true),
         "no" | "n" | "off" => Some(false),
         _ => None,
+    }
+}
+
+/// Why a manifest's duration must be exact: what the checker and the
+/// runtime do with it.
+fn duration_reason(what: &str) -> String {
+    match what {
+        "window" => "the window is how long the provider keeps an idempotency key: every \
+                     retry of a keyed step must be sent within it, so a value that is not a \
+                     duration is refused rather than guessed"
+            .to_string(),
+        "timeout" => "the timeout bounds every call of the operation, and routes' deadlines \
+                      are checked against it, so a value that is not a duration is refused \
+                      rather than guessed"
+            .to_string(),
+        other => format!(
+            "`{other}` is a length of time the checker and the runtime rely on, so a value \
+             that is not a duration is refused rather than guessed"
+        ),
     }
 }
