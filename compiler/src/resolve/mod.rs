@@ -256,7 +256,9 @@ pub fn resolve_cached(
         *cache = Cache::default();
         return run(project, &kept, diagnostics, (syntax_files, false), None);
     }
-    let edit = cache.begin(previous.is_some(), project, asts, &syntax_files);
+    let edit = cache
+        .start()
+        .begin(previous.is_some(), project, asts, &syntax_files);
     let patched = patch::run(
         project,
         asts,

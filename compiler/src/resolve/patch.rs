@@ -44,18 +44,12 @@ pub struct Cache {
 }
 
 impl Cache {
-    /// What changed since the last resolution (`last`: there is one to
-    /// move).
-    pub(super) fn begin(
-        &mut self,
-        last: bool,
-        project: &LoadedProject,
-        asts: &[SourceFileAst],
-        syntax_files: &HashSet<FileId>,
-    ) -> Edit {
+    /// Starts a resolution: forgets how the last one went, and gives what
+    /// it saw, to find what changed since (`Seen::begin`).
+    pub(super) fn start(&mut self) -> &mut Seen {
         self.patched = false;
         self.checked = 0;
-        self.seen.begin(last, project, asts, syntax_files)
+        &mut self.seen
     }
 
     /// Keeps what a fresh resolution that checked `checked` bodies leaves
