@@ -2,7 +2,7 @@
 //! the workspace): compile, run the step analyzer, keep what the app's
 //! author should see, sort.
 
-use crate::workspace::Workspace;
+use crate::workspace::{Snapshot, Workspace};
 use jadpo_checker::Wanted;
 use jadpo_compiler::diag::{Diagnostic, Severity};
 use jadpo_compiler::ir::Program;
@@ -22,6 +22,19 @@ pub struct Outcome {
     /// The plan, when the checker ran.
     pub plan: Option<jadpo_checker::plan::Built>,
     pub stats: Stats,
+}
+
+/// A run's snapshot, without what only the editor reads.
+impl From<Snapshot> for Outcome {
+    fn from(snapshot: Snapshot) -> Outcome {
+        Outcome {
+            files: snapshot.files,
+            diagnostics: snapshot.diagnostics,
+            program: snapshot.program,
+            plan: snapshot.plan,
+            stats: snapshot.stats,
+        }
+    }
 }
 
 impl Outcome {
@@ -60,14 +73,9 @@ pub fn check_app_lowering(
     wanted: Wanted,
     lowering: Lowering,
 ) -> Outcome {
-    let snapshot = Workspace::once(PathBuf::from(root), lowering, wanted).run(loader);
-    Outcome {
-        files: snapshot.files,
-        diagnostics: snapshot.diagnostics,
-        program: snapshot.program,
-        plan: snapshot.plan,
-        stats: snapshot.stats,
-    }
+    Workspace::once(PathBuf::from(root), lowering, wanted)
+        .run(loader)
+        .into()
 }
 
 /// The documentation of a diagnostic code, for `jadpo explain`.

@@ -71,15 +71,9 @@ pub fn check_package(loader: &dyn Loader, root: &str, registry: Option<&str>) ->
 /// the plan of its own actions, which its tests run on (as a
 /// `Built::App`: the runtime reads only the actions' plans).
 pub fn check_package_for_tests(loader: &dyn Loader, root: &str) -> crate::check::Outcome {
-    let snapshot =
-        Workspace::package(PathBuf::from(root), None, Lowering::Code, Wanted::Tests).run(loader);
-    crate::check::Outcome {
-        files: snapshot.files,
-        diagnostics: snapshot.diagnostics,
-        program: snapshot.program,
-        plan: snapshot.plan,
-        stats: snapshot.stats,
-    }
+    Workspace::package(PathBuf::from(root), None, Lowering::Code, Wanted::Tests)
+        .run(loader)
+        .into()
 }
 
 /// Runs `jadpo publish`; returns the exit status (0 published, 1 refused,

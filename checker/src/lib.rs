@@ -37,7 +37,6 @@ pub struct Analysis {
     pub plan: plan::Built,
 }
 
-/// The diagnostics of [`check`] without building the plan.
 /// The checker's caches, kept by a workspace between runs of one app.
 #[derive(Default)]
 pub struct Caches {
@@ -111,6 +110,7 @@ pub fn run(
     })
 }
 
+/// The diagnostics of [`check`] without building the plan.
 pub fn diagnose(program: &Program, files: &Files, scope: Scope) -> Vec<Diagnostic> {
     with_analysis(program, files, &scope, rules::run)
 }

@@ -519,9 +519,10 @@ impl<'a> Resolution<'a, '_> {
             RequirementSource::Path(_) => p.req.span,
         };
         let req = self.written(span);
+        let bundled = |at: &str| at.starts_with("<bundled>");
         let found: Vec<String> = versions
             .iter()
-            .map(|(v, at)| match at.starts_with("<bundled>") {
+            .map(|(v, at)| match bundled(at) {
                 true => format!("{v}, bundled with jadpo"),
                 false => format!("{v} in {at}"),
             })
@@ -557,7 +558,7 @@ impl<'a> Resolution<'a, '_> {
                 vec![edit],
             );
         }
-        let vendored = versions.iter().any(|(_, at)| !at.starts_with("<bundled>"));
+        let vendored = versions.iter().any(|(_, at)| !bundled(at));
         self.cx.diags.push(d.with_fix(match vendored {
             true => format!("or replace the copy of `{name}` found with a version that matches"),
             false => format!("or put a copy of `{name}` whose version matches in packages/{name}"),
