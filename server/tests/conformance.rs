@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use jadpo_compiler::intern::Name;
 use jadpo_runtime::store::{
-    ClaimRequest, Commit, CommitError, DeliveryState, Fenced, Follow, KeyClaim, KeyRequest, Lease,
-    Next, Source, Store, StoredResponse, Write, ROUTE_QUEUE,
+    ClaimRequest, CommitError, DeliveryState, Fenced, Follow, KeyClaim, Lease, Next, Source, Store,
+    StoredResponse, Write, ROUTE_QUEUE,
 };
 use jadpo_runtime::value::Value;
 
@@ -73,17 +73,6 @@ fn leased(store: &dyn Store, id: &str) -> Lease {
 
 fn key(id: &str) -> Vec<u8> {
     text(id).canonical()
-}
-
-fn commit_of(id: &str, writes: Vec<Write>) -> Commit {
-    Commit {
-        delivery: id.to_string(),
-        at: now(),
-        writes,
-        follow_ups: Vec::new(),
-        steps: Vec::new(),
-        response: None,
-    }
 }
 
 #[test]
@@ -615,24 +604,6 @@ fn an_uncounted_retry_leaves_the_attempt_count() {
         store.release("d1", &claimed.lease, &retry, now()).unwrap();
         assert_eq!(store.delivery("d1").unwrap().unwrap().attempt, 0, "{label}");
     });
-}
-
-fn key_request(key: &str, fingerprint: u8, id: &str) -> KeyRequest {
-    let mut d = delivery(id, ROUTE_QUEUE, 0, now());
-    d.source = Source::Route {
-        route: "POST /orders".into(),
-        principal: "alice".into(),
-        key: key.into(),
-    };
-    KeyRequest {
-        route: "POST /orders".into(),
-        principal: "alice".into(),
-        key: key.into(),
-        fingerprint: [fingerprint; 32],
-        delivery: d,
-        lease_ms: 60_000,
-        now: now(),
-    }
 }
 
 #[test]

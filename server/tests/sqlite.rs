@@ -8,7 +8,8 @@ use std::sync::Arc;
 use jadpo_compiler::ir::EntityId;
 use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{
-    Commit, Commits, ErrorKind, NewDelivery, Queue, Rows, StoreError, Write,
+    Commit, Commits, ErrorKind, KeyClaim, NewDelivery, Queue, RouteKeys, Rows, StoreError,
+    StoredResponse, Write,
 };
 use jadpo_runtime::value::Value;
 use jadpo_server::store::sqlite::{Options, SqliteStore};
@@ -468,4 +469,34 @@ fn a_full_store_is_named_and_its_failed_commit_wrote_nothing() {
         .filter(|i| store.handled(&format!("d{i}")).unwrap())
         .count();
     assert_eq!(rows.len(), handled);
+}
+
+/// A stored answer replays from a read connection: it does not wait for
+/// the write lock, which an operator command (or a long batch) may hold.
+#[test]
+fn a_replay_answers_while_the_write_lock_is_held() {
+    let path = scratch("replay-read").join("s.sqlite");
+    let store = open(&path).unwrap();
+    let KeyClaim::New { lease } = store.claim_key(&key_request("k1", 1, "r_1")).unwrap() else {
+        panic!("a new claim");
+    };
+    let response = StoredResponse {
+        status: 201,
+        headers: Vec::new(),
+        body: b"{}".to_vec(),
+    };
+    let mut c = commit_of("r_1", Vec::new());
+    c.response = Some(response.clone());
+    store.commit(&c, &lease).unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    assert_eq!(
+        store.claim_key(&key_request("k1", 1, "r_2")).unwrap(),
+        KeyClaim::Replay(response)
+    );
+    assert_eq!(
+        store.claim_key(&key_request("k1", 2, "r_3")).unwrap(),
+        KeyClaim::Reused
+    );
+    other.execute_batch("ROLLBACK").unwrap();
 }

@@ -14,7 +14,9 @@ use jadpo_compiler::load::loaders::MemLoader;
 use jadpo_compiler::resolve::Lowering;
 use jadpo_runtime::record::{Doubt, Mode, RowState, Sealed, StepRow, StoredRecord};
 use jadpo_runtime::store::schema::Schema;
-use jadpo_runtime::store::{DeliveryState, MemStore, NewDelivery, Source, Store};
+use jadpo_runtime::store::{
+    Commit, DeliveryState, KeyRequest, MemStore, NewDelivery, Source, Store, Write, ROUTE_QUEUE,
+};
 use jadpo_runtime::value::{Instant, Value};
 use jadpo_server::store::sqlite::{Options, SqliteStore};
 use jadpo_server::store::{Apply, OpenOptions};
@@ -285,3 +287,35 @@ pub fn blocking() -> Vec<DeliveryState> {
 
 /// `Apply` re-exported for the schema tests.
 pub const AUTO: Apply = Apply::Auto;
+
+/// A commit of `id` with `writes` and nothing else.
+pub fn commit_of(id: &str, writes: Vec<Write>) -> Commit {
+    Commit {
+        delivery: id.to_string(),
+        at: now(),
+        writes,
+        follow_ups: Vec::new(),
+        steps: Vec::new(),
+        response: None,
+    }
+}
+
+/// A claim of route key `key` (route `POST /orders`, principal `alice`)
+/// for a body of `fingerprint`, by delivery `id`.
+pub fn key_request(key: &str, fingerprint: u8, id: &str) -> KeyRequest {
+    let mut d = delivery(id, ROUTE_QUEUE, 0, now());
+    d.source = Source::Route {
+        route: "POST /orders".into(),
+        principal: "alice".into(),
+        key: key.into(),
+    };
+    KeyRequest {
+        route: "POST /orders".into(),
+        principal: "alice".into(),
+        key: key.into(),
+        fingerprint: [fingerprint; 32],
+        delivery: d,
+        lease_ms: 60_000,
+        now: now(),
+    }
+}

@@ -161,10 +161,6 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if a.replay && a.rate > 0.0 {
-        eprintln!("load: --replay runs unpaced");
-        std::process::exit(2);
-    }
     let sent = Arc::new(AtomicU64::new(0));
     let all = Arc::new(Mutex::new(Vec::new()));
     let start = Instant::now();

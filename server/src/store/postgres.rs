@@ -11,7 +11,7 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::EntityId;
 use jadpo_runtime::record::{StepRow, StoredRecord};
@@ -124,13 +124,15 @@ fn column(row: &tokio_postgres::Row, i: usize) -> Result<P, tokio_postgres::Erro
 }
 
 /// A transaction as the shared operations see it.
-struct Sql<'c, 't> {
+/// A connection for one operation: a transaction, or a client for one
+/// read that needs none.
+struct Sql<'c, C> {
     rt: &'c tokio::runtime::Runtime,
-    tx: &'c deadpool_postgres::Transaction<'t>,
+    tx: &'c C,
     store: &'c str,
 }
 
-impl Conn for Sql<'_, '_> {
+impl<C: GenericClient + Sync> Conn for Sql<'_, C> {
     fn exec(&mut self, sql: &str, params: &[P]) -> Result<u64, StoreError> {
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
@@ -255,6 +257,33 @@ impl PostgresStore {
 
     /// Runs `op` in one transaction on a pooled connection, at the
     /// database's time; commits when it succeeds.
+    /// Runs one read outside a transaction: one round trip instead of
+    /// four (begin, the clock, the read, commit). `cx.now` is this
+    /// process's clock, so `op` must not read it.
+    fn read_once<T>(
+        &self,
+        op: impl FnOnce(&mut Cx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let name = self.name.as_str();
+        let client = self.rt.block_on(self.pool.get()).map_err(|e| {
+            StoreError::new(name, ErrorKind::Unreachable, format!("no connection: {e}"))
+        })?;
+        let mut sql = Sql {
+            rt: &self.rt,
+            tx: &client,
+            store: name,
+        };
+        let mut cx = Cx {
+            conn: &mut sql,
+            dialect: Dialect::Postgres,
+            store: name,
+            prefix: &self.prefix,
+            schema: &self.schema,
+            now: super::clock::now(),
+        };
+        op(&mut cx)
+    }
+
     fn tx<T, E: From<StoreError>>(
         &self,
         op: impl FnOnce(&mut Cx<'_>) -> Result<T, E>,
@@ -496,6 +525,11 @@ impl Queue for PostgresStore {
 
 impl RouteKeys for PostgresStore {
     fn claim_key(&self, request: &KeyRequest) -> Result<KeyClaim, StoreError> {
+        // A replay or a reuse needs no lock: the stored answer of a key
+        // never changes.
+        if let Some(settled) = self.read_once(|cx| ops::settled_key(cx, request))? {
+            return Ok(settled);
+        }
         self.tx(|cx| ops::claim_key(cx, request))
     }
 

@@ -639,7 +639,16 @@ pub fn enqueue(cx: &mut Cx<'_>, deliveries: &[NewDelivery]) -> Res<()> {
     Ok(())
 }
 
-fn claim_order(cx: &Cx<'_>, request: &ClaimRequest) -> (String, Vec<P>) {
+/// The deliveries a claim may take, in two parts that each read one of
+/// the design's partial indexes (section 14.2): waiting ones due by now,
+/// and running ones whose lease lapsed. One query with `OR` of the two
+/// reads neither index: it scans every delivery the store keeps.
+pub(crate) const CLAIMABLE: [&str; 2] = [
+    "state IN ('scheduled', 'available', 'retryable') AND run_at <= $1",
+    "state = 'running' AND lease_until <= $1",
+];
+
+pub(crate) fn claim_query(cx: &Cx<'_>, request: &ClaimRequest, due: &str) -> (String, Vec<P>) {
     let mut params = vec![time(cx.now), P::Int(request.max as i64)];
     // Queues named `@...` are the runtime's own (a route's deliveries run
     // in their requests): only a dispatcher that names one claims from it.
@@ -661,22 +670,42 @@ fn claim_order(cx: &Cx<'_>, request: &ClaimRequest) -> (String, Vec<P>) {
         Dialect::Sqlite => "",
     };
     let sql = format!(
-        "SELECT id, state, rescues FROM {} WHERE ((state IN ('scheduled', 'available', 'retryable') AND run_at <= $1) OR (state = 'running' AND lease_until <= $1)){queues} ORDER BY priority, run_at, id LIMIT $2{lock}",
+        "SELECT id, state, rescues, priority, run_at FROM {} WHERE {due}{queues} ORDER BY priority, run_at, id LIMIT $2{lock}",
         cx.t("jadpo_delivery")
     );
     (sql, params)
 }
 
+/// A claimable delivery: its order (priority, run_at, id), its state's
+/// being `running`, its rescues.
+type Due = ((i64, String, String), bool, i64);
+
+/// The first `request.max` claimable deliveries in the order of priority,
+/// run_at and id, both parts merged.
+fn claimable(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Due>> {
+    let mut all = Vec::new();
+    for due in CLAIMABLE {
+        let (sql, params) = claim_query(cx, request, due);
+        for row in cx.rows(&sql, &params)? {
+            let mut r = Reader::new(cx.store, row);
+            let id = r.text("a delivery's id")?;
+            let running = r.text("a delivery's state")? == "running";
+            let rescues = r.int("a delivery's rescues")?;
+            let priority = r.int("a delivery's priority")?;
+            let run_at = r.text("a delivery's run_at")?;
+            all.push(((priority, run_at, id), running, rescues));
+        }
+    }
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all.truncate(request.max);
+    Ok(all)
+}
+
 pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
-    let (sql, params) = claim_order(cx, request);
-    let due = cx.rows(&sql, &params)?;
+    let due = claimable(cx, request)?;
     let lease_until = until(cx.now, request.lease_ms);
     let mut out = Vec::with_capacity(due.len());
-    for row in due {
-        let mut r = Reader::new(cx.store, row);
-        let id = r.text("a delivery's id")?;
-        let rescued = r.text("a delivery's state")? == "running";
-        let rescues = r.int("a delivery's rescues")?;
+    for ((_, _, id), rescued, rescues) in due {
         if rescued && rescues + 1 >= i64::from(MAX_RESCUES) {
             end_rescued(cx, &id)?;
             continue;
@@ -913,27 +942,76 @@ fn event_deliveries(cx: &mut Cx<'_>, event: &str) -> Res<Vec<NewDelivery>> {
 
 // ------------------------------------------------------------- route keys
 
+/// A route key's row: who claimed it for which body, and its stored
+/// answer once there is one.
+struct KeyRow {
+    fingerprint: Vec<u8>,
+    delivery: String,
+    status: Option<i64>,
+    headers: Option<String>,
+    body: Option<Vec<u8>>,
+}
+
+fn key_row(cx: &mut Cx<'_>, request: &KeyRequest, lock: &str) -> Res<Option<KeyRow>> {
+    let found = cx.rows(
+        &format!(
+            "SELECT fingerprint, delivery, status, headers, body FROM {} WHERE route = $1 AND principal = $2 AND key = $3{lock}",
+            cx.t("jadpo_route_key")
+        ),
+        &[
+            P::text(&request.route),
+            P::text(&request.principal),
+            P::text(&request.key),
+        ],
+    )?;
+    let Some(row) = found.into_iter().next() else {
+        return Ok(None);
+    };
+    let mut r = Reader::new(cx.store, row);
+    Ok(Some(KeyRow {
+        fingerprint: r.bytes().unwrap_or_default(),
+        delivery: r.text("a key's delivery")?,
+        status: r.raw().as_int(),
+        headers: r.opt_text(),
+        body: r.bytes(),
+    }))
+}
+
+/// The answer a key's row settles for good: another body under the key,
+/// or the stored response. Neither changes while the row lives.
+fn settled(row: &KeyRow, request: &KeyRequest) -> Option<KeyClaim> {
+    if row.fingerprint != request.fingerprint {
+        return Some(KeyClaim::Reused);
+    }
+    let status = row.status?;
+    let headers: Vec<(String, String)> = row
+        .headers
+        .as_deref()
+        .and_then(|h| serde_json::from_str::<Vec<(String, String)>>(h).ok())
+        .unwrap_or_default();
+    Some(KeyClaim::Replay(StoredResponse {
+        status: u16::try_from(status).unwrap_or(500),
+        headers,
+        body: row.body.clone().unwrap_or_default(),
+    }))
+}
+
+/// What a key settled for good, read without writing: a replay or a
+/// reuse answers from a read connection, never waiting for the writer.
+pub fn settled_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>> {
+    Ok(key_row(cx, request, "")?.and_then(|row| settled(&row, request)))
+}
+
 pub fn claim_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<KeyClaim> {
-    let keys = cx.t("jadpo_route_key");
     let lock = match cx.dialect {
         Dialect::Postgres => " FOR UPDATE",
         Dialect::Sqlite => "",
     };
-    let at = [
-        P::text(&request.route),
-        P::text(&request.principal),
-        P::text(&request.key),
-    ];
-    let found = cx.rows(
-        &format!(
-            "SELECT fingerprint, delivery, status, headers, body FROM {keys} WHERE route = $1 AND principal = $2 AND key = $3{lock}"
-        ),
-        &at,
-    )?;
-    let Some(row) = found.into_iter().next() else {
+    let Some(row) = key_row(cx, request, lock)? else {
         let inserted = cx.exec(
             &format!(
-                "INSERT INTO {keys} (route, principal, key, fingerprint, delivery, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (route, principal, key) DO NOTHING"
+                "INSERT INTO {} (route, principal, key, fingerprint, delivery, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (route, principal, key) DO NOTHING",
+                cx.t("jadpo_route_key")
             ),
             &[
                 P::text(&request.route),
@@ -952,25 +1030,10 @@ pub fn claim_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<KeyClaim> {
         return Ok(take(cx, &request.delivery.id, request.lease_ms)?
             .map_or(KeyClaim::InUse, |lease| KeyClaim::New { lease }));
     };
-    let mut r = Reader::new(cx.store, row);
-    let fingerprint = r.bytes().unwrap_or_default();
-    let delivery_id = r.text("a key's delivery")?;
-    let status = r.raw().as_int();
-    let headers = r.opt_text();
-    let body = r.bytes();
-    if fingerprint != request.fingerprint {
-        return Ok(KeyClaim::Reused);
+    if let Some(answer) = settled(&row, request) {
+        return Ok(answer);
     }
-    if let Some(status) = status {
-        let headers: Vec<(String, String)> = headers
-            .and_then(|h| serde_json::from_str::<Vec<(String, String)>>(&h).ok())
-            .unwrap_or_default();
-        return Ok(KeyClaim::Replay(StoredResponse {
-            status: u16::try_from(status).unwrap_or(500),
-            headers,
-            body: body.unwrap_or_default(),
-        }));
-    }
+    let delivery_id = row.delivery;
     let row = delivery(cx, &delivery_id)?;
     if let Some(d) = row
         .as_ref()
