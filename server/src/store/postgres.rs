@@ -164,6 +164,26 @@ impl<C: GenericClient + Sync> Conn for Sql<'_, C> {
             .collect()
     }
 
+    fn exec_all(&mut self, statements: &[(String, Vec<P>)]) -> Result<Vec<u64>, StoreError> {
+        let client = self.tx;
+        self.rt
+            .block_on(async {
+                let mut prepared = Vec::with_capacity(statements.len());
+                for (sql, _) in statements {
+                    prepared.push(client.prepare_cached(sql).await?);
+                }
+                // Every execute is sent before the first answer is awaited:
+                // the client pipelines them, in order, on its connection.
+                let runs = prepared.iter().zip(statements).map(|(stmt, (_, params))| {
+                    let refs: Vec<&(dyn ToSql + Sync)> =
+                        params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+                    async move { client.execute(stmt, &refs).await }
+                });
+                futures_util::future::try_join_all(runs).await
+            })
+            .map_err(|e| error(self.store, &e))
+    }
+
     fn unique_violation(&self, e: &StoreError) -> bool {
         e.detail.starts_with("23505")
     }
@@ -289,56 +309,85 @@ impl PostgresStore {
         op: impl FnOnce(&mut Cx<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
         let name = self.name.as_str();
-        let mut client = self.rt.block_on(self.pool.get()).map_err(|e| {
+        let client = self.rt.block_on(self.pool.get()).map_err(|e| {
             E::from(StoreError::new(
                 name,
                 ErrorKind::Unreachable,
                 format!("no connection: {e}"),
             ))
         })?;
-        let tx = self
-            .rt
-            .block_on(deadpool_postgres::ClientWrapper::transaction(&mut client))
-            .map_err(|e| E::from(error(name, &e)))?;
-        let micros: i64 = self
-            .rt
-            .block_on(tx.query_one(NOW, &[]))
-            .and_then(|r| r.try_get(0))
-            .map_err(|e| E::from(error(name, &e)))?;
-        let result = {
-            let mut sql = Sql {
-                rt: &self.rt,
-                tx: &tx,
-                store: name,
-            };
-            let mut cx = Cx {
-                conn: &mut sql,
-                dialect: Dialect::Postgres,
-                store: name,
-                prefix: &self.prefix,
-                schema: &self.schema,
-                now: Instant(i128::from(micros) * 1000),
-            };
-            op(&mut cx)
+        let open = Open(Some(client));
+        let Some(client) = open.0.as_ref() else {
+            return Err(E::from(StoreError::new(
+                name,
+                ErrorKind::Unreachable,
+                "no connection".to_string(),
+            )));
         };
-        match result {
-            Ok(v) => {
-                self.rt
-                    .block_on(tx.commit())
-                    .map_err(|e| E::from(error(name, &e)))?;
-                Ok(v)
+        // `BEGIN` and the clock in one round trip: the client pipelines
+        // requests sent before their answers are awaited.
+        let (begun, micros) = self.rt.block_on(async {
+            tokio::join!(client.batch_execute("BEGIN"), async {
+                let stmt = client.prepare_cached(NOW).await?;
+                client.query_one(&stmt, &[]).await?.try_get::<_, i64>(0)
+            })
+        });
+        let result = match (begun, micros) {
+            (Err(e), _) => return Err(E::from(error(name, &e))),
+            (Ok(()), Err(e)) => Err(E::from(error(name, &e))),
+            (Ok(()), Ok(micros)) => {
+                let mut sql = Sql {
+                    rt: &self.rt,
+                    tx: client,
+                    store: name,
+                };
+                let mut cx = Cx {
+                    conn: &mut sql,
+                    dialect: Dialect::Postgres,
+                    store: name,
+                    prefix: &self.prefix,
+                    schema: &self.schema,
+                    now: Instant(i128::from(micros) * 1000),
+                };
+                op(&mut cx)
             }
-            Err(e) => {
-                let _ = self.rt.block_on(tx.rollback());
-                Err(e)
-            }
+        };
+        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = self.rt.block_on(client.batch_execute(end));
+        open.close();
+        match (result, ended) {
+            (Ok(v), Ok(())) => Ok(v),
+            (Ok(_), Err(e)) => Err(E::from(error(name, &e))),
+            (Err(e), _) => Err(e),
+        }
+    }
+}
+
+/// A pooled connection inside a transaction. Handed back by [`Open::close`]
+/// once the transaction ended; dropped before (a panic in an operation), it
+/// leaves the pool and closes, so no one else gets a transaction left open.
+struct Open(Option<deadpool_postgres::Client>);
+
+impl Open {
+    fn close(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            drop(deadpool_postgres::Object::take(client));
         }
     }
 }
 
 impl Records for PostgresStore {
     fn record(&self, delivery: &str) -> Result<Option<StoredRecord>, StoreError> {
-        self.tx(|cx| ops::record(cx, delivery))
+        // Two reads outside a transaction: only the lease's holder writes
+        // a record (every other writer is fenced), so no write lands
+        // between them while it reads its own.
+        self.read_once(|cx| ops::record(cx, delivery))
     }
 
     fn put_step(
@@ -358,7 +407,7 @@ impl Records for PostgresStore {
 
 impl Rows for PostgresStore {
     fn select(&self, entity: EntityId, filter: &[(Name, Value)]) -> Result<Vec<Row>, StoreError> {
-        self.tx(|cx| ops::select(cx, entity, filter))
+        self.read_once(|cx| ops::select(cx, entity, filter))
     }
 }
 

@@ -62,6 +62,16 @@ pub trait Conn {
     fn exec(&mut self, sql: &str, params: &[P]) -> Result<u64, StoreError>;
     /// Runs a query; its rows, each column as a [`P`].
     fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<Vec<P>>, StoreError>;
+    /// Runs statements in order; how many rows each changed. A connection
+    /// over the network sends them all before it reads an answer (one
+    /// round trip); a caller that acts on a count (a fence) must be inside
+    /// a transaction it rolls back, since every statement has run.
+    fn exec_all(&mut self, statements: &[(String, Vec<P>)]) -> Result<Vec<u64>, StoreError> {
+        statements
+            .iter()
+            .map(|(sql, params)| self.exec(sql, params))
+            .collect()
+    }
     /// Whether the last failure was a unique violation (a key taken).
     fn unique_violation(&self, e: &StoreError) -> bool {
         e.detail.contains("UNIQUE constraint") || e.detail.contains("duplicate key")
@@ -101,6 +111,10 @@ impl Cx<'_> {
 
     pub fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<Vec<P>>, StoreError> {
         self.conn.rows(sql, params)
+    }
+
+    pub fn exec_all(&mut self, statements: &[(String, Vec<P>)]) -> Result<Vec<u64>, StoreError> {
+        self.conn.exec_all(statements)
     }
 
     pub fn error(&self, kind: ErrorKind, detail: impl Into<String>) -> StoreError {

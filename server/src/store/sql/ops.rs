@@ -37,19 +37,24 @@ fn until(now: Instant, lease_ms: u64) -> Instant {
 /// the caller's, so a runner that writes keeps its lease between
 /// heartbeats. `false`: the lease is lost.
 fn fence(cx: &mut Cx<'_>, delivery: &str, lease: &Lease) -> Res<bool> {
+    let (sql, params) = fencing(cx, delivery, lease);
+    Ok(cx.exec(&sql, &params)? == 1)
+}
+
+/// [`fence`]'s statement, for an operation that sends it with others.
+fn fencing(cx: &Cx<'_>, delivery: &str, lease: &Lease) -> (String, Vec<P>) {
     let until = until(cx.now, lease.ms);
-    let n = cx.exec(
-        &format!(
+    (
+        format!(
             "UPDATE {} SET lease_until = $3 WHERE id = $1 AND lease_gen = $2",
             cx.t("jadpo_delivery")
         ),
-        &[
+        vec![
             P::text(delivery),
             P::Int(lease.generation as i64),
             time(until),
         ],
-    )?;
-    Ok(n == 1)
+    )
 }
 
 // ---------------------------------------------------------------- records
@@ -100,53 +105,58 @@ pub fn put_step(
     record: &StoredRecord,
     step: &StepRow,
 ) -> Result<(), Fenced> {
-    if !fence(cx, delivery, lease)? {
+    let (state, doubt, nonce, ciphertext) = rows::step_state(&step.state);
+    let statements = [
+        fencing(cx, delivery, lease),
+        (
+            format!(
+                "INSERT INTO {} (delivery, format, build_id, shape_digest, mode, started_at, lease_gen) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery) DO UPDATE SET lease_gen = excluded.lease_gen",
+                cx.t("jadpo_record")
+            ),
+            vec![
+                P::text(delivery),
+                P::Int(i64::from(record.format)),
+                P::text(&record.build_id),
+                P::text(&record.shape_digest),
+                P::text(record.mode.as_str()),
+                time(record.started_at),
+                P::Int(lease.generation as i64),
+            ],
+        ),
+        (
+            format!(
+                "DELETE FROM {} WHERE delivery = $1 AND position >= $2",
+                cx.t("jadpo_step")
+            ),
+            vec![P::text(delivery), P::Int(i64::from(step.position))],
+        ),
+        (
+            format!(
+                "INSERT INTO {} (delivery, position, operation, fingerprint, field_fingerprints, sent_at, key_gen, runner_gen, key, state, doubt, nonce, ciphertext) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                cx.t("jadpo_step")
+            ),
+            vec![
+                P::text(delivery),
+                P::Int(i64::from(step.position)),
+                P::text(&step.operation),
+                step.fingerprint.map_or(P::Null, |f| P::Bytes(f.to_vec())),
+                P::Text(rows::field_fingerprints(&step.field_fingerprints)),
+                time(step.sent_at),
+                P::Int(i64::from(step.key_generation)),
+                P::Int(step.runner_generation as i64),
+                P::opt_text(step.key.clone()),
+                state,
+                doubt,
+                nonce,
+                ciphertext,
+            ],
+        ),
+    ];
+    // All four are sent at once; a lost lease rolls the others back.
+    let counts = cx.exec_all(&statements)?;
+    if counts.first() != Some(&1) {
         return Err(Fenced::LeaseLost);
     }
-    cx.exec(
-        &format!(
-            "INSERT INTO {} (delivery, format, build_id, shape_digest, mode, started_at, lease_gen) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery) DO UPDATE SET lease_gen = excluded.lease_gen",
-            cx.t("jadpo_record")
-        ),
-        &[
-            P::text(delivery),
-            P::Int(i64::from(record.format)),
-            P::text(&record.build_id),
-            P::text(&record.shape_digest),
-            P::text(record.mode.as_str()),
-            time(record.started_at),
-            P::Int(lease.generation as i64),
-        ],
-    )?;
-    cx.exec(
-        &format!(
-            "DELETE FROM {} WHERE delivery = $1 AND position >= $2",
-            cx.t("jadpo_step")
-        ),
-        &[P::text(delivery), P::Int(i64::from(step.position))],
-    )?;
-    let (state, doubt, nonce, ciphertext) = rows::step_state(&step.state);
-    cx.exec(
-        &format!(
-            "INSERT INTO {} (delivery, position, operation, fingerprint, field_fingerprints, sent_at, key_gen, runner_gen, key, state, doubt, nonce, ciphertext) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-            cx.t("jadpo_step")
-        ),
-        &[
-            P::text(delivery),
-            P::Int(i64::from(step.position)),
-            P::text(&step.operation),
-            step.fingerprint.map_or(P::Null, |f| P::Bytes(f.to_vec())),
-            P::Text(rows::field_fingerprints(&step.field_fingerprints)),
-            time(step.sent_at),
-            P::Int(i64::from(step.key_generation)),
-            P::Int(step.runner_generation as i64),
-            P::opt_text(step.key.clone()),
-            state,
-            doubt,
-            nonce,
-            ciphertext,
-        ],
-    )?;
     Ok(())
 }
 
