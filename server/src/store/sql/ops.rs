@@ -350,31 +350,34 @@ pub fn commit(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitEr
         }
     }
     insert_events(cx, &c.follow_ups, &c.delivery, c.at)?;
-    for table in ["jadpo_step", "jadpo_record"] {
-        cx.exec(
-            &format!("DELETE FROM {} WHERE delivery = $1", cx.t(table)),
-            &[P::text(&c.delivery)],
-        )?;
-    }
-    cx.exec(
-        &format!(
+    let id = P::text(&c.delivery);
+    let mut done: Vec<(String, Vec<P>)> = ["jadpo_step", "jadpo_record"]
+        .iter()
+        .map(|table| {
+            (
+                format!("DELETE FROM {} WHERE delivery = $1", cx.t(table)),
+                vec![id.clone()],
+            )
+        })
+        .collect();
+    done.push((
+        format!(
             "INSERT INTO {} (delivery, committed_at) VALUES ($1, $2) ON CONFLICT (delivery) DO NOTHING",
             cx.t("jadpo_handled")
         ),
-        &[P::text(&c.delivery), time(c.at)],
-    )?;
-    set_state(cx, &c.delivery, DeliveryState::Completed)?;
-    cx.exec(
-        &format!(
+        vec![id.clone(), time(c.at)],
+    ));
+    done.push((
+        format!(
             "UPDATE {} SET steps = $2, ended_at = $3, lease_until = NULL WHERE id = $1",
             cx.t("jadpo_delivery")
         ),
-        &[
-            P::text(&c.delivery),
-            P::Text(rows::steps(&c.steps)),
-            time(c.at),
-        ],
-    )?;
+        vec![id, P::Text(rows::steps(&c.steps)), time(c.at)],
+    ));
+    // The record goes, the handled marker and the delivery's step list
+    // come, in one round trip.
+    cx.exec_all(&done)?;
+    set_state(cx, &c.delivery, DeliveryState::Completed)?;
     if let Some(r) = &c.response {
         store_response(cx, &c.delivery, r)?;
     }
