@@ -145,6 +145,39 @@ fn a_store_set_up_by_a_newer_jadpo_is_refused() {
     assert!(e.detail.contains("999"), "{e}");
 }
 
+/// A store set up by the jadpo before migration 2 gains its retention
+/// indexes at the next open; `--migrate check` names the migration and
+/// applies none.
+#[test]
+fn a_store_at_migration_1_gains_the_retention_indexes() {
+    let dir = scratch("sqlite-migration-2");
+    let path = dir.join("app.sqlite");
+    drop(open(&path).unwrap());
+    let indexes = |conn: &rusqlite::Connection| -> Vec<String> {
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('primary__jadpo_delivery_completed', 'primary__jadpo_event_created', 'primary__jadpo_route_key_created', 'primary__jadpo_item_open') ORDER BY name")
+            .unwrap();
+        let names = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+        names.map(Result::unwrap).collect()
+    };
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(indexes(&conn).len(), 4);
+    for name in indexes(&conn) {
+        conn.execute_batch(&format!("DROP INDEX \"{name}\""))
+            .unwrap();
+    }
+    conn.execute(
+        "DELETE FROM \"primary__jadpo_migration\" WHERE version = 2",
+        [],
+    )
+    .unwrap();
+    let e = err(open_with(&path, SOURCE, Apply::Check));
+    assert_eq!(e.kind, ErrorKind::Incompatible, "{e}");
+    assert!(e.detail.contains("migration 2"), "{e}");
+    drop(open(&path).unwrap());
+    assert_eq!(indexes(&conn).len(), 4);
+}
+
 #[test]
 fn a_read_only_file_is_named() {
     let dir = scratch("sqlite-readonly");

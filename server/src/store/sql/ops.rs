@@ -1325,6 +1325,54 @@ pub fn unfinished(cx: &mut Cx<'_>) -> Res<Vec<(String, StoredRecord)>> {
 
 // -------------------------------------------------------------- retention
 
+/// The queries retention reads rows by age with (`$1` the cutoff, `$2`
+/// the batch); each reads an index of migration 2, not its whole table.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Aged {
+    Completed,
+    Events,
+    AnsweredClaims,
+    OpenClaims,
+    Items,
+}
+
+#[cfg(test)]
+pub(crate) const AGED: [Aged; 5] = [
+    Aged::Completed,
+    Aged::Events,
+    Aged::AnsweredClaims,
+    Aged::OpenClaims,
+    Aged::Items,
+];
+
+impl Aged {
+    pub(crate) fn sql(self, cx: &Cx<'_>) -> String {
+        let (d, e, k) = (
+            cx.t("jadpo_delivery"),
+            cx.t("jadpo_event"),
+            cx.t("jadpo_route_key"),
+        );
+        match self {
+            Aged::Completed => format!(
+                "SELECT id FROM {d} WHERE state = 'completed' AND ended_at < $1 ORDER BY ended_at LIMIT $2"
+            ),
+            Aged::Events => format!(
+                "SELECT id FROM {e} WHERE created_at < $1 AND NOT EXISTS (SELECT 1 FROM {d} WHERE source = 'event' AND source_ref = {e}.id) LIMIT $2"
+            ),
+            Aged::AnsweredClaims => format!(
+                "SELECT route, principal, key FROM {k} WHERE status IS NOT NULL AND created_at < $1 AND NOT EXISTS (SELECT 1 FROM {d} WHERE id = {k}.delivery) LIMIT $2"
+            ),
+            Aged::OpenClaims => format!(
+                "SELECT route, principal, key, delivery FROM {k} WHERE status IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2"
+            ),
+            Aged::Items => format!(
+                "SELECT delivery FROM {} WHERE opened_at < $1 AND answers_dropped_at IS NULL LIMIT $2",
+                cx.t("jadpo_item")
+            ),
+        }
+    }
+}
+
 /// Open route claims older than `keep.open_claims_ms` (their client never
 /// came back) whose delivery is not running under a live lease: the
 /// delivery ends `retry_later` with an operator item, unless it ended
@@ -1333,9 +1381,7 @@ fn lapse_claims(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<usize> {
     let now = cx.now;
     let k = cx.t("jadpo_route_key");
     let open = cx.rows(
-        &format!(
-            "SELECT route, principal, key, delivery FROM {k} WHERE status IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2"
-        ),
+        &Aged::OpenClaims.sql(cx),
         &[time(before(now, keep.open_claims_ms)), P::Int(max as i64)],
     )?;
     let mut lapsed = 0;
@@ -1379,9 +1425,8 @@ pub fn prune(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<Pruned> {
     let now = cx.now;
     let done_before = time(before(now, keep.completed_ms));
     let limit = P::Int(max as i64);
-    let d = cx.t("jadpo_delivery");
     let old = cx.rows(
-        &format!("SELECT id FROM {d} WHERE state = 'completed' AND ended_at < $1 ORDER BY ended_at LIMIT $2"),
+        &Aged::Completed.sql(cx),
         &[done_before.clone(), limit.clone()],
     )?;
     for row in old {
@@ -1403,12 +1448,7 @@ pub fn prune(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<Pruned> {
         p.deliveries += 1;
     }
     let e = cx.t("jadpo_event");
-    let events = cx.rows(
-        &format!(
-            "SELECT id FROM {e} WHERE created_at < $1 AND NOT EXISTS (SELECT 1 FROM {d} WHERE source = 'event' AND source_ref = {e}.id) LIMIT $2"
-        ),
-        &[done_before.clone(), limit.clone()],
-    )?;
+    let events = cx.rows(&Aged::Events.sql(cx), &[done_before.clone(), limit.clone()])?;
     for row in events {
         if let Some(id) = row
             .into_iter()
@@ -1420,12 +1460,7 @@ pub fn prune(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<Pruned> {
         }
     }
     let k = cx.t("jadpo_route_key");
-    let claims = cx.rows(
-        &format!(
-            "SELECT route, principal, key FROM {k} WHERE status IS NOT NULL AND created_at < $1 AND NOT EXISTS (SELECT 1 FROM {d} WHERE id = {k}.delivery) LIMIT $2"
-        ),
-        &[done_before, limit.clone()],
-    )?;
+    let claims = cx.rows(&Aged::AnsweredClaims.sql(cx), &[done_before, limit.clone()])?;
     for row in claims {
         let mut r = Reader::new(cx.store, row);
         let (route, principal, key) = (
@@ -1441,10 +1476,7 @@ pub fn prune(cx: &mut Cx<'_>, keep: Retention, max: usize) -> Res<Pruned> {
     }
     p.lapsed = lapse_claims(cx, keep, max)?;
     let items = cx.rows(
-        &format!(
-            "SELECT delivery FROM {} WHERE opened_at < $1 AND answers_dropped_at IS NULL LIMIT $2",
-            cx.t("jadpo_item")
-        ),
+        &Aged::Items.sql(cx),
         &[time(before(now, keep.answers_ms)), limit],
     )?;
     for row in items {
