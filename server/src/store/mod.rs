@@ -4,6 +4,7 @@
 //! `jadpo_runtime::store` over one set of operations (`sql/`).
 
 pub mod clock;
+mod pg_pool;
 pub mod postgres;
 pub mod sql;
 pub mod sqlite;

@@ -1,17 +1,18 @@
 //! The shared store (design `server.md` sections 14 and 17): Postgres
-//! through tokio-postgres with a deadpool pool, for apps whose work is
-//! shared by several processes. One schema per app, `jadpo_<app>`, every
+//! through tokio-postgres with a pool of its own (`pg_pool.rs`), for apps
+//! whose work is shared by several processes. One schema per app, `jadpo_<app>`, every
 //! table prefixed by its store's name. Each operation is one transaction
 //! on a pooled connection; claims take rows `FOR UPDATE SKIP LOCKED`,
 //! unique keys are claimed under transaction-scoped advisory locks in key
 //! order, and leases and times come from the database's clock. The trait
 //! methods are synchronous (the interpreter's side runs on blocking
-//! threads); the store runs its own small tokio runtime for the driver.
+//! threads); each pooled connection has a single-threaded runtime that
+//! its borrower drives, and a small shared runtime serves the LISTEN and
+//! schedule-leader connections.
 
 use std::str::FromStr;
 use std::sync::Arc;
 
-use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use jadpo_compiler::intern::Name;
 use jadpo_compiler::ir::EntityId;
 use jadpo_runtime::record::{StepRow, StoredRecord};
@@ -25,6 +26,7 @@ use jadpo_runtime::value::{Instant, Value};
 use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres::NoTls;
 
+use super::pg_pool::{Connection, Pool};
 use super::sql::migrate::{self, Apply, Migrated};
 use super::sql::{ops, quoted, Conn, Cx, Dialect, P};
 
@@ -123,36 +125,30 @@ fn column(row: &tokio_postgres::Row, i: usize) -> Result<P, tokio_postgres::Erro
     })
 }
 
-/// A transaction as the shared operations see it.
-/// A connection for one operation: a transaction, or a client for one
-/// read that needs none.
-struct Sql<'c, C> {
-    rt: &'c tokio::runtime::Runtime,
-    tx: &'c C,
+/// A pooled connection as the shared operations see it, inside a
+/// transaction or for one read that needs none.
+struct Sql<'c> {
+    conn: &'c mut Connection,
     store: &'c str,
 }
 
-impl<C: GenericClient + Sync> Conn for Sql<'_, C> {
+fn refs(params: &[P]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+impl Conn for Sql<'_> {
     fn exec(&mut self, sql: &str, params: &[P]) -> Result<u64, StoreError> {
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        self.rt
-            .block_on(async {
-                let stmt = self.tx.prepare_cached(sql).await?;
-                self.tx.execute(&stmt, &refs).await
-            })
+        let stmt = self.conn.prepare(sql).map_err(|e| error(self.store, &e))?;
+        let c = &*self.conn;
+        c.block_on(c.client.execute(&stmt, &refs(params)))
             .map_err(|e| error(self.store, &e))
     }
 
     fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<Vec<P>>, StoreError> {
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        let rows = self
-            .rt
-            .block_on(async {
-                let stmt = self.tx.prepare_cached(sql).await?;
-                self.tx.query(&stmt, &refs).await
-            })
+        let stmt = self.conn.prepare(sql).map_err(|e| error(self.store, &e))?;
+        let c = &*self.conn;
+        let rows = c
+            .block_on(c.client.query(&stmt, &refs(params)))
             .map_err(|e| error(self.store, &e))?;
         rows.iter()
             .map(|row| {
@@ -165,22 +161,18 @@ impl<C: GenericClient + Sync> Conn for Sql<'_, C> {
     }
 
     fn exec_all(&mut self, statements: &[(String, Vec<P>)]) -> Result<Vec<u64>, StoreError> {
-        let client = self.tx;
-        self.rt
-            .block_on(async {
-                let mut prepared = Vec::with_capacity(statements.len());
-                for (sql, _) in statements {
-                    prepared.push(client.prepare_cached(sql).await?);
-                }
-                // Every execute is sent before the first answer is awaited:
-                // the client pipelines them, in order, on its connection.
-                let runs = prepared.iter().zip(statements).map(|(stmt, (_, params))| {
-                    let refs: Vec<&(dyn ToSql + Sync)> =
-                        params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-                    async move { client.execute(stmt, &refs).await }
-                });
-                futures_util::future::try_join_all(runs).await
-            })
+        let mut prepared = Vec::with_capacity(statements.len());
+        for (sql, _) in statements {
+            prepared.push(self.conn.prepare(sql).map_err(|e| error(self.store, &e))?);
+        }
+        let c = &*self.conn;
+        // Every execute is sent before the first answer is awaited: the
+        // client pipelines them, in order, on its connection.
+        let runs = prepared
+            .iter()
+            .zip(statements)
+            .map(|(stmt, (_, params))| async move { c.client.execute(stmt, &refs(params)).await });
+        c.block_on(futures_util::future::try_join_all(runs))
             .map_err(|e| error(self.store, &e))
     }
 
@@ -228,28 +220,8 @@ impl PostgresStore {
             .build()
             .map_err(|e| unreachable(format!("no runtime for its driver: {e}")))?;
         let db_schema = format!("jadpo_{}", schema.app);
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
         let search = format!("SET search_path TO {}", quoted(&db_schema));
-        let pool = Pool::builder(manager)
-            .max_size(16)
-            .runtime(deadpool_postgres::Runtime::Tokio1)
-            .post_create(deadpool_postgres::Hook::async_fn(move |client, _| {
-                let search = search.clone();
-                Box::pin(async move {
-                    client
-                        .batch_execute(&search)
-                        .await
-                        .map_err(deadpool_postgres::HookError::Backend)
-                })
-            }))
-            .build()
-            .map_err(|e| unreachable(format!("no pool: {e}")))?;
+        let pool = Pool::new(config.clone(), search);
         let mut store = PostgresStore {
             prefix: format!("{name}__"),
             name,
@@ -275,8 +247,6 @@ impl PostgresStore {
         })
     }
 
-    /// Runs `op` in one transaction on a pooled connection, at the
-    /// database's time; commits when it succeeds.
     /// Runs one read outside a transaction: one round trip instead of
     /// four (begin, the clock, the read, commit). `cx.now` is this
     /// process's clock, so `op` must not read it.
@@ -285,14 +255,9 @@ impl PostgresStore {
         op: impl FnOnce(&mut Cx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let name = self.name.as_str();
-        let client = self.rt.block_on(self.pool.get()).map_err(|e| {
-            StoreError::new(name, ErrorKind::Unreachable, format!("no connection: {e}"))
-        })?;
-        let mut sql = Sql {
-            rt: &self.rt,
-            tx: &client,
-            store: name,
-        };
+        let mut lent = self.lend()?;
+        let conn = lent.conn().ok_or_else(|| self.no_connection("none lent"))?;
+        let mut sql = Sql { conn, store: name };
         let mut cx = Cx {
             conn: &mut sql,
             dialect: Dialect::Postgres,
@@ -304,41 +269,45 @@ impl PostgresStore {
         op(&mut cx)
     }
 
+    fn no_connection(&self, why: &str) -> StoreError {
+        StoreError::new(&self.name, ErrorKind::Unreachable, why.to_string())
+    }
+
+    fn lend(&self) -> Result<super::pg_pool::Lent<'_>, StoreError> {
+        self.pool.get().map_err(|e| self.no_connection(&e))
+    }
+
+    /// Runs `op` in one transaction on a pooled connection, at the
+    /// database's time; commits when it succeeds.
     fn tx<T, E: From<StoreError>>(
         &self,
         op: impl FnOnce(&mut Cx<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
         let name = self.name.as_str();
-        let client = self.rt.block_on(self.pool.get()).map_err(|e| {
-            E::from(StoreError::new(
-                name,
-                ErrorKind::Unreachable,
-                format!("no connection: {e}"),
-            ))
-        })?;
-        let open = Open(Some(client));
-        let Some(client) = open.0.as_ref() else {
-            return Err(E::from(StoreError::new(
-                name,
-                ErrorKind::Unreachable,
-                "no connection".to_string(),
-            )));
-        };
+        let mut lent = self.lend()?;
+        // Until the transaction ends, a drop (a panic) closes the
+        // connection instead of handing it back.
+        lent.set_clean(false);
+        let conn = lent
+            .conn()
+            .ok_or_else(|| E::from(self.no_connection("none lent")))?;
         // `BEGIN` and the clock in one round trip: the client pipelines
         // requests sent before their answers are awaited.
-        let (begun, micros) = self.rt.block_on(async {
-            tokio::join!(client.batch_execute("BEGIN"), async {
-                let stmt = client.prepare_cached(NOW).await?;
-                client.query_one(&stmt, &[]).await?.try_get::<_, i64>(0)
+        let now = conn.prepare(NOW).map_err(|e| E::from(error(name, &e)))?;
+        let (begun, micros) = {
+            let c = &*conn;
+            c.block_on(async {
+                tokio::join!(c.client.batch_execute("BEGIN"), async {
+                    c.client.query_one(&now, &[]).await?.try_get::<_, i64>(0)
+                })
             })
-        });
+        };
         let result = match (begun, micros) {
             (Err(e), _) => return Err(E::from(error(name, &e))),
             (Ok(()), Err(e)) => Err(E::from(error(name, &e))),
             (Ok(()), Ok(micros)) => {
                 let mut sql = Sql {
-                    rt: &self.rt,
-                    tx: client,
+                    conn: &mut *conn,
                     store: name,
                 };
                 let mut cx = Cx {
@@ -353,31 +322,14 @@ impl PostgresStore {
             }
         };
         let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        let ended = self.rt.block_on(client.batch_execute(end));
-        open.close();
+        let ended = conn.block_on(conn.client.batch_execute(end));
+        if ended.is_ok() {
+            lent.set_clean(true);
+        }
         match (result, ended) {
             (Ok(v), Ok(())) => Ok(v),
             (Ok(_), Err(e)) => Err(E::from(error(name, &e))),
             (Err(e), _) => Err(e),
-        }
-    }
-}
-
-/// A pooled connection inside a transaction. Handed back by [`Open::close`]
-/// once the transaction ended; dropped before (a panic in an operation), it
-/// leaves the pool and closes, so no one else gets a transaction left open.
-struct Open(Option<deadpool_postgres::Client>);
-
-impl Open {
-    fn close(mut self) {
-        drop(self.0.take());
-    }
-}
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        if let Some(client) = self.0.take() {
-            drop(deadpool_postgres::Object::take(client));
         }
     }
 }

@@ -1,0 +1,238 @@
+//! The Postgres store's connections: at most [`MAX`], each with a
+//! single-threaded runtime of its own that the borrowing thread drives
+//! while it waits for an answer (as the `postgres` crate does). A round
+//! trip then costs the socket alone: with one shared driver thread, each
+//! one also handed the request to that thread and the answer back, two
+//! thread wake-ups that cost more than the round trip on a busy machine.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use tokio_postgres::{Client, Config, NoTls, Statement};
+
+/// Connections open at most.
+const MAX: usize = 16;
+
+/// How long a borrower waits for a connection before the store is named
+/// unreachable.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// One connection, its runtime and its prepared statements.
+pub(super) struct Connection {
+    rt: tokio::runtime::Runtime,
+    pub client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl Connection {
+    fn connect(config: &Config, setup: &str) -> Result<Connection, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("no runtime for a connection: {e}"))?;
+        let (client, connection) = rt
+            .block_on(config.connect(NoTls))
+            .map_err(|e| format!("no connection: {e}"))?;
+        // Driven whenever a borrower waits on this runtime.
+        rt.spawn(async move {
+            let _ = connection.await;
+        });
+        rt.block_on(client.batch_execute(setup))
+            .map_err(|e| format!("no connection: {e}"))?;
+        Ok(Connection {
+            rt,
+            client,
+            statements: HashMap::new(),
+        })
+    }
+
+    /// Runs `f` to its end on this thread, driving the connection.
+    pub fn block_on<F: Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
+    }
+
+    /// `sql` prepared once per connection.
+    pub fn prepare(&mut self, sql: &str) -> Result<Statement, tokio_postgres::Error> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.rt.block_on(self.client.prepare(sql))?;
+        self.statements.insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
+}
+
+pub(super) struct Pool {
+    config: Config,
+    /// Run on each new connection (the schema's search path).
+    setup: String,
+    state: Mutex<State>,
+    freed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    idle: Vec<Connection>,
+    open: usize,
+}
+
+impl Pool {
+    pub fn new(config: Config, setup: String) -> Pool {
+        Pool {
+            config,
+            setup,
+            state: Mutex::new(State::default()),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// An idle connection, a new one while fewer than [`MAX`] are open,
+    /// or the next one handed back.
+    pub fn get(&self) -> Result<Lent<'_>, String> {
+        let mut state = self.state.lock().map_err(|_| "a poisoned pool")?;
+        loop {
+            while let Some(c) = state.idle.pop() {
+                if !c.client.is_closed() {
+                    return Ok(self.lent(c));
+                }
+                state.open -= 1;
+            }
+            if state.open < MAX {
+                state.open += 1;
+                drop(state);
+                return match Connection::connect(&self.config, &self.setup) {
+                    Ok(c) => Ok(self.lent(c)),
+                    Err(e) => {
+                        self.forget();
+                        Err(e)
+                    }
+                };
+            }
+            let (next, waited) = self
+                .freed
+                .wait_timeout(state, WAIT)
+                .map_err(|_| "a poisoned pool")?;
+            if waited.timed_out() && next.idle.is_empty() {
+                return Err(format!(
+                    "no connection within {} s: all {MAX} are busy",
+                    WAIT.as_secs()
+                ));
+            }
+            state = next;
+        }
+    }
+
+    fn lent(&self, conn: Connection) -> Lent<'_> {
+        Lent {
+            pool: self,
+            conn: Some(conn),
+            clean: true,
+        }
+    }
+
+    /// One connection fewer is open (closed, or never opened).
+    fn forget(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.open = state.open.saturating_sub(1);
+        }
+        self.freed.notify_one();
+    }
+}
+
+/// A borrowed connection. Handed back when dropped, unless it was left
+/// inside a transaction (a panic in an operation): then it closes, so no
+/// one else gets a transaction left open.
+pub(super) struct Lent<'p> {
+    pool: &'p Pool,
+    conn: Option<Connection>,
+    clean: bool,
+}
+
+impl Lent<'_> {
+    /// The connection, for the life of the loan (`None` only once
+    /// dropped).
+    pub fn conn(&mut self) -> Option<&mut Connection> {
+        self.conn.as_mut()
+    }
+
+    /// Marks the connection inside a transaction (`false`) or out of one.
+    pub fn set_clean(&mut self, clean: bool) {
+        self.clean = clean;
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else { return };
+        if !self.clean || conn.client.is_closed() {
+            drop(conn);
+            self.pool.forget();
+            return;
+        }
+        if let Ok(mut state) = self.pool.state.lock() {
+            state.idle.push(conn);
+        }
+        self.pool.freed.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use super::Pool;
+
+    /// The server process of the connection `lent` gives.
+    fn backend(pool: &Pool, inside: bool) -> i32 {
+        let mut lent = pool.get().expect("a connection");
+        let c = lent.conn().expect("lent");
+        let pid = c
+            .block_on(c.client.query_one("SELECT pg_backend_pid()", &[]))
+            .expect("a pid")
+            .get::<_, i32>(0);
+        if inside {
+            c.block_on(c.client.batch_execute("BEGIN"))
+                .expect("a transaction");
+            lent.set_clean(false);
+        }
+        pid
+    }
+
+    /// A connection handed back outside a transaction is lent again; one
+    /// left inside a transaction (an operation that panicked) is closed,
+    /// and the next loan is a new connection outside any transaction.
+    #[test]
+    fn a_connection_left_in_a_transaction_is_not_lent_again() {
+        let Ok(url) = std::env::var("JADPO_TEST_PG") else {
+            eprintln!("skipped: no Postgres (run through scripts/with-postgres.sh to test it)");
+            return;
+        };
+        if !url.starts_with("postgres") {
+            return;
+        }
+        let config = tokio_postgres::Config::from_str(&url).expect("a URL");
+        let pool = Pool::new(config, "SELECT 1".into());
+        let first = backend(&pool, false);
+        assert_eq!(
+            backend(&pool, false),
+            first,
+            "a clean connection is lent again"
+        );
+        let left = backend(&pool, true);
+        assert_eq!(left, first);
+        let mut lent = pool.get().expect("a connection");
+        let c = lent.conn().expect("lent");
+        let pid = c
+            .block_on(c.client.query_one("SELECT pg_backend_pid()", &[]))
+            .expect("a pid")
+            .get::<_, i32>(0);
+        assert_ne!(pid, left, "the connection left open was lent");
+        // A savepoint outside a transaction block is refused.
+        assert!(
+            c.block_on(c.client.batch_execute("SAVEPOINT s")).is_err(),
+            "the loan starts inside a transaction"
+        );
+    }
+}
