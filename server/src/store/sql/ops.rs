@@ -568,13 +568,29 @@ fn insert_delivery(cx: &mut Cx<'_>, d: &NewDelivery, now: Instant) -> Res<u64> {
 /// a move out of the blocking states gives its share up, and the claim
 /// goes with the last share.
 fn set_state(cx: &mut Cx<'_>, id: &str, state: DeliveryState) -> Res<()> {
-    let found = cx.rows(
-        &format!(
-            "SELECT state, unique_key, unique_states FROM {} WHERE id = $1",
-            cx.t("jadpo_delivery")
-        ),
-        &[P::text(id)],
-    )?;
+    let d = cx.t("jadpo_delivery");
+    let found = match cx.dialect {
+        // One round trip: the state before the update comes back with the
+        // claim's columns (SQLite's RETURNING cannot name the FROM table,
+        // and its one writer pays no round trips).
+        Dialect::Postgres => cx.rows(
+            &format!(
+                "UPDATE {d} SET state = $2 FROM (SELECT id AS was_id, state AS was FROM {d} WHERE id = $1 FOR UPDATE) AS old WHERE {d}.id = old.was_id RETURNING old.was, {d}.unique_key, {d}.unique_states"
+            ),
+            &[P::text(id), P::text(state.as_str())],
+        )?,
+        Dialect::Sqlite => {
+            let found = cx.rows(
+                &format!("SELECT state, unique_key, unique_states FROM {d} WHERE id = $1"),
+                &[P::text(id)],
+            )?;
+            cx.exec(
+                &format!("UPDATE {d} SET state = $2 WHERE id = $1"),
+                &[P::text(id), P::text(state.as_str())],
+            )?;
+            found
+        }
+    };
     let Some(row) = found.into_iter().next() else {
         return Ok(());
     };
@@ -586,13 +602,6 @@ fn set_state(cx: &mut Cx<'_>, id: &str, state: DeliveryState) -> Res<()> {
         .opt_text()
         .map(|s| rows::states_of(&s))
         .unwrap_or_default();
-    cx.exec(
-        &format!(
-            "UPDATE {} SET state = $2 WHERE id = $1",
-            cx.t("jadpo_delivery")
-        ),
-        &[P::text(id), P::text(state.as_str())],
-    )?;
     let Some(key) = key else {
         return Ok(());
     };
@@ -725,16 +734,17 @@ pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
         }
         set_state(cx, &id, DeliveryState::Running)?;
         let counter = if rescued { "rescues" } else { "attempt" };
-        cx.exec(
+        let taken = cx.rows(
             &format!(
-                "UPDATE {} SET lease_gen = lease_gen + 1, lease_until = $2, runner = $3, {counter} = {counter} + 1 WHERE id = $1",
+                "UPDATE {} SET lease_gen = lease_gen + 1, lease_until = $2, runner = $3, {counter} = {counter} + 1 WHERE id = $1 RETURNING {DELIVERY_COLUMNS}",
                 cx.t("jadpo_delivery")
             ),
             &[P::text(&id), time(lease_until), P::text(&request.runner)],
         )?;
-        let Some(delivery) = delivery(cx, &id)? else {
+        let Some(row) = taken.into_iter().next() else {
             continue;
         };
+        let delivery = rows::delivery_row(cx.store, row)?;
         out.push(Claimed {
             lease: Lease {
                 generation: delivery.lease_generation,
