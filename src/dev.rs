@@ -682,7 +682,7 @@ pub(crate) fn the_store(program: &Program) -> Result<String, String> {
     let names = store_names(program);
     if names.len() > 1 {
         return Err(format!(
-            "the app declares {} stores ({}); jadpo runs apps with one store for now",
+            "the app declares {} stores ({}); `jadpo dev`, `jadpo serve` and the operator commands run apps with one store for now (spec/server.md, \"Not built yet\"): declare every entity, and `events: {{ store: }}`, in one store",
             names.len(),
             names.join(", ")
         ));

@@ -564,3 +564,52 @@ fn jadpo_dev_moves_its_store_to_postgres() {
         assert!(text(&out).contains(says), "{}", text(&out));
     }
 }
+
+/// An app with two stores is refused, exit status 2, by `jadpo dev`,
+/// `jadpo serve` and the operator commands alike, naming both stores and
+/// what to do, before any file is made.
+#[test]
+fn an_app_with_several_stores_is_refused_by_name() {
+    let dir = scratch("ops_several_stores");
+    let app = crate::server_support::copy_billing(&dir, "ops_several_stores");
+    let extra = "\nstore audit { kind: postgres }\n\nentity AuditNote {\n    store: audit\n    id: Text\n}\n";
+    let source = app.join("src/app.jadpo");
+    let text_of = std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&source, format!("{text_of}{extra}")).unwrap_or_else(|e| panic!("{e}"));
+    let db = dir.join("dev.sqlite");
+    let out = dir.join("build");
+    crate::server_support::jadpo_build(&app, &out);
+    let mut dev = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    dev.arg("dev").arg(&app).arg("--db").arg(&db).args([
+        "--listen",
+        "127.0.0.1:0",
+        "--no-reload",
+        "--fakes",
+        "dev",
+    ]);
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    serve
+        .arg("serve")
+        .arg(&out)
+        .args(["--listen", "127.0.0.1:0", "--fakes", "dev"])
+        .env("JADPO_STORE_PRIMARY", format!("sqlite:{}", db.display()))
+        .env("JADPO_STORE_AUDIT", format!("sqlite:{}", db.display()))
+        .env("STEPS_KEY", "k")
+        .env("BASIC_PRICE", "price_basic");
+    let mut list = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    list.args(["deliveries", "list", "--app"])
+        .arg(&app)
+        .arg("--store")
+        .arg(format!("sqlite:{}", db.display()));
+    for cmd in [dev, serve, list] {
+        let run = crate::server_support::output_within(cmd, 30);
+        let said = text(&run);
+        assert_eq!(run.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("the app declares 2 stores (audit, primary)")
+                && said.contains("in one store"),
+            "{said}"
+        );
+    }
+    assert!(!db.exists(), "a file was made before the refusal");
+}

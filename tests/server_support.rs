@@ -444,3 +444,23 @@ impl Ops {
             .unwrap_or_else(|e| panic!("{e}"))
     }
 }
+
+/// `cmd`'s output, once it exits within `secs`; a command still running
+/// then is killed and the test fails (a refusal that did not happen).
+pub fn output_within(mut cmd: Command, secs: u64) -> std::process::Output {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    panic!("still running after {secs} s: {}", text(&out));
+}
