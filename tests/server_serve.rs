@@ -50,6 +50,18 @@ fn serve_refuses_to_start_and_names_the_cause() {
     let why = spawn(wrong).err().unwrap_or_default();
     assert!(why.contains("not the expected 0000"), "{why}");
 
+    // A Postgres store that is not there is named with the cause.
+    let gone = dir.join("no-socket-here");
+    let unreachable = format!("postgresql:///db?host={}", gone.display());
+    let why = spawn(serve(&bundle, &unreachable))
+        .err()
+        .unwrap_or_default();
+    assert!(
+        why.contains("store `primary` cannot be reached")
+            && why.contains("No such file or directory"),
+        "{why}"
+    );
+
     // One SQLite file serves one process.
     let first = spawn(serve(&bundle, &store)).unwrap_or_else(|e| panic!("{e}"));
     let why = spawn(serve(&bundle, &store)).err().unwrap_or_default();

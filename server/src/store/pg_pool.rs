@@ -34,13 +34,13 @@ impl Connection {
             .map_err(|e| format!("no runtime for a connection: {e}"))?;
         let (client, connection) = rt
             .block_on(config.connect(NoTls))
-            .map_err(|e| format!("no connection: {e}"))?;
+            .map_err(|e| format!("no connection: {}", with_causes(&e)))?;
         // Driven whenever a borrower waits on this runtime.
         rt.spawn(async move {
             let _ = connection.await;
         });
         rt.block_on(client.batch_execute(setup))
-            .map_err(|e| format!("no connection: {e}"))?;
+            .map_err(|e| format!("no connection: {}", with_causes(&e)))?;
         Ok(Connection {
             rt,
             client,
@@ -62,6 +62,22 @@ impl Connection {
         self.statements.insert(sql.to_string(), s.clone());
         Ok(s)
     }
+}
+
+/// An error with its causes ("error connecting to server: No such file
+/// or directory"): the driver's own words alone do not say why.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !out.contains(&said) {
+            out.push_str(": ");
+            out.push_str(&said);
+        }
+        cause = c.source();
+    }
+    out
 }
 
 pub(super) struct Pool {
