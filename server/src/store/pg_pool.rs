@@ -200,14 +200,19 @@ mod tests {
 
     use super::Pool;
 
-    /// The server process of the connection `lent` gives.
+    /// The server process behind `c`.
+    fn pid(c: &super::Connection) -> i32 {
+        c.block_on(c.client.query_one("SELECT pg_backend_pid()", &[]))
+            .expect("a pid")
+            .get::<_, i32>(0)
+    }
+
+    /// The server process of the connection the pool lends, left inside a
+    /// transaction when `inside`.
     fn backend(pool: &Pool, inside: bool) -> i32 {
         let mut lent = pool.get().expect("a connection");
         let c = lent.conn().expect("lent");
-        let pid = c
-            .block_on(c.client.query_one("SELECT pg_backend_pid()", &[]))
-            .expect("a pid")
-            .get::<_, i32>(0);
+        let pid = pid(c);
         if inside {
             c.block_on(c.client.batch_execute("BEGIN"))
                 .expect("a transaction");
@@ -240,11 +245,7 @@ mod tests {
         assert_eq!(left, first);
         let mut lent = pool.get().expect("a connection");
         let c = lent.conn().expect("lent");
-        let pid = c
-            .block_on(c.client.query_one("SELECT pg_backend_pid()", &[]))
-            .expect("a pid")
-            .get::<_, i32>(0);
-        assert_ne!(pid, left, "the connection left open was lent");
+        assert_ne!(pid(c), left, "the connection left open was lent");
         // A savepoint outside a transaction block is refused.
         assert!(
             c.block_on(c.client.batch_execute("SAVEPOINT s")).is_err(),

@@ -254,17 +254,29 @@ impl PostgresStore {
         &self,
         op: impl FnOnce(&mut Cx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let name = self.name.as_str();
         let mut lent = self.lend()?;
         let conn = lent.conn().ok_or_else(|| self.no_connection("none lent"))?;
-        let mut sql = Sql { conn, store: name };
+        self.run_on(conn, super::clock::now(), op)
+    }
+
+    /// Runs `op` on `conn` with the store's tables and the time `now`.
+    fn run_on<T>(
+        &self,
+        conn: &mut Connection,
+        now: Instant,
+        op: impl FnOnce(&mut Cx<'_>) -> T,
+    ) -> T {
+        let mut sql = Sql {
+            conn,
+            store: &self.name,
+        };
         let mut cx = Cx {
             conn: &mut sql,
             dialect: Dialect::Postgres,
-            store: name,
+            store: &self.name,
             prefix: &self.prefix,
             schema: &self.schema,
-            now: super::clock::now(),
+            now,
         };
         op(&mut cx)
     }
@@ -305,21 +317,7 @@ impl PostgresStore {
         let result = match (begun, micros) {
             (Err(e), _) => return Err(E::from(error(name, &e))),
             (Ok(()), Err(e)) => Err(E::from(error(name, &e))),
-            (Ok(()), Ok(micros)) => {
-                let mut sql = Sql {
-                    conn: &mut *conn,
-                    store: name,
-                };
-                let mut cx = Cx {
-                    conn: &mut sql,
-                    dialect: Dialect::Postgres,
-                    store: name,
-                    prefix: &self.prefix,
-                    schema: &self.schema,
-                    now: Instant(i128::from(micros) * 1000),
-                };
-                op(&mut cx)
-            }
+            (Ok(()), Ok(micros)) => self.run_on(conn, Instant(i128::from(micros) * 1000), op),
         };
         let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
         let ended = conn.block_on(conn.client.batch_execute(end));
