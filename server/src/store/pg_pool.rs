@@ -82,6 +82,9 @@ fn with_causes(e: &dyn std::error::Error) -> String {
 
 pub(super) struct Pool {
     config: Config,
+    /// Connections open at most, and how long a borrower waits for one.
+    max: usize,
+    wait: Duration,
     /// Run on each new connection (the schema's search path).
     setup: String,
     state: Mutex<State>,
@@ -96,17 +99,24 @@ struct State {
 
 impl Pool {
     pub fn new(config: Config, setup: String) -> Pool {
+        Pool::with_limits(config, setup, MAX, WAIT)
+    }
+
+    fn with_limits(config: Config, setup: String, max: usize, wait: Duration) -> Pool {
         Pool {
             config,
+            max,
+            wait,
             setup,
             state: Mutex::new(State::default()),
             freed: Condvar::new(),
         }
     }
 
-    /// An idle connection, a new one while fewer than [`MAX`] are open,
+    /// An idle connection, a new one while fewer than its most are open,
     /// or the next one handed back.
     pub fn get(&self) -> Result<Lent<'_>, String> {
+        let deadline = std::time::Instant::now() + self.wait;
         let mut state = self.state.lock().map_err(|_| "a poisoned pool")?;
         loop {
             while let Some(c) = state.idle.pop() {
@@ -115,7 +125,7 @@ impl Pool {
                 }
                 state.open -= 1;
             }
-            if state.open < MAX {
+            if state.open < self.max {
                 state.open += 1;
                 drop(state);
                 return match Connection::connect(&self.config, &self.setup) {
@@ -126,16 +136,20 @@ impl Pool {
                     }
                 };
             }
-            let (next, waited) = self
-                .freed
-                .wait_timeout(state, WAIT)
-                .map_err(|_| "a poisoned pool")?;
-            if waited.timed_out() && next.idle.is_empty() {
+            // One deadline for the whole wait: a borrower that others keep
+            // beating to the freed connections still gives up in time.
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
                 return Err(format!(
-                    "no connection within {} s: all {MAX} are busy",
-                    WAIT.as_secs()
+                    "no connection within {} s: all {} are busy",
+                    self.wait.as_secs(),
+                    self.max
                 ));
             }
+            let (next, _) = self
+                .freed
+                .wait_timeout(state, left)
+                .map_err(|_| "a poisoned pool")?;
             state = next;
         }
     }
@@ -221,19 +235,55 @@ mod tests {
         pid
     }
 
+    /// A borrower waits for a connection at most the pool's wait, then is
+    /// told why; one handed back is lent again.
+    #[test]
+    fn a_borrower_of_a_busy_pool_gives_up_in_time() {
+        let Some(config) = config() else { return };
+        let pool = std::sync::Arc::new(Pool::with_limits(
+            config,
+            "SELECT 1".into(),
+            1,
+            std::time::Duration::from_millis(300),
+        ));
+        let held = pool.get().expect("the one connection");
+        let (send, receive) = std::sync::mpsc::channel();
+        let other = pool.clone();
+        std::thread::spawn(move || {
+            let _ = send.send(other.get().err());
+        });
+        let refused = receive
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the borrower still waits after 10 s");
+        assert!(
+            refused.is_some_and(|why| why.contains("all 1 are busy")),
+            "a second connection was lent"
+        );
+        drop(held);
+        assert!(
+            pool.get().is_ok(),
+            "the connection handed back was not lent"
+        );
+    }
+
+    /// The test server's connection settings, when there is one.
+    fn config() -> Option<tokio_postgres::Config> {
+        let Ok(url) = std::env::var("JADPO_TEST_PG") else {
+            eprintln!("skipped: no Postgres (run through scripts/with-postgres.sh to test it)");
+            return None;
+        };
+        if !url.starts_with("postgres") {
+            return None;
+        }
+        Some(tokio_postgres::Config::from_str(&url).expect("a URL"))
+    }
+
     /// A connection handed back outside a transaction is lent again; one
     /// left inside a transaction (an operation that panicked) is closed,
     /// and the next loan is a new connection outside any transaction.
     #[test]
     fn a_connection_left_in_a_transaction_is_not_lent_again() {
-        let Ok(url) = std::env::var("JADPO_TEST_PG") else {
-            eprintln!("skipped: no Postgres (run through scripts/with-postgres.sh to test it)");
-            return;
-        };
-        if !url.starts_with("postgres") {
-            return;
-        }
-        let config = tokio_postgres::Config::from_str(&url).expect("a URL");
+        let Some(config) = config() else { return };
         let pool = Pool::new(config, "SELECT 1".into());
         let first = backend(&pool, false);
         assert_eq!(
