@@ -107,7 +107,6 @@ pub fn put_step(
 ) -> Result<(), Fenced> {
     let (state, doubt, nonce, ciphertext) = rows::step_state(&step.state);
     let statements = [
-        fencing(cx, delivery, lease),
         (
             format!(
                 "INSERT INTO {} (delivery, format, build_id, shape_digest, mode, started_at, lease_gen) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery) DO UPDATE SET lease_gen = excluded.lease_gen",
@@ -123,13 +122,7 @@ pub fn put_step(
                 P::Int(lease.generation as i64),
             ],
         ),
-        (
-            format!(
-                "DELETE FROM {} WHERE delivery = $1 AND position >= $2",
-                cx.t("jadpo_step")
-            ),
-            vec![P::text(delivery), P::Int(i64::from(step.position))],
-        ),
+        truncating(cx, delivery, step.position),
         (
             format!(
                 "INSERT INTO {} (delivery, position, operation, fingerprint, field_fingerprints, sent_at, key_gen, runner_gen, key, state, doubt, nonce, ciphertext) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
@@ -152,12 +145,7 @@ pub fn put_step(
             ],
         ),
     ];
-    // All four are sent at once; a lost lease rolls the others back.
-    let counts = cx.exec_all(&statements)?;
-    if counts.first() != Some(&1) {
-        return Err(Fenced::LeaseLost);
-    }
-    Ok(())
+    fenced(cx, delivery, lease, statements)
 }
 
 pub fn truncate_steps(
@@ -166,17 +154,37 @@ pub fn truncate_steps(
     lease: &Lease,
     position: u32,
 ) -> Result<(), Fenced> {
-    if !fence(cx, delivery, lease)? {
+    let removal = truncating(cx, delivery, position);
+    fenced(cx, delivery, lease, [removal])
+}
+
+/// Runs `statements` behind the fence, all sent at once: a lost lease
+/// fails the operation, and its transaction rolls them back.
+fn fenced(
+    cx: &mut Cx<'_>,
+    delivery: &str,
+    lease: &Lease,
+    statements: impl IntoIterator<Item = (String, Vec<P>)>,
+) -> Result<(), Fenced> {
+    let all: Vec<(String, Vec<P>)> = std::iter::once(fencing(cx, delivery, lease))
+        .chain(statements)
+        .collect();
+    let counts = cx.exec_all(&all)?;
+    if counts.first() != Some(&1) {
         return Err(Fenced::LeaseLost);
     }
-    cx.exec(
-        &format!(
+    Ok(())
+}
+
+/// The statement removing a record's steps from `position` on.
+fn truncating(cx: &Cx<'_>, delivery: &str, position: u32) -> (String, Vec<P>) {
+    (
+        format!(
             "DELETE FROM {} WHERE delivery = $1 AND position >= $2",
             cx.t("jadpo_step")
         ),
-        &[P::text(delivery), P::Int(i64::from(position))],
-    )?;
-    Ok(())
+        vec![P::text(delivery), P::Int(i64::from(position))],
+    )
 }
 
 // ------------------------------------------------------------------- rows
@@ -698,9 +706,14 @@ pub(crate) fn claim_query(cx: &Cx<'_>, request: &ClaimRequest, due: &str) -> (St
     (sql, params)
 }
 
-/// A claimable delivery: its order (priority, run_at, id), its state's
-/// being `running`, its rescues.
-type Due = ((i64, String, String), bool, i64);
+/// A claimable delivery.
+struct Due {
+    /// Its place in the claim's order: priority, run_at, id.
+    order: (i64, String, String),
+    /// Running under a lapsed lease (a rescue), not waiting.
+    running: bool,
+    rescues: i64,
+}
 
 /// The first `request.max` claimable deliveries in the order of priority,
 /// run_at and id, both parts merged.
@@ -715,10 +728,14 @@ fn claimable(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Due>> {
             let rescues = r.int("a delivery's rescues")?;
             let priority = r.int("a delivery's priority")?;
             let run_at = r.text("a delivery's run_at")?;
-            all.push(((priority, run_at, id), running, rescues));
+            all.push(Due {
+                order: (priority, run_at, id),
+                running,
+                rescues,
+            });
         }
     }
-    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all.sort_by(|a, b| a.order.cmp(&b.order));
     all.truncate(request.max);
     Ok(all)
 }
@@ -727,7 +744,12 @@ pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
     let due = claimable(cx, request)?;
     let lease_until = until(cx.now, request.lease_ms);
     let mut out = Vec::with_capacity(due.len());
-    for ((_, _, id), rescued, rescues) in due {
+    for Due {
+        order: (_, _, id),
+        running: rescued,
+        rescues,
+    } in due
+    {
         if rescued && rescues + 1 >= i64::from(MAX_RESCUES) {
             end_rescued(cx, &id)?;
             continue;
