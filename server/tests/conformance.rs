@@ -1155,6 +1155,15 @@ fn a_record_write_extends_the_lease() {
         store
             .put_step("d1", &lease, &record(), &step(1, true))
             .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+        // The extended end reads back as a time (Postgres writes it from
+        // the database's clock in the stores' format).
+        let row = store.delivery("d1").unwrap().unwrap();
+        assert!(
+            row.lease_until.is_some_and(|until| until > lease.until),
+            "{label}: {:?} after {:?}",
+            row.lease_until,
+            lease.until
+        );
         // Past the first lease's end, within the one the write extended.
         std::thread::sleep(std::time::Duration::from_millis(700));
         assert!(

@@ -1,6 +1,7 @@
 //! Postgres's own behaviour: an unreachable server is named, two
-//! processes share one store (claims never overlap), a store set up by a
-//! newer jadpo is refused. The conformance suite covers the rest.
+//! processes share one store (claims never overlap, a commit's deliveries
+//! wake the other's dispatcher), a store set up by a newer jadpo is
+//! refused. The conformance suite covers the rest.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -136,4 +137,52 @@ fn one_process_leads_the_schedules_and_another_takes_over() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+#[test]
+fn a_commit_that_inserts_deliveries_wakes_the_other_processes() {
+    let Some(url) = postgres_url() else { return };
+    let app = format!("t{}_notify", std::process::id());
+    let (a, b) = (store(&url, &app), store(&url, &app));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    a.listen(Arc::new(move || {
+        let _ = tx.send(());
+    }))
+    .unwrap();
+    let wait = std::time::Duration::from_millis(100);
+    // The LISTEN starts on a connection of its own: an enqueue's notice
+    // shows once it has (at most 5 s).
+    let past = later(now(), -1000);
+    let listening = (0..50).any(|i| {
+        let d = delivery(&format!("probe{i}"), "default", 0, past);
+        b.enqueue(&[d], now()).unwrap();
+        rx.recv_timeout(wait).is_ok()
+    });
+    assert!(listening, "no notice of an enqueue");
+    b.enqueue(&[delivery("d1", "default", 0, past)], now())
+        .unwrap();
+    let lease = b.take("d1", 60_000, now()).unwrap().unwrap();
+    std::thread::sleep(wait);
+    while rx.try_recv().is_ok() {}
+    let mut c = commit_of("d1", Vec::new());
+    let mut mail = delivery("d_e1_mail", "default", 0, past);
+    mail.subscriber = Some("mail".into());
+    c.follow_ups = vec![jadpo_runtime::store::Follow {
+        id: "e1".into(),
+        event: "Paid".into(),
+        payload: rec(&[]),
+        queue: "default".into(),
+        priority: 0,
+        max_attempts: 5,
+        tags: Vec::new(),
+        run_at: past,
+        metadata: rec(&[]),
+        unique: None,
+        deliveries: vec![mail],
+    }];
+    b.commit(&c, &lease).unwrap();
+    assert!(
+        rx.recv_timeout(std::time::Duration::from_secs(5)).is_ok(),
+        "the commit's delivery woke no other process"
+    );
 }

@@ -247,9 +247,10 @@ impl PostgresStore {
         })
     }
 
-    /// Runs one read outside a transaction: one round trip instead of
-    /// four (begin, the clock, the read, commit). `cx.now` is this
-    /// process's clock, so `op` must not read it.
+    /// Runs one statement outside a transaction (a read, or a write made
+    /// as one statement): one round trip instead of four (begin, the
+    /// clock, the statement, commit). `cx.now` is this process's clock, so
+    /// `op` must not read it.
     fn read_once<T>(
         &self,
         op: impl FnOnce(&mut Cx<'_>) -> Result<T, StoreError>,
@@ -332,6 +333,22 @@ impl PostgresStore {
     }
 }
 
+impl PostgresStore {
+    /// Runs a fenced record write made as one statement (`ops::at_once`):
+    /// one round trip, its own transaction; no row fenced is a lost lease.
+    fn at_once(&self, build: impl FnOnce(&Cx<'_>) -> (String, Vec<P>)) -> Result<(), Fenced> {
+        let fenced = self.read_once(|cx| {
+            let (sql, params) = build(cx);
+            let rows = cx.rows(&sql, &params)?;
+            Ok(rows.first().and_then(|r| r.first()).and_then(P::as_int))
+        })?;
+        if fenced != Some(1) {
+            return Err(Fenced::LeaseLost);
+        }
+        Ok(())
+    }
+}
+
 impl Records for PostgresStore {
     fn record(&self, delivery: &str) -> Result<Option<StoredRecord>, StoreError> {
         // Two reads outside a transaction: only the lease's holder writes
@@ -347,11 +364,11 @@ impl Records for PostgresStore {
         record: &StoredRecord,
         step: &StepRow,
     ) -> Result<(), Fenced> {
-        self.tx(|cx| ops::put_step(cx, delivery, lease, record, step))
+        self.at_once(|cx| ops::put_step_at_once(cx, delivery, lease, record, step))
     }
 
     fn truncate_steps(&self, delivery: &str, lease: &Lease, position: u32) -> Result<(), Fenced> {
-        self.tx(|cx| ops::truncate_steps(cx, delivery, lease, position))
+        self.at_once(|cx| ops::truncate_at_once(cx, delivery, lease, position))
     }
 }
 

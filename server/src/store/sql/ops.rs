@@ -148,6 +148,113 @@ pub fn put_step(
     fenced(cx, delivery, lease, statements)
 }
 
+/// A fenced record write on Postgres as one statement, so one implicit
+/// transaction (design section 17): its first part extends the lease
+/// where the generation matches (`$1` the delivery, `$2` the generation,
+/// `$3` the lease in milliseconds, from the database's clock), and each of
+/// `writes` reads that part's row (`f`), so a lost lease writes nothing.
+/// `params` are `$4` on. The statement answers the fence's row count.
+fn at_once(
+    cx: &Cx<'_>,
+    delivery: &str,
+    lease: &Lease,
+    writes: &[String],
+    params: Vec<P>,
+) -> (String, Vec<P>) {
+    use std::fmt::Write as _;
+    let mut sql = format!(
+        "WITH f AS (UPDATE {} SET lease_until = {DB_UNTIL} WHERE id = $1 AND lease_gen = $2 RETURNING id)",
+        cx.t("jadpo_delivery")
+    );
+    for (i, w) in writes.iter().enumerate() {
+        let _ = write!(sql, ", w{i} AS ({w})");
+    }
+    sql.push_str(" SELECT count(*) FROM f");
+    let mut all = vec![
+        P::text(delivery),
+        P::Int(lease.generation as i64),
+        P::Int(i64::try_from(lease.ms).unwrap_or(i64::MAX)),
+    ];
+    all.extend(params);
+    (sql, all)
+}
+
+/// `lease_until` a lease (`$3`, milliseconds) from the database's clock,
+/// written as the stores write every time (RFC 3339, nine digits).
+const DB_UNTIL: &str = "to_char((clock_timestamp() + $3::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"000Z\"')";
+
+/// [`put_step`] as one statement (see [`at_once`]). The step replaces
+/// its position's row in place and later ones go, which is what removing
+/// from its position on and inserting it does.
+pub fn put_step_at_once(
+    cx: &Cx<'_>,
+    delivery: &str,
+    lease: &Lease,
+    record: &StoredRecord,
+    step: &StepRow,
+) -> (String, Vec<P>) {
+    let (r, s) = (cx.t("jadpo_record"), cx.t("jadpo_step"));
+    let writes = [
+        format!(
+            "INSERT INTO {r} (delivery, format, build_id, shape_digest, mode, started_at, lease_gen) \
+             SELECT id, $4::bigint, $5::text, $6::text, $7::text, $8::text, $2::bigint FROM f \
+             ON CONFLICT (delivery) DO UPDATE SET lease_gen = excluded.lease_gen \
+             WHERE {r}.lease_gen <> excluded.lease_gen"
+        ),
+        format!("DELETE FROM {s} WHERE delivery IN (SELECT id FROM f) AND position > $9::bigint"),
+        format!(
+            "INSERT INTO {s} (delivery, position, operation, fingerprint, field_fingerprints, sent_at, key_gen, runner_gen, key, state, doubt, nonce, ciphertext) \
+             SELECT id, $9::bigint, $10::text, $11::bytea, $12::text, $13::text, $14::bigint, $15::bigint, $16::text, $17::text, $18::text, $19::bytea, $20::bytea FROM f \
+             ON CONFLICT (delivery, position) DO UPDATE SET operation = excluded.operation, \
+             fingerprint = excluded.fingerprint, field_fingerprints = excluded.field_fingerprints, \
+             sent_at = excluded.sent_at, key_gen = excluded.key_gen, runner_gen = excluded.runner_gen, \
+             key = excluded.key, state = excluded.state, doubt = excluded.doubt, nonce = excluded.nonce, \
+             ciphertext = excluded.ciphertext"
+        ),
+    ];
+    let (state, doubt, nonce, ciphertext) = rows::step_state(&step.state);
+    let params = vec![
+        P::Int(i64::from(record.format)),
+        P::text(&record.build_id),
+        P::text(&record.shape_digest),
+        P::text(record.mode.as_str()),
+        time(record.started_at),
+        P::Int(i64::from(step.position)),
+        P::text(&step.operation),
+        step.fingerprint.map_or(P::Null, |f| P::Bytes(f.to_vec())),
+        P::Text(rows::field_fingerprints(&step.field_fingerprints)),
+        time(step.sent_at),
+        P::Int(i64::from(step.key_generation)),
+        P::Int(step.runner_generation as i64),
+        P::opt_text(step.key.clone()),
+        state,
+        doubt,
+        nonce,
+        ciphertext,
+    ];
+    at_once(cx, delivery, lease, &writes, params)
+}
+
+/// [`truncate_steps`] as one statement (see [`at_once`]).
+pub fn truncate_at_once(
+    cx: &Cx<'_>,
+    delivery: &str,
+    lease: &Lease,
+    position: u32,
+) -> (String, Vec<P>) {
+    let removal = format!(
+        "DELETE FROM {} WHERE delivery IN (SELECT id FROM f) AND position >= $4::bigint",
+        cx.t("jadpo_step")
+    );
+    at_once(
+        cx,
+        delivery,
+        lease,
+        &[removal],
+        vec![P::Int(i64::from(position))],
+    )
+}
+
 pub fn truncate_steps(
     cx: &mut Cx<'_>,
     delivery: &str,
@@ -261,7 +368,10 @@ pub fn select(cx: &mut Cx<'_>, entity: EntityId, filter: &[(Name, Value)]) -> Re
 
 /// Applies one write, checked against the version it read. `false`: a
 /// conflict (another delivery committed first).
-fn write(cx: &mut Cx<'_>, w: &Write) -> Result<bool, CommitError> {
+/// The statement of one of a commit's writes; it changes one row unless
+/// another delivery changed the row first (the version it read), or the
+/// key exists already. `None`: the entity has no key, a conflict.
+fn write_statement(cx: &Cx<'_>, w: &Write) -> Result<Option<(String, Vec<P>)>, CommitError> {
     let entity = w.entity();
     let Some(e) = cx.schema.entity(entity) else {
         return Err(CommitError::Store(cx.error(
@@ -272,7 +382,7 @@ fn write(cx: &mut Cx<'_>, w: &Write) -> Result<bool, CommitError> {
     let d = cx.dialect;
     let key_field = e.key().map(|k| (k.name, k.kind));
     let Some((key_name, key_kind)) = key_field else {
-        return Ok(false);
+        return Ok(None);
     };
     let key_col = quoted(key_name.as_str());
     match w {
@@ -296,7 +406,7 @@ fn write(cx: &mut Cx<'_>, w: &Write) -> Result<bool, CommitError> {
                         cols.join(", "),
                         slots.join(", ")
                     );
-                    Ok(cx.exec(&sql, &params)? == 1)
+                    Ok(Some((sql, params)))
                 }
                 Write::Update { version, .. } => {
                     let sets: Vec<String> = cols
@@ -315,9 +425,9 @@ fn write(cx: &mut Cx<'_>, w: &Write) -> Result<bool, CommitError> {
                         if sets.is_empty() { "" } else { ", " },
                         n + 1
                     );
-                    Ok(cx.exec(&sql, &params)? == 1)
+                    Ok(Some((sql, params)))
                 }
-                Write::Delete { .. } => Ok(false),
+                Write::Delete { .. } => Ok(None),
             }
         }
         Write::Delete { key, version, .. } => {
@@ -327,7 +437,7 @@ fn write(cx: &mut Cx<'_>, w: &Write) -> Result<bool, CommitError> {
                 "DELETE FROM {} WHERE {key_col} = {slot} AND _version = $2",
                 cx.t(&e.table)
             );
-            Ok(cx.exec(&sql, &[p, P::Int(*version as i64)])? == 1)
+            Ok(Some((sql, vec![p, P::Int(*version as i64)])))
         }
     }
 }
@@ -349,25 +459,31 @@ fn key_value(k: &jadpo_runtime::store::schema::FieldSchema, key: &[u8]) -> Value
 // ----------------------------------------------------------------- commit
 
 pub fn commit(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitError> {
-    if !fence(cx, &c.delivery, lease)? {
-        return Err(CommitError::LeaseLost);
-    }
+    // The fence and the writes in one round trip: a lost lease or a
+    // conflict rolls the whole transaction back, so what was sent after
+    // it is never kept.
+    let mut checked = vec![fencing(cx, &c.delivery, lease)];
     for w in &c.writes {
-        if !write(cx, w)? {
-            return Err(CommitError::Conflict);
+        match write_statement(cx, w)? {
+            Some(statement) => checked.push(statement),
+            None => return Err(CommitError::Conflict),
         }
     }
-    insert_events(cx, &c.follow_ups, &c.delivery, c.at)?;
+    let counts = cx.exec_all(&checked)?;
+    if counts.first() != Some(&1) {
+        return Err(CommitError::LeaseLost);
+    }
+    if counts.iter().skip(1).any(|n| *n != 1) {
+        return Err(CommitError::Conflict);
+    }
+    let mut done = insert_events(cx, &c.follow_ups, &c.delivery, c.at)?;
     let id = P::text(&c.delivery);
-    let mut done: Vec<(String, Vec<P>)> = ["jadpo_step", "jadpo_record"]
-        .iter()
-        .map(|table| {
-            (
-                format!("DELETE FROM {} WHERE delivery = $1", cx.t(table)),
-                vec![id.clone()],
-            )
-        })
-        .collect();
+    for table in ["jadpo_step", "jadpo_record"] {
+        done.push((
+            format!("DELETE FROM {} WHERE delivery = $1", cx.t(table)),
+            vec![id.clone()],
+        ));
+    }
     done.push((
         format!(
             "INSERT INTO {} (delivery, committed_at) VALUES ($1, $2) ON CONFLICT (delivery) DO NOTHING",
@@ -382,21 +498,29 @@ pub fn commit(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitEr
         ),
         vec![id, P::Text(rows::steps(&c.steps)), time(c.at)],
     ));
-    // The record goes, the handled marker and the delivery's step list
-    // come, in one round trip.
+    if let Some(r) = &c.response {
+        done.push(response_statement(cx, &c.delivery, r));
+    }
+    // The events and their deliveries, the record's removal, the handled
+    // marker, the delivery's step list and a route's answer in one round
+    // trip.
     cx.exec_all(&done)?;
     set_state(cx, &c.delivery, DeliveryState::Completed)?;
-    if let Some(r) = &c.response {
-        store_response(cx, &c.delivery, r)?;
-    }
     Ok(())
 }
 
 /// Inserts a commit's events with their deliveries: same-key follow-ups
 /// collapse in staging order, then unique keys are claimed in key order
 /// (two commits never wait on each other the other way round), and a key
-/// whose claim holds is skipped.
-fn insert_events(cx: &mut Cx<'_>, follows: &[Follow], by: &str, at: Instant) -> Res<()> {
+/// whose claim holds is skipped. Answers the statements that insert them,
+/// for the commit to send with its others (a claim read here is under
+/// its key's lock, and no statement of this commit changes it first).
+fn insert_events(
+    cx: &mut Cx<'_>,
+    follows: &[Follow],
+    by: &str,
+    at: Instant,
+) -> Res<Vec<(String, Vec<P>)>> {
     let mut seen = BTreeSet::new();
     let mut kept: Vec<&Follow> = Vec::with_capacity(follows.len());
     for f in follows {
@@ -415,6 +539,7 @@ fn insert_events(cx: &mut Cx<'_>, follows: &[Follow], by: &str, at: Instant) -> 
     for k in &keys {
         lock_key(cx, k)?;
     }
+    let mut out = Vec::new();
     for f in kept {
         if let Some((key, _)) = &f.unique {
             let held = cx.rows(
@@ -434,9 +559,14 @@ fn insert_events(cx: &mut Cx<'_>, follows: &[Follow], by: &str, at: Instant) -> 
                 continue;
             }
         }
-        insert_event(cx, f, by, at)?;
+        event_statements(cx, f, by, at, &mut out);
     }
-    Ok(())
+    let waits = out.iter().any(|(_, waiting)| *waiting);
+    let mut statements: Vec<(String, Vec<P>)> = out.into_iter().map(|(s, _)| s).collect();
+    if waits {
+        statements.extend(notifying(cx));
+    }
+    Ok(statements)
 }
 
 /// Serialises commits that claim one unique key (Postgres; SQLite's one
@@ -463,14 +593,22 @@ fn unique_columns(unique: &Option<(String, Vec<DeliveryState>)>) -> (P, P) {
     }
 }
 
-fn insert_event(cx: &mut Cx<'_>, f: &Follow, by: &str, at: Instant) -> Res<()> {
+/// The statements inserting an event, its unique claim and its
+/// deliveries, each with whether a dispatcher waits for it.
+fn event_statements(
+    cx: &Cx<'_>,
+    f: &Follow,
+    by: &str,
+    at: Instant,
+    out: &mut Vec<((String, Vec<P>), bool)>,
+) {
     let (key, states) = unique_columns(&f.unique);
-    cx.exec(
-        &format!(
+    let event = (
+        format!(
             "INSERT INTO {} (id, kind, payload, emitted_by, created_at, queue, priority, max_attempts, tags, run_at, metadata, unique_key, unique_states) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING",
             cx.t("jadpo_event")
         ),
-        &[
+        vec![
             P::text(&f.id),
             P::text(&f.event),
             P::Text(String::from_utf8_lossy(&f.payload.canonical()).into_owned()),
@@ -485,24 +623,25 @@ fn insert_event(cx: &mut Cx<'_>, f: &Follow, by: &str, at: Instant) -> Res<()> {
             key,
             states,
         ],
-    )?;
+    );
+    out.push((event, false));
     let first = initial_state(f.run_at, at);
     if let Some((key, states)) = &f.unique {
         if states.contains(&first) {
             let blocking = f.deliveries.len().max(1) as i64;
-            cx.exec(
-                &format!(
+            let claim = (
+                format!(
                     "INSERT INTO {t} (key, event, blocking) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET blocking = {t}.blocking + excluded.blocking",
                     t = cx.t("jadpo_unique_claim")
                 ),
-                &[P::text(key), P::text(&f.id), P::Int(blocking)],
-            )?;
+                vec![P::text(key), P::text(&f.id), P::Int(blocking)],
+            );
+            out.push((claim, false));
         }
     }
     for d in &f.deliveries {
-        insert_delivery(cx, d, at)?;
+        out.push((delivery_insert(cx, d, at), !d.queue.starts_with('@')));
     }
-    Ok(())
 }
 
 fn initial_state(run_at: Instant, now: Instant) -> DeliveryState {
@@ -531,11 +670,20 @@ pub fn channel(schema: &jadpo_runtime::store::schema::Schema) -> String {
 /// On Postgres, wakes every dispatcher that listens once the transaction
 /// commits (notices of one transaction are delivered together, once).
 fn notify(cx: &mut Cx<'_>) -> Res<()> {
-    if cx.dialect == Dialect::Postgres {
-        let channel = channel(cx.schema);
-        cx.rows("SELECT pg_notify($1, '')", &[P::text(&channel)])?;
+    if let Some((sql, params)) = notifying(cx) {
+        cx.rows(&sql, &params)?;
     }
     Ok(())
+}
+
+/// [`notify`]'s statement (none on SQLite).
+fn notifying(cx: &Cx<'_>) -> Option<(String, Vec<P>)> {
+    (cx.dialect == Dialect::Postgres).then(|| {
+        (
+            "SELECT pg_notify($1, '')".to_string(),
+            vec![P::text(channel(cx.schema))],
+        )
+    })
 }
 
 fn insert_delivery(cx: &mut Cx<'_>, d: &NewDelivery, now: Instant) -> Res<u64> {
@@ -544,14 +692,20 @@ fn insert_delivery(cx: &mut Cx<'_>, d: &NewDelivery, now: Instant) -> Res<u64> {
     if !d.queue.starts_with('@') {
         notify(cx)?;
     }
+    let (sql, params) = delivery_insert(cx, d, now);
+    cx.exec(&sql, &params)
+}
+
+/// The statement inserting a delivery (skipped when its id exists).
+fn delivery_insert(cx: &Cx<'_>, d: &NewDelivery, now: Instant) -> (String, Vec<P>) {
     let (source, reference) = rows::source(&d.source);
     let (key, states) = unique_columns(&d.unique);
-    cx.exec(
-        &format!(
+    (
+        format!(
             "INSERT INTO {} (id, source, source_ref, action, subscriber, queue, priority, tags, max_attempts, state, run_at, build_id, args, created_at, unique_key, unique_states) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING",
             cx.t("jadpo_delivery")
         ),
-        &[
+        vec![
             P::text(&d.id),
             source,
             reference,
@@ -639,24 +793,30 @@ fn set_state(cx: &mut Cx<'_>, id: &str, state: DeliveryState) -> Res<()> {
 }
 
 fn store_response(cx: &mut Cx<'_>, delivery: &str, r: &StoredResponse) -> Res<()> {
+    let (sql, params) = response_statement(cx, delivery, r);
+    cx.exec(&sql, &params)?;
+    Ok(())
+}
+
+/// The statement storing a route's answer with its key claim.
+fn response_statement(cx: &Cx<'_>, delivery: &str, r: &StoredResponse) -> (String, Vec<P>) {
     let headers: Vec<serde_json::Value> = r
         .headers
         .iter()
         .map(|(k, v)| serde_json::json!([k, v]))
         .collect();
-    cx.exec(
-        &format!(
+    (
+        format!(
             "UPDATE {} SET status = $2, headers = $3, body = $4 WHERE delivery = $1",
             cx.t("jadpo_route_key")
         ),
-        &[
+        vec![
             P::text(delivery),
             P::Int(i64::from(r.status)),
             P::Text(serde_json::Value::Array(headers).to_string()),
             P::Bytes(r.body.clone()),
         ],
-    )?;
-    Ok(())
+    )
 }
 
 // ------------------------------------------------------------------ queue
