@@ -1,9 +1,9 @@
 //! Schedules (design section 18): `every D` fires at the ticks `k·D` since
-//! the Unix epoch. Every second the leader (`Queue::lead_schedules`: on
-//! Postgres, the process holding an advisory lock) offers the latest tick
-//! of each schedule to the store, which takes it once (`Queue::tick`):
-//! missed ticks collapse into the latest, and any number of processes make
-//! one delivery per tick.
+//! the Unix epoch. Just past every second of the clock the leader
+//! (`Queue::lead_schedules`: on Postgres, the process holding an advisory
+//! lock) offers the latest tick of each schedule to the store, which takes
+//! it once (`Queue::tick`): missed ticks collapse into the latest, and any
+//! number of processes make one delivery per tick.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -75,14 +75,28 @@ pub fn start(engine: Arc<Engine>) -> std::io::Result<JoinHandle<()>> {
                 if engine.store.lead_schedules() {
                     tick_all(&engine);
                 }
-                for _ in 0..10 {
+                let mut left = until_next_check(now());
+                while !left.is_zero() {
                     if engine.stopping() {
                         return;
                     }
-                    std::thread::sleep(Duration::from_millis(100));
+                    let nap = left.min(Duration::from_millis(100));
+                    std::thread::sleep(nap);
+                    left -= nap;
                 }
             }
         })
+}
+
+/// How long the leader waits before its next check: until just past the
+/// next whole second. Checking on the clock's seconds, not a second after
+/// the last check ended, keeps a check in every second however long a
+/// check takes, so a tick of a one-second schedule is not lost to drift.
+pub fn until_next_check(now: Instant) -> Duration {
+    const PAST: i128 = 20 * MS;
+    let second = 1_000 * MS;
+    let next = (now.0 - PAST).div_euclid(second) * second + second + PAST;
+    Duration::from_nanos(u64::try_from(next - now.0).unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -94,5 +108,17 @@ mod tests {
         let t = Instant(3_700 * 1_000 * MS + 5);
         assert_eq!(latest_tick(t, 3_600_000).0, 3_600 * 1_000 * MS);
         assert_eq!(latest_tick(Instant(0), 1000).0, 0);
+    }
+
+    #[test]
+    fn the_leader_checks_just_past_each_second() {
+        let second = 1_000 * MS;
+        let at = |ms: i128| Instant(1_700_000_000 * second + ms * MS);
+        let wait = |ms: i128| until_next_check(at(ms)).as_millis();
+        assert_eq!(wait(0), 20);
+        assert_eq!(wait(19), 1);
+        assert_eq!(wait(20), 1000);
+        assert_eq!(wait(500), 520);
+        assert_eq!(wait(999), 21);
     }
 }
