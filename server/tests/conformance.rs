@@ -393,6 +393,74 @@ fn a_unique_follow_up_is_skipped_while_an_earlier_one_blocks() {
     });
 }
 
+/// A follow-up of `key` that blocks while its delivery is in `states`.
+fn follow_blocking(id: &str, key: &str, states: &[DeliveryState]) -> Follow {
+    let mut f = follow(id, Some(key), &["mail"]);
+    f.unique = Some((key.into(), states.to_vec()));
+    for d in &mut f.deliveries {
+        d.unique = f.unique.clone();
+    }
+    f
+}
+
+/// Commits `id` (enqueued and taken) with `follow` staged; the events the
+/// store keeps afterwards.
+fn commit_following(store: &dyn Store, id: &str, follow: Follow) -> Vec<String> {
+    let lease = leased(store, id);
+    let mut c = commit_of(id, Vec::new());
+    c.follow_ups = vec![follow];
+    store.commit(&c, &lease).unwrap();
+    store
+        .events(10)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.follow.id)
+        .collect()
+}
+
+#[test]
+fn a_unique_claim_is_given_up_when_its_delivery_is_claimed_or_commits() {
+    use DeliveryState::{Available, Running, Scheduled};
+    each("unique-moves", |label, store| {
+        // Blocking while waiting only: the dispatcher's claim gives it up.
+        let waiting = [Scheduled, Available];
+        commit_following(&*store, "d1", follow_blocking("e1", "w", &waiting));
+        let kept = commit_following(&*store, "d2", follow_blocking("e2", "w", &waiting));
+        assert_eq!(kept, ["e1"], "{label}");
+        let claimed = claim_one(&*store, "r1", 60_000);
+        assert_eq!(claimed[0].delivery.id, "d_e1_mail", "{label}");
+        let kept = commit_following(&*store, "d3", follow_blocking("e3", "w", &waiting));
+        assert_eq!(kept, ["e1", "e3"], "{label}: the claim kept blocking");
+        // Blocking while waiting or running: the commit gives it up.
+        let started = [Scheduled, Available, Running];
+        commit_following(&*store, "d4", follow_blocking("e4", "s", &started));
+        let claims = store
+            .claim(&ClaimRequest {
+                queues: vec![],
+                max: 5,
+                lease_ms: 60_000,
+                runner: "r2".into(),
+                now: now(),
+            })
+            .unwrap();
+        let e4 = claims
+            .iter()
+            .find(|c| c.delivery.id == "d_e4_mail")
+            .unwrap_or_else(|| panic!("{label}: e4's delivery was not claimed"));
+        let kept = commit_following(&*store, "d5", follow_blocking("e5", "s", &started));
+        assert_eq!(kept, ["e1", "e3", "e4"], "{label}: running blocks");
+        store
+            .commit(&commit_of("d_e4_mail", Vec::new()), &e4.lease)
+            .unwrap();
+        let kept = commit_following(&*store, "d6", follow_blocking("e6", "s", &started));
+        assert_eq!(
+            kept,
+            ["e1", "e3", "e4", "e6"],
+            "{label}: the commit kept blocking"
+        );
+    });
+}
+
 #[test]
 fn two_committers_of_one_unique_key_insert_one_event() {
     each("unique-race", |label, store| {

@@ -24,7 +24,7 @@ use jadpo_runtime::store::{
 };
 use jadpo_runtime::value::{Instant, Value};
 use tokio_postgres::types::{IsNull, ToSql, Type};
-use tokio_postgres::NoTls;
+use tokio_postgres::{NoTls, Statement};
 
 use super::pg_pool::{Connection, Pool};
 use super::sql::migrate::{self, Apply, Migrated};
@@ -136,6 +136,31 @@ fn refs(params: &[P]) -> Vec<&(dyn ToSql + Sync)> {
     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
 }
 
+impl Sql<'_> {
+    /// Every statement of `statements`, prepared (once per connection).
+    fn prepare_all(
+        &mut self,
+        statements: &[(String, Vec<P>)],
+    ) -> Result<Vec<Statement>, StoreError> {
+        statements
+            .iter()
+            .map(|(sql, _)| self.conn.prepare(sql).map_err(|e| error(self.store, &e)))
+            .collect()
+    }
+
+    /// A row's columns as [`P`]s.
+    fn values(&self, rows: &[tokio_postgres::Row]) -> Result<Vec<Vec<P>>, StoreError> {
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|i| column(row, i))
+                    .collect::<Result<Vec<P>, _>>()
+                    .map_err(|e| error(self.store, &e))
+            })
+            .collect()
+    }
+}
+
 impl Conn for Sql<'_> {
     fn exec(&mut self, sql: &str, params: &[P]) -> Result<u64, StoreError> {
         let stmt = self.conn.prepare(sql).map_err(|e| error(self.store, &e))?;
@@ -150,21 +175,11 @@ impl Conn for Sql<'_> {
         let rows = c
             .block_on(c.client.query(&stmt, &refs(params)))
             .map_err(|e| error(self.store, &e))?;
-        rows.iter()
-            .map(|row| {
-                (0..row.len())
-                    .map(|i| column(row, i))
-                    .collect::<Result<Vec<P>, _>>()
-                    .map_err(|e| error(self.store, &e))
-            })
-            .collect()
+        self.values(&rows)
     }
 
     fn exec_all(&mut self, statements: &[(String, Vec<P>)]) -> Result<Vec<u64>, StoreError> {
-        let mut prepared = Vec::with_capacity(statements.len());
-        for (sql, _) in statements {
-            prepared.push(self.conn.prepare(sql).map_err(|e| error(self.store, &e))?);
-        }
+        let prepared = self.prepare_all(statements)?;
         let c = &*self.conn;
         // Every execute is sent before the first answer is awaited: the
         // client pipelines them, in order, on its connection.
@@ -174,6 +189,23 @@ impl Conn for Sql<'_> {
             .map(|(stmt, (_, params))| async move { c.client.execute(stmt, &refs(params)).await });
         c.block_on(futures_util::future::try_join_all(runs))
             .map_err(|e| error(self.store, &e))
+    }
+
+    fn rows_all(
+        &mut self,
+        statements: &[(String, Vec<P>)],
+    ) -> Result<Vec<Vec<Vec<P>>>, StoreError> {
+        let prepared = self.prepare_all(statements)?;
+        let c = &*self.conn;
+        // Pipelined as `exec_all`'s.
+        let runs = prepared
+            .iter()
+            .zip(statements)
+            .map(|(stmt, (_, params))| async move { c.client.query(stmt, &refs(params)).await });
+        let answers = c
+            .block_on(futures_util::future::try_join_all(runs))
+            .map_err(|e| error(self.store, &e))?;
+        answers.iter().map(|rows| self.values(rows)).collect()
     }
 
     fn unique_violation(&self, e: &StoreError) -> bool {

@@ -72,6 +72,17 @@ pub trait Conn {
             .map(|(sql, params)| self.exec(sql, params))
             .collect()
     }
+    /// Runs queries in order; each one's rows. Sent as [`Conn::exec_all`]
+    /// sends them.
+    fn rows_all(
+        &mut self,
+        statements: &[(String, Vec<P>)],
+    ) -> Result<Vec<Vec<Vec<P>>>, StoreError> {
+        statements
+            .iter()
+            .map(|(sql, params)| self.rows(sql, params))
+            .collect()
+    }
     /// Whether the last failure was a unique violation (a key taken).
     fn unique_violation(&self, e: &StoreError) -> bool {
         e.detail.contains("UNIQUE constraint") || e.detail.contains("duplicate key")
@@ -115,6 +126,13 @@ impl Cx<'_> {
 
     pub fn exec_all(&mut self, statements: &[(String, Vec<P>)]) -> Result<Vec<u64>, StoreError> {
         self.conn.exec_all(statements)
+    }
+
+    pub fn rows_all(
+        &mut self,
+        statements: &[(String, Vec<P>)],
+    ) -> Result<Vec<Vec<Vec<P>>>, StoreError> {
+        self.conn.rows_all(statements)
     }
 
     pub fn error(&self, kind: ErrorKind, detail: impl Into<String>) -> StoreError {

@@ -502,11 +502,29 @@ pub fn commit(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitEr
         done.push(response_statement(cx, &c.delivery, r));
     }
     // The events and their deliveries, the record's removal, the handled
-    // marker, the delivery's step list and a route's answer in one round
-    // trip.
-    cx.exec_all(&done)?;
-    set_state(cx, &c.delivery, DeliveryState::Completed)?;
-    Ok(())
+    // marker, the delivery's step list, a route's answer and (Postgres) the
+    // state in one round trip.
+    match cx.dialect {
+        Dialect::Postgres => {
+            done.push(state_statement(
+                cx,
+                &c.delivery,
+                DeliveryState::Completed,
+                "",
+                "",
+            ));
+            let found = cx
+                .rows_all(&done)?
+                .pop()
+                .and_then(|rows| rows.into_iter().next());
+            moved(cx, &c.delivery, DeliveryState::Completed, found)
+        }
+        Dialect::Sqlite => {
+            cx.exec_all(&done)?;
+            set_state(cx, &c.delivery, DeliveryState::Completed)
+        }
+    }
+    .map_err(CommitError::from)
 }
 
 /// Inserts a commit's events with their deliveries: same-key follow-ups
@@ -735,12 +753,10 @@ fn set_state(cx: &mut Cx<'_>, id: &str, state: DeliveryState) -> Res<()> {
         // One round trip: the state before the update comes back with the
         // claim's columns (SQLite's RETURNING cannot name the FROM table,
         // and its one writer pays no round trips).
-        Dialect::Postgres => cx.rows(
-            &format!(
-                "UPDATE {d} SET state = $2 FROM (SELECT id AS was_id, state AS was FROM {d} WHERE id = $1 FOR UPDATE) AS old WHERE {d}.id = old.was_id RETURNING old.was, {d}.unique_key, {d}.unique_states"
-            ),
-            &[P::text(id), P::text(state.as_str())],
-        )?,
+        Dialect::Postgres => {
+            let (sql, params) = state_statement(cx, id, state, "", "");
+            cx.rows(&sql, &params)?
+        }
         Dialect::Sqlite => {
             let found = cx.rows(
                 &format!("SELECT state, unique_key, unique_states FROM {d} WHERE id = $1"),
@@ -753,7 +769,32 @@ fn set_state(cx: &mut Cx<'_>, id: &str, state: DeliveryState) -> Res<()> {
             found
         }
     };
-    let Some(row) = found.into_iter().next() else {
+    moved(cx, id, state, found.into_iter().next())
+}
+
+/// [`set_state`] on Postgres as one statement: the state before comes
+/// back with the delivery's unique key and states, then `returning`.
+/// `sets` adds assignments (parameters from `$3` on).
+fn state_statement(
+    cx: &Cx<'_>,
+    id: &str,
+    state: DeliveryState,
+    sets: &str,
+    returning: &str,
+) -> (String, Vec<P>) {
+    let d = cx.t("jadpo_delivery");
+    (
+        format!(
+            "UPDATE {d} SET state = $2{sets} FROM (SELECT id AS was_id, state AS was FROM {d} WHERE id = $1 FOR UPDATE) AS old WHERE {d}.id = old.was_id RETURNING old.was, {d}.unique_key, {d}.unique_states{returning}"
+        ),
+        vec![P::text(id), P::text(state.as_str())],
+    )
+}
+
+/// Keeps a unique claim's count once a delivery moved to `state`: `found`
+/// is its state before, its unique key and its unique states.
+fn moved(cx: &mut Cx<'_>, id: &str, state: DeliveryState, found: Option<Vec<P>>) -> Res<()> {
+    let Some(row) = found else {
         return Ok(());
     };
     let mut r = Reader::new(cx.store, row);
@@ -903,7 +944,7 @@ fn claimable(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Due>> {
 pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
     let due = claimable(cx, request)?;
     let lease_until = until(cx.now, request.lease_ms);
-    let mut out = Vec::with_capacity(due.len());
+    let mut taking = Vec::with_capacity(due.len());
     for Due {
         order: (_, _, id),
         running: rescued,
@@ -914,16 +955,23 @@ pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
             end_rescued(cx, &id)?;
             continue;
         }
-        set_state(cx, &id, DeliveryState::Running)?;
-        let counter = if rescued { "rescues" } else { "attempt" };
-        let taken = cx.rows(
-            &format!(
-                "UPDATE {} SET lease_gen = lease_gen + 1, lease_until = $2, runner = $3, {counter} = {counter} + 1 WHERE id = $1 RETURNING {DELIVERY_COLUMNS}",
-                cx.t("jadpo_delivery")
-            ),
-            &[P::text(&id), time(lease_until), P::text(&request.runner)],
-        )?;
-        let Some(row) = taken.into_iter().next() else {
+        taking.push((id, rescued));
+    }
+    let taken = match cx.dialect {
+        Dialect::Postgres => take_all(cx, &taking, lease_until, &request.runner)?,
+        Dialect::Sqlite => {
+            let mut taken = Vec::with_capacity(taking.len());
+            for (id, rescued) in &taking {
+                set_state(cx, id, DeliveryState::Running)?;
+                let (sql, params) = lease_statement(cx, id, *rescued, lease_until, &request.runner);
+                taken.push(cx.rows(&sql, &params)?.into_iter().next());
+            }
+            taken
+        }
+    };
+    let mut out = Vec::with_capacity(taken.len());
+    for (row, (_, rescued)) in taken.into_iter().zip(taking) {
+        let Some(row) = row else {
             continue;
         };
         let delivery = rows::delivery_row(cx.store, row)?;
@@ -936,6 +984,63 @@ pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
             delivery,
             rescued,
         });
+    }
+    Ok(out)
+}
+
+/// The statement raising a claimed delivery's generation and taking its
+/// lease, its columns returned.
+fn lease_statement(
+    cx: &Cx<'_>,
+    id: &str,
+    rescued: bool,
+    lease_until: Instant,
+    runner: &str,
+) -> (String, Vec<P>) {
+    let counter = if rescued { "rescues" } else { "attempt" };
+    (
+        format!(
+            "UPDATE {} SET lease_gen = lease_gen + 1, lease_until = $2, runner = $3, {counter} = {counter} + 1 WHERE id = $1 RETURNING {DELIVERY_COLUMNS}",
+            cx.t("jadpo_delivery")
+        ),
+        vec![P::text(id), time(lease_until), P::text(runner)],
+    )
+}
+
+/// Takes every claimed delivery on Postgres in one round trip: each one's
+/// state, generation and lease in one statement (the state before comes
+/// back for its unique claim's count); each one's columns.
+fn take_all(
+    cx: &mut Cx<'_>,
+    taking: &[(String, bool)],
+    lease_until: Instant,
+    runner: &str,
+) -> Res<Vec<Option<Vec<P>>>> {
+    let statements: Vec<(String, Vec<P>)> = taking
+        .iter()
+        .map(|(id, rescued)| {
+            let counter = if *rescued { "rescues" } else { "attempt" };
+            let d = cx.t("jadpo_delivery");
+            let sets = format!(
+                ", lease_gen = {d}.lease_gen + 1, lease_until = $3, runner = $4, {counter} = {d}.{counter} + 1"
+            );
+            let returning = format!(", {DELIVERY_COLUMNS}");
+            let (sql, mut params) =
+                state_statement(cx, id, DeliveryState::Running, &sets, &returning);
+            params.extend([time(lease_until), P::text(runner)]);
+            (sql, params)
+        })
+        .collect();
+    let answers = cx.rows_all(&statements)?;
+    let mut out = Vec::with_capacity(answers.len());
+    for (rows, (id, _)) in answers.into_iter().zip(taking) {
+        let Some(mut row) = rows.into_iter().next() else {
+            out.push(None);
+            continue;
+        };
+        let columns = row.split_off(3.min(row.len()));
+        moved(cx, id, DeliveryState::Running, Some(row))?;
+        out.push(Some(columns));
     }
     Ok(out)
 }
