@@ -681,6 +681,11 @@ fn route_keys_run_once_and_replay() {
         let KeyClaim::New { lease } = first else {
             panic!("{label}: {first:?}");
         };
+        // Its delivery is running under the claim's lease.
+        let d = store.delivery("r_1").unwrap().expect("its delivery");
+        assert_eq!(d.state, DeliveryState::Running, "{label}");
+        assert_eq!(d.lease_generation, lease.generation, "{label}");
+        assert_eq!(d.lease_until, Some(lease.until), "{label}");
         assert_eq!(
             store.claim_key(&key_request("k1", 1, "r_2")).unwrap(),
             KeyClaim::InUse,

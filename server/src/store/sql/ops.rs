@@ -716,11 +716,28 @@ fn insert_delivery(cx: &mut Cx<'_>, d: &NewDelivery, now: Instant) -> Res<u64> {
 
 /// The statement inserting a delivery (skipped when its id exists).
 fn delivery_insert(cx: &Cx<'_>, d: &NewDelivery, now: Instant) -> (String, Vec<P>) {
+    leased_insert(cx, d, now, None)
+}
+
+/// [`delivery_insert`], taken as it is inserted when `lease_until` is
+/// given: running, at its first generation, leased until then (as
+/// [`take`] leaves a delivery it takes).
+fn leased_insert(
+    cx: &Cx<'_>,
+    d: &NewDelivery,
+    now: Instant,
+    lease_until: Option<Instant>,
+) -> (String, Vec<P>) {
     let (source, reference) = rows::source(&d.source);
     let (key, states) = unique_columns(&d.unique);
+    let state = match lease_until {
+        Some(_) => DeliveryState::Running,
+        None => initial_state(d.run_at, now),
+    };
+    let generation = i64::from(lease_until.is_some());
     (
         format!(
-            "INSERT INTO {} (id, source, source_ref, action, subscriber, queue, priority, tags, max_attempts, state, run_at, build_id, args, created_at, unique_key, unique_states) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO {} (id, source, source_ref, action, subscriber, queue, priority, tags, max_attempts, state, run_at, build_id, args, created_at, unique_key, unique_states, lease_gen, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING",
             cx.t("jadpo_delivery")
         ),
         vec![
@@ -733,13 +750,15 @@ fn delivery_insert(cx: &Cx<'_>, d: &NewDelivery, now: Instant) -> (String, Vec<P
             P::Int(d.priority),
             P::Text(rows::strings(&d.tags)),
             P::Int(i64::from(d.max_attempts)),
-            P::text(initial_state(d.run_at, now).as_str()),
+            P::text(state.as_str()),
             time(d.run_at),
             P::text(&d.build_id),
             P::Bytes(d.args.clone()),
             time(now),
             key,
             states,
+            P::Int(generation),
+            rows::opt_time(lease_until),
         ],
     )
 }
@@ -1317,28 +1336,15 @@ pub fn claim_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<KeyClaim> {
         Dialect::Postgres => " FOR UPDATE",
         Dialect::Sqlite => "",
     };
+    // A new key first: the insert is skipped when the key exists, and
+    // only then is the key's row read (locked on Postgres).
+    if let Some(claim) = claim_new_key(cx, request)? {
+        return Ok(claim);
+    }
     let Some(row) = key_row(cx, request, lock)? else {
-        let inserted = cx.exec(
-            &format!(
-                "INSERT INTO {} (route, principal, key, fingerprint, delivery, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (route, principal, key) DO NOTHING",
-                cx.t("jadpo_route_key")
-            ),
-            &[
-                P::text(&request.route),
-                P::text(&request.principal),
-                P::text(&request.key),
-                P::Bytes(request.fingerprint.to_vec()),
-                P::text(&request.delivery.id),
-                time(cx.now),
-            ],
-        )?;
-        if inserted == 0 {
-            // Another request claimed it between the read and the write.
-            return Ok(KeyClaim::InUse);
-        }
-        insert_delivery(cx, &request.delivery, cx.now)?;
-        return Ok(take(cx, &request.delivery.id, request.lease_ms)?
-            .map_or(KeyClaim::InUse, |lease| KeyClaim::New { lease }));
+        // Claimed by another request that has not committed yet, or gone
+        // since (pruned).
+        return Ok(KeyClaim::InUse);
     };
     if let Some(answer) = settled(&row, request) {
         return Ok(answer);
@@ -1365,6 +1371,54 @@ pub fn claim_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<KeyClaim> {
         },
         None => KeyClaim::InUse,
     })
+}
+
+/// Claims `request`'s key when no request holds it: the key's row, and
+/// its delivery inserted already taken (one statement each; a delivery
+/// with a unique claim is inserted and then taken, for the claim's count).
+/// `None` when the key exists.
+fn claim_new_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>> {
+    let inserted = cx.exec(
+        &format!(
+            "INSERT INTO {} (route, principal, key, fingerprint, delivery, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (route, principal, key) DO NOTHING",
+            cx.t("jadpo_route_key")
+        ),
+        &[
+            P::text(&request.route),
+            P::text(&request.principal),
+            P::text(&request.key),
+            P::Bytes(request.fingerprint.to_vec()),
+            P::text(&request.delivery.id),
+            time(cx.now),
+        ],
+    )?;
+    if inserted == 0 {
+        return Ok(None);
+    }
+    let d = &request.delivery;
+    if d.unique.is_some() {
+        insert_delivery(cx, d, cx.now)?;
+        let taken = take(cx, &d.id, request.lease_ms)?;
+        return Ok(Some(
+            taken.map_or(KeyClaim::InUse, |lease| KeyClaim::New { lease }),
+        ));
+    }
+    let until = until(cx.now, request.lease_ms);
+    let (sql, params) = leased_insert(cx, d, cx.now, Some(until));
+    if cx.exec(&sql, &params)? == 0 {
+        // Ids are 128 random bits: fail, and roll the key back with it.
+        return Err(cx.error(
+            ErrorKind::Failed,
+            format!("delivery `{}` exists already", d.id),
+        ));
+    }
+    Ok(Some(KeyClaim::New {
+        lease: Lease {
+            generation: 1,
+            until,
+            ms: request.lease_ms,
+        },
+    }))
 }
 
 pub fn release_key(
