@@ -105,22 +105,18 @@ pub fn put_step(
     record: &StoredRecord,
     step: &StepRow,
 ) -> Result<(), Fenced> {
-    let (state, doubt, nonce, ciphertext) = rows::step_state(&step.state);
+    let mut header = vec![P::text(delivery)];
+    header.extend(header_values(record));
+    header.push(P::Int(lease.generation as i64));
+    let mut row = vec![P::text(delivery)];
+    row.extend(step_values(step));
     let statements = [
         (
             format!(
                 "INSERT INTO {} (delivery, format, build_id, shape_digest, mode, started_at, lease_gen) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery) DO UPDATE SET lease_gen = excluded.lease_gen",
                 cx.t("jadpo_record")
             ),
-            vec![
-                P::text(delivery),
-                P::Int(i64::from(record.format)),
-                P::text(&record.build_id),
-                P::text(&record.shape_digest),
-                P::text(record.mode.as_str()),
-                time(record.started_at),
-                P::Int(lease.generation as i64),
-            ],
+            header,
         ),
         truncating(cx, delivery, step.position),
         (
@@ -128,24 +124,42 @@ pub fn put_step(
                 "INSERT INTO {} (delivery, position, operation, fingerprint, field_fingerprints, sent_at, key_gen, runner_gen, key, state, doubt, nonce, ciphertext) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                 cx.t("jadpo_step")
             ),
-            vec![
-                P::text(delivery),
-                P::Int(i64::from(step.position)),
-                P::text(&step.operation),
-                step.fingerprint.map_or(P::Null, |f| P::Bytes(f.to_vec())),
-                P::Text(rows::field_fingerprints(&step.field_fingerprints)),
-                time(step.sent_at),
-                P::Int(i64::from(step.key_generation)),
-                P::Int(step.runner_generation as i64),
-                P::opt_text(step.key.clone()),
-                state,
-                doubt,
-                nonce,
-                ciphertext,
-            ],
+            row,
         ),
     ];
     fenced(cx, delivery, lease, statements)
+}
+
+/// A record header's columns after its delivery: format, build id,
+/// shape digest, mode, start.
+fn header_values(record: &StoredRecord) -> [P; 5] {
+    [
+        P::Int(i64::from(record.format)),
+        P::text(&record.build_id),
+        P::text(&record.shape_digest),
+        P::text(record.mode.as_str()),
+        time(record.started_at),
+    ]
+}
+
+/// A step's columns after its delivery, from its position to its
+/// ciphertext.
+fn step_values(step: &StepRow) -> [P; 12] {
+    let (state, doubt, nonce, ciphertext) = rows::step_state(&step.state);
+    [
+        P::Int(i64::from(step.position)),
+        P::text(&step.operation),
+        step.fingerprint.map_or(P::Null, |f| P::Bytes(f.to_vec())),
+        P::Text(rows::field_fingerprints(&step.field_fingerprints)),
+        time(step.sent_at),
+        P::Int(i64::from(step.key_generation)),
+        P::Int(step.runner_generation as i64),
+        P::opt_text(step.key.clone()),
+        state,
+        doubt,
+        nonce,
+        ciphertext,
+    ]
 }
 
 /// A fenced record write on Postgres as one statement, so one implicit
@@ -212,26 +226,8 @@ pub fn put_step_at_once(
              ciphertext = excluded.ciphertext"
         ),
     ];
-    let (state, doubt, nonce, ciphertext) = rows::step_state(&step.state);
-    let params = vec![
-        P::Int(i64::from(record.format)),
-        P::text(&record.build_id),
-        P::text(&record.shape_digest),
-        P::text(record.mode.as_str()),
-        time(record.started_at),
-        P::Int(i64::from(step.position)),
-        P::text(&step.operation),
-        step.fingerprint.map_or(P::Null, |f| P::Bytes(f.to_vec())),
-        P::Text(rows::field_fingerprints(&step.field_fingerprints)),
-        time(step.sent_at),
-        P::Int(i64::from(step.key_generation)),
-        P::Int(step.runner_generation as i64),
-        P::opt_text(step.key.clone()),
-        state,
-        doubt,
-        nonce,
-        ciphertext,
-    ];
+    let mut params: Vec<P> = header_values(record).into();
+    params.extend(step_values(step));
     at_once(cx, delivery, lease, &writes, params)
 }
 
