@@ -15,6 +15,10 @@ use tokio_postgres::{Client, Config, NoTls, Statement};
 /// Connections open at most.
 const MAX: usize = 16;
 
+/// How long a connection is idle before its socket is looked at when it
+/// is lent again (see [`Connection::alive`]).
+const LOOK_AFTER: Duration = Duration::from_millis(50);
+
 /// How long a borrower waits for a connection before the store is named
 /// unreachable.
 const WAIT: Duration = Duration::from_secs(30);
@@ -24,6 +28,8 @@ pub(super) struct Connection {
     rt: tokio::runtime::Runtime,
     pub client: Client,
     statements: HashMap<String, Statement>,
+    /// When it was last handed back.
+    returned: std::time::Instant,
 }
 
 impl Connection {
@@ -45,12 +51,28 @@ impl Connection {
             rt,
             client,
             statements: HashMap::new(),
+            returned: std::time::Instant::now(),
         })
     }
 
     /// Runs `f` to its end on this thread, driving the connection.
     pub fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.rt.block_on(f)
+    }
+
+    /// Whether the server still holds this connection, as far as its
+    /// socket already tells: the connection reads what has arrived (a
+    /// server that ended it, or restarted, has said so) before it is lent
+    /// again. It costs a look at the socket, no round trip.
+    fn alive(&self) -> bool {
+        // One lent again at once (a busy store) is not looked at: the look
+        // costs a system call on every loan.
+        if self.returned.elapsed() >= LOOK_AFTER {
+            // `yield_now` wakes this task only once the runtime has polled
+            // its sockets, so the connection's task reads first.
+            self.rt.block_on(tokio::task::yield_now());
+        }
+        !self.client.is_closed()
     }
 
     /// `sql` prepared once per connection.
@@ -119,11 +141,15 @@ impl Pool {
         let deadline = std::time::Instant::now() + self.wait;
         let mut state = self.state.lock().map_err(|_| "a poisoned pool")?;
         loop {
-            while let Some(c) = state.idle.pop() {
-                if !c.client.is_closed() {
+            if let Some(c) = state.idle.pop() {
+                drop(state);
+                if c.alive() {
                     return Ok(self.lent(c));
                 }
+                drop(c);
+                state = self.state.lock().map_err(|_| "a poisoned pool")?;
                 state.open -= 1;
+                continue;
             }
             if state.open < self.max {
                 state.open += 1;
@@ -195,12 +221,13 @@ impl Lent<'_> {
 
 impl Drop for Lent<'_> {
     fn drop(&mut self) {
-        let Some(conn) = self.conn.take() else { return };
+        let Some(mut conn) = self.conn.take() else { return };
         if !self.clean || conn.client.is_closed() {
             drop(conn);
             self.pool.forget();
             return;
         }
+        conn.returned = std::time::Instant::now();
         if let Ok(mut state) = self.pool.state.lock() {
             state.idle.push(conn);
         }
@@ -263,6 +290,32 @@ mod tests {
         assert!(
             pool.get().is_ok(),
             "the connection handed back was not lent"
+        );
+    }
+
+    /// A connection the server ended while it was idle is not lent: the
+    /// next loan is a new connection, and it answers.
+    #[test]
+    fn a_connection_the_server_ended_is_not_lent_again() {
+        let Some(config) = config() else { return };
+        let pool = Pool::new(config.clone(), "SELECT 1".into());
+        let ended = backend(&pool, false);
+        let other = Pool::new(config, "SELECT 1".into());
+        let mut lent = other.get().expect("a connection");
+        let c = lent.conn().expect("lent");
+        c.block_on(
+            c.client
+                .query_one("SELECT pg_terminate_backend($1)", &[&ended]),
+        )
+        .expect("the backend ended");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let mut lent = pool.get().expect("a connection");
+        let c = lent.conn().expect("lent");
+        let answer = c.block_on(c.client.query_one("SELECT pg_backend_pid()", &[]));
+        let pid = answer.map(|row| row.get::<_, i32>(0));
+        assert!(
+            pid.as_ref().is_ok_and(|pid| *pid != ended),
+            "the ended connection was lent: {pid:?}"
         );
     }
 
