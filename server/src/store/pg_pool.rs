@@ -221,7 +221,9 @@ impl Lent<'_> {
 
 impl Drop for Lent<'_> {
     fn drop(&mut self) {
-        let Some(mut conn) = self.conn.take() else { return };
+        let Some(mut conn) = self.conn.take() else {
+            return;
+        };
         if !self.clean || conn.client.is_closed() {
             drop(conn);
             self.pool.forget();

@@ -13,7 +13,7 @@ pub mod rows;
 use jadpo_runtime::store::{ErrorKind, StoreError};
 
 /// A parameter or a column's value. Runtime tables hold only these; entity
-/// columns are converted by kind ([`Dialect::bind`], [`Dialect::read`]).
+/// columns are converted by kind ([`rows::bind`], [`rows::read`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum P {
     Null,

@@ -1,8 +1,11 @@
-//! Every store operation, written once over [`Conn`] for both SQL stores.
+//! Every store operation, written once over [`Conn`](super::Conn) for both SQL stores.
 //! Each runs inside a transaction its store opened (on SQLite, a savepoint
 //! of the writer's batch): a failure rolls back everything it did. A
 //! fenced operation's first statement matches the delivery's lease
-//! generation; no match is a lost lease, and nothing more is written.
+//! generation; no match is a lost lease, and nothing it wrote is kept
+//! (statements sent with the fence in one round trip are rolled back; on
+//! Postgres a step record is one statement whose writes read the fence's
+//! row, see `at_once`).
 //! The semantics are `MemStore`'s (`jadpo_runtime::store`), which the
 //! conformance suite holds both to.
 
@@ -197,7 +200,7 @@ fn at_once(
 /// written as the stores write every time (RFC 3339, nine digits).
 const DB_UNTIL: &str = "to_char((clock_timestamp() + $3::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"000Z\"')";
 
-/// [`put_step`] as one statement (see [`at_once`]). The step replaces
+/// [`put_step`] as one statement (see `at_once`). The step replaces
 /// its position's row in place and later ones go, which is what removing
 /// from its position on and inserting it does.
 pub fn put_step_at_once(
@@ -231,7 +234,7 @@ pub fn put_step_at_once(
     at_once(cx, delivery, lease, &writes, params)
 }
 
-/// [`truncate_steps`] as one statement (see [`at_once`]).
+/// [`truncate_steps`] as one statement (see `at_once`).
 pub fn truncate_at_once(
     cx: &Cx<'_>,
     delivery: &str,
@@ -362,8 +365,6 @@ pub fn select(cx: &mut Cx<'_>, entity: EntityId, filter: &[(Name, Value)]) -> Re
     Ok(out)
 }
 
-/// Applies one write, checked against the version it read. `false`: a
-/// conflict (another delivery committed first).
 /// The statement of one of a commit's writes; it changes one row unless
 /// another delivery changed the row first (the version it read), or the
 /// key exists already. `None`: the entity has no key, a conflict.
