@@ -1,7 +1,8 @@
 //! Postgres's own behaviour: an unreachable server is named, two
 //! processes share one store (claims never overlap, a commit's deliveries
 //! wake the other's dispatcher), a store set up by a newer jadpo is
-//! refused. The conformance suite covers the rest.
+//! refused, a store goes on after its connections were ended. The
+//! conformance suite covers the rest.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -185,4 +186,79 @@ fn a_commit_that_inserts_deliveries_wakes_the_other_processes() {
         rx.recv_timeout(std::time::Duration::from_secs(5)).is_ok(),
         "the commit's delivery woke no other process"
     );
+}
+
+/// Ends every other connection to the test server (as a restart would),
+/// from a connection of its own.
+fn end_other_connections(url: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        let driver = tokio::spawn(connection);
+        let ended = client
+            .query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                 AND backend_type = 'client backend'",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert!(!ended.is_empty(), "no connection to end");
+        drop(client);
+        let _ = driver.await;
+    });
+}
+
+/// A store whose connections the server ended (a restart) goes on: each
+/// operation after it gets a connection that answers, notices come again
+/// once the LISTEN connection is open again, and the schedules' leader
+/// takes its lock again.
+#[test]
+fn a_store_whose_connections_the_server_ended_goes_on() {
+    let Some(url) = postgres_url() else { return };
+    let app = format!("t{}_ended", std::process::id());
+    let (a, b) = (store(&url, &app), store(&url, &app));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    a.listen(Arc::new(move || {
+        let _ = tx.send(());
+    }))
+    .unwrap();
+    let past = later(now(), -1000);
+    let wait = std::time::Duration::from_millis(100);
+    let notices = |from: &str| {
+        (0..50).any(|i| {
+            let d = delivery(&format!("{from}{i}"), "default", 0, past);
+            b.enqueue(&[d], now()).unwrap();
+            rx.recv_timeout(wait).is_ok()
+        })
+    };
+    assert!(notices("before"), "no notice before");
+    assert!(a.lead_schedules(), "alone, it leads the schedules");
+    // Every pooled connection is idle and open.
+    a.delivery("before0").unwrap();
+    end_other_connections(&url);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Each operation runs on a connection of its own: none fails.
+    for i in 0..20 {
+        let d = delivery(&format!("after{i}"), "default", 0, past);
+        a.enqueue(&[d], now())
+            .unwrap_or_else(|e| panic!("operation {i} after the end: {e}"));
+    }
+    let lease = a.take("after0", 60_000, now()).unwrap().unwrap();
+    a.commit(&commit_of("after0", Vec::new()), &lease).unwrap();
+    // The LISTEN connection opens again, and notices come again.
+    while rx.try_recv().is_ok() {}
+    assert!(notices("again"), "no notice after the connections ended");
+    // The schedules' leader takes its lock again on a new connection.
+    let leads = (0..30).any(|_| {
+        std::thread::sleep(wait);
+        a.lead_schedules()
+    });
+    assert!(leads, "it no longer leads the schedules");
 }

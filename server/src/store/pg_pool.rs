@@ -69,8 +69,12 @@ impl Connection {
         // costs a system call on every loan.
         if self.returned.elapsed() >= LOOK_AFTER {
             // `yield_now` wakes this task only once the runtime has polled
-            // its sockets, so the connection's task reads first.
-            self.rt.block_on(tokio::task::yield_now());
+            // its sockets; the second lets the connection's task, woken by
+            // them, read what arrived before this task goes on.
+            self.rt.block_on(async {
+                tokio::task::yield_now().await;
+                tokio::task::yield_now().await;
+            });
         }
         !self.client.is_closed()
     }
