@@ -936,21 +936,23 @@ struct Due {
 /// run_at and id, both parts merged.
 fn claimable(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Due>> {
     let mut all = Vec::new();
-    for due in CLAIMABLE {
-        let (sql, params) = claim_query(cx, request, due);
-        for row in cx.rows(&sql, &params)? {
-            let mut r = Reader::new(cx.store, row);
-            let id = r.text("a delivery's id")?;
-            let running = r.text("a delivery's state")? == "running";
-            let rescues = r.int("a delivery's rescues")?;
-            let priority = r.int("a delivery's priority")?;
-            let run_at = r.text("a delivery's run_at")?;
-            all.push(Due {
-                order: (priority, run_at, id),
-                running,
-                rescues,
-            });
-        }
+    // Both parts in one round trip.
+    let queries: Vec<(String, Vec<P>)> = CLAIMABLE
+        .iter()
+        .map(|due| claim_query(cx, request, due))
+        .collect();
+    for row in cx.rows_all(&queries)?.into_iter().flatten() {
+        let mut r = Reader::new(cx.store, row);
+        let id = r.text("a delivery's id")?;
+        let running = r.text("a delivery's state")? == "running";
+        let rescues = r.int("a delivery's rescues")?;
+        let priority = r.int("a delivery's priority")?;
+        let run_at = r.text("a delivery's run_at")?;
+        all.push(Due {
+            order: (priority, run_at, id),
+            running,
+            rescues,
+        });
     }
     all.sort_by(|a, b| a.order.cmp(&b.order));
     all.truncate(request.max);
