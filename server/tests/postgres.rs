@@ -140,25 +140,41 @@ fn one_process_leads_the_schedules_and_another_takes_over() {
     }
 }
 
+/// The notices `store` LISTENs to, one message each.
+fn listening(store: &dyn Store) -> std::sync::mpsc::Receiver<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    store
+        .listen(Arc::new(move || {
+            let _ = tx.send(());
+        }))
+        .unwrap();
+    rx
+}
+
+/// Whether a notice comes within 100 ms of one of up to 50 deliveries
+/// `by` enqueues (ids `from` and a count).
+fn noticed(by: &dyn Store, notices: &std::sync::mpsc::Receiver<()>, from: &str) -> bool {
+    let past = later(now(), -1000);
+    (0..50).any(|i| {
+        let d = delivery(&format!("{from}{i}"), "default", 0, past);
+        by.enqueue(&[d], now()).unwrap();
+        notices
+            .recv_timeout(std::time::Duration::from_millis(100))
+            .is_ok()
+    })
+}
+
 #[test]
 fn a_commit_that_inserts_deliveries_wakes_the_other_processes() {
     let Some(url) = postgres_url() else { return };
     let app = format!("t{}_notify", std::process::id());
     let (a, b) = (store(&url, &app), store(&url, &app));
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    a.listen(Arc::new(move || {
-        let _ = tx.send(());
-    }))
-    .unwrap();
+    let rx = listening(&*a);
     let wait = std::time::Duration::from_millis(100);
     // The LISTEN starts on a connection of its own: an enqueue's notice
     // shows once it has (at most 5 s).
     let past = later(now(), -1000);
-    let listening = (0..50).any(|i| {
-        let d = delivery(&format!("probe{i}"), "default", 0, past);
-        b.enqueue(&[d], now()).unwrap();
-        rx.recv_timeout(wait).is_ok()
-    });
+    let listening = noticed(&*b, &rx, "probe");
     assert!(listening, "no notice of an enqueue");
     b.enqueue(&[delivery("d1", "default", 0, past)], now())
         .unwrap();
@@ -188,9 +204,9 @@ fn a_commit_that_inserts_deliveries_wakes_the_other_processes() {
     );
 }
 
-/// Ends every other connection to the test server (as a restart would),
-/// from a connection of its own.
-fn end_other_connections(url: &str) {
+/// Ends every connection of `app`'s store `primary` (as a restart would),
+/// from a connection of its own; other tests' connections are left.
+fn end_connections(url: &str, app: &str) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -200,12 +216,12 @@ fn end_other_connections(url: &str) {
             .await
             .unwrap();
         let driver = tokio::spawn(connection);
+        let name = jadpo_server::store::postgres::application_name(app, "primary");
         let ended = client
             .query(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                 WHERE datname = current_database() AND pid <> pg_backend_pid() \
-                 AND backend_type = 'client backend'",
-                &[],
+                 WHERE application_name = $1 AND pid <> pg_backend_pid()",
+                &[&name],
             )
             .await
             .unwrap();
@@ -224,25 +240,15 @@ fn a_store_whose_connections_the_server_ended_goes_on() {
     let Some(url) = postgres_url() else { return };
     let app = format!("t{}_ended", std::process::id());
     let (a, b) = (store(&url, &app), store(&url, &app));
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    a.listen(Arc::new(move || {
-        let _ = tx.send(());
-    }))
-    .unwrap();
+    let rx = listening(&*a);
     let past = later(now(), -1000);
     let wait = std::time::Duration::from_millis(100);
-    let notices = |from: &str| {
-        (0..50).any(|i| {
-            let d = delivery(&format!("{from}{i}"), "default", 0, past);
-            b.enqueue(&[d], now()).unwrap();
-            rx.recv_timeout(wait).is_ok()
-        })
-    };
+    let notices = |from: &str| noticed(&*b, &rx, from);
     assert!(notices("before"), "no notice before");
     assert!(a.lead_schedules(), "alone, it leads the schedules");
     // Every pooled connection is idle and open.
     a.delivery("before0").unwrap();
-    end_other_connections(&url);
+    end_connections(&url, &app);
     std::thread::sleep(std::time::Duration::from_millis(200));
     // Each operation runs on a connection of its own: none fails.
     for i in 0..20 {

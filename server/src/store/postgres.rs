@@ -221,6 +221,18 @@ struct Leader {
     leads: bool,
 }
 
+/// What a store's connections are called in `pg_stat_activity`:
+/// `jadpo <app> <store>`, cut to Postgres's 63 bytes.
+pub fn application_name(app: &str, store: &str) -> String {
+    let mut name = format!("jadpo {app} {store}");
+    let mut end = name.len().min(63);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name.truncate(end);
+    name
+}
+
 /// The advisory lock key of the schedules of `app`'s store `store`.
 fn leader_key(app: &str, store: &str) -> i64 {
     let hash = blake3::hash(format!("jadpo schedules {app} {store}").as_bytes());
@@ -244,6 +256,11 @@ impl PostgresStore {
         // A host that never answers is named within seconds, not hung on.
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(std::time::Duration::from_secs(5));
+        }
+        // `pg_stat_activity` names each connection's app and store, unless
+        // the URL names it otherwise.
+        if config.get_application_name().is_none() {
+            config.application_name(application_name(&schema.app, &name));
         }
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
