@@ -461,6 +461,30 @@ fn a_unique_claim_is_given_up_when_its_delivery_is_claimed_or_commits() {
     });
 }
 
+/// A route run whose delivery has a unique claim counts it from its
+/// key's claim (it starts running) until its commit.
+#[test]
+fn a_route_runs_unique_claim_holds_from_its_key_to_its_commit() {
+    use DeliveryState::{Available, Running};
+    each("route-unique", |label, store| {
+        let mut request = key_request("k1", 1, "r_1");
+        request.delivery.unique = Some(("u".into(), vec![Running]));
+        let claimed = store.claim_key(&request).unwrap();
+        let KeyClaim::New { lease } = claimed else {
+            panic!("{label}: {claimed:?}");
+        };
+        let blocking = [Available, Running];
+        let kept = commit_following(&*store, "d1", follow_blocking("e1", "u", &blocking));
+        assert!(
+            kept.is_empty(),
+            "{label}: the running route run did not block: {kept:?}"
+        );
+        store.commit(&commit_of("r_1", Vec::new()), &lease).unwrap();
+        let kept = commit_following(&*store, "d2", follow_blocking("e2", "u", &blocking));
+        assert_eq!(kept, ["e2"], "{label}: its commit kept blocking");
+    });
+}
+
 #[test]
 fn two_committers_of_one_unique_key_insert_one_event() {
     each("unique-race", |label, store| {

@@ -380,9 +380,7 @@ impl PostgresStore {
             (Err(e), _) => Err(e),
         }
     }
-}
 
-impl PostgresStore {
     /// Runs a fenced record write made as one statement (`ops::at_once`):
     /// one round trip, its own transaction; no row fenced is a lost lease.
     fn at_once(&self, build: impl FnOnce(&Cx<'_>) -> (String, Vec<P>)) -> Result<(), Fenced> {

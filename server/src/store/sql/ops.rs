@@ -821,9 +821,21 @@ fn moved(cx: &mut Cx<'_>, id: &str, state: DeliveryState, found: Option<Vec<P>>)
         .opt_text()
         .map(|s| rows::states_of(&s))
         .unwrap_or_default();
-    let Some(key) = key else {
-        return Ok(());
-    };
+    match key {
+        Some(key) => unique_moved(cx, id, (&key, &states), before, state),
+        None => Ok(()),
+    }
+}
+
+/// Keeps the count of unique claim `key` (blocking while a delivery is in
+/// `states`) once delivery `id` moved from `before` to `state`.
+fn unique_moved(
+    cx: &mut Cx<'_>,
+    id: &str,
+    (key, states): (&str, &[DeliveryState]),
+    before: DeliveryState,
+    state: DeliveryState,
+) -> Res<()> {
     let (was, is) = (states.contains(&before), states.contains(&state));
     if was == is {
         return Ok(());
@@ -834,16 +846,16 @@ fn moved(cx: &mut Cx<'_>, id: &str, state: DeliveryState, found: Option<Vec<P>>)
             &format!(
                 "INSERT INTO {claims} (key, event, blocking) VALUES ($1, $2, 1) ON CONFLICT (key) DO UPDATE SET blocking = {claims}.blocking + 1"
             ),
-            &[P::text(&key), P::text(id)],
+            &[P::text(key), P::text(id)],
         )?;
     } else {
         cx.exec(
             &format!("UPDATE {claims} SET blocking = blocking - 1 WHERE key = $1"),
-            &[P::text(&key)],
+            &[P::text(key)],
         )?;
         cx.exec(
             &format!("DELETE FROM {claims} WHERE key = $1 AND blocking <= 0"),
-            &[P::text(&key)],
+            &[P::text(key)],
         )?;
     }
     Ok(())
@@ -1015,13 +1027,24 @@ fn lease_statement(
     lease_until: Instant,
     runner: &str,
 ) -> (String, Vec<P>) {
-    let counter = if rescued { "rescues" } else { "attempt" };
+    let d = cx.t("jadpo_delivery");
     (
         format!(
-            "UPDATE {} SET lease_gen = lease_gen + 1, lease_until = $2, runner = $3, {counter} = {counter} + 1 WHERE id = $1 RETURNING {DELIVERY_COLUMNS}",
-            cx.t("jadpo_delivery")
+            "UPDATE {d} SET {} WHERE id = $1 RETURNING {DELIVERY_COLUMNS}",
+            lease_sets(&d, rescued, 2)
         ),
         vec![P::text(id), time(lease_until), P::text(runner)],
+    )
+}
+
+/// A claim's assignments to delivery table `d`: the generation raised,
+/// the lease until `$n`, the runner `$n+1`, and an attempt counted (a
+/// rescue when `rescued`).
+fn lease_sets(d: &str, rescued: bool, n: usize) -> String {
+    let counter = if rescued { "rescues" } else { "attempt" };
+    format!(
+        "lease_gen = {d}.lease_gen + 1, lease_until = ${n}, runner = ${}, {counter} = {d}.{counter} + 1",
+        n + 1
     )
 }
 
@@ -1037,11 +1060,7 @@ fn take_all(
     let statements: Vec<(String, Vec<P>)> = taking
         .iter()
         .map(|(id, rescued)| {
-            let counter = if *rescued { "rescues" } else { "attempt" };
-            let d = cx.t("jadpo_delivery");
-            let sets = format!(
-                ", lease_gen = {d}.lease_gen + 1, lease_until = $3, runner = $4, {counter} = {d}.{counter} + 1"
-            );
+            let sets = format!(", {}", lease_sets(&cx.t("jadpo_delivery"), *rescued, 3));
             let returning = format!(", {DELIVERY_COLUMNS}");
             let (sql, mut params) =
                 state_statement(cx, id, DeliveryState::Running, &sets, &returning);
@@ -1280,17 +1299,22 @@ struct KeyRow {
     body: Option<Vec<u8>>,
 }
 
+/// A key's place: its route, principal and key (`$1` to `$3`).
+fn key_at(request: &KeyRequest) -> Vec<P> {
+    vec![
+        P::text(&request.route),
+        P::text(&request.principal),
+        P::text(&request.key),
+    ]
+}
+
 fn key_row(cx: &mut Cx<'_>, request: &KeyRequest, lock: &str) -> Res<Option<KeyRow>> {
     let found = cx.rows(
         &format!(
             "SELECT fingerprint, delivery, status, headers, body FROM {} WHERE route = $1 AND principal = $2 AND key = $3{lock}",
             cx.t("jadpo_route_key")
         ),
-        &[
-            P::text(&request.route),
-            P::text(&request.principal),
-            P::text(&request.key),
-        ],
+        &key_at(request),
     )?;
     let Some(row) = found.into_iter().next() else {
         return Ok(None);
@@ -1373,35 +1397,26 @@ pub fn claim_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<KeyClaim> {
 }
 
 /// Claims `request`'s key when no request holds it: the key's row, and
-/// its delivery inserted already taken (one statement each; a delivery
-/// with a unique claim is inserted and then taken, for the claim's count).
-/// `None` when the key exists.
+/// its delivery inserted already taken (one statement each). `None` when
+/// the key exists.
 fn claim_new_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>> {
+    let mut params = key_at(request);
+    params.extend([
+        P::Bytes(request.fingerprint.to_vec()),
+        P::text(&request.delivery.id),
+        time(cx.now),
+    ]);
     let inserted = cx.exec(
         &format!(
             "INSERT INTO {} (route, principal, key, fingerprint, delivery, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (route, principal, key) DO NOTHING",
             cx.t("jadpo_route_key")
         ),
-        &[
-            P::text(&request.route),
-            P::text(&request.principal),
-            P::text(&request.key),
-            P::Bytes(request.fingerprint.to_vec()),
-            P::text(&request.delivery.id),
-            time(cx.now),
-        ],
+        &params,
     )?;
     if inserted == 0 {
         return Ok(None);
     }
     let d = &request.delivery;
-    if d.unique.is_some() {
-        insert_delivery(cx, d, cx.now)?;
-        let taken = take(cx, &d.id, request.lease_ms)?;
-        return Ok(Some(
-            taken.map_or(KeyClaim::InUse, |lease| KeyClaim::New { lease }),
-        ));
-    }
     let until = until(cx.now, request.lease_ms);
     let (sql, params) = leased_insert(cx, d, cx.now, Some(until));
     if cx.exec(&sql, &params)? == 0 {
@@ -1410,6 +1425,12 @@ fn claim_new_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>>
             ErrorKind::Failed,
             format!("delivery `{}` exists already", d.id),
         ));
+    }
+    // As if inserted waiting and then taken: its unique claim counts the
+    // move.
+    if let Some((key, states)) = &d.unique {
+        let waiting = initial_state(d.run_at, cx.now);
+        unique_moved(cx, &d.id, (key, states), waiting, DeliveryState::Running)?;
     }
     Ok(Some(KeyClaim::New {
         lease: Lease {
