@@ -1269,3 +1269,102 @@ fn a_record_write_extends_the_lease() {
         );
     });
 }
+
+/// A delivery claimed in its home store `home`, whose action keeps its
+/// record in `away` (design section 14.5).
+fn claimed_home(home: &dyn Store, id: &str) -> jadpo_runtime::store::Claimed {
+    let past = later(now(), -1000);
+    home.enqueue(&[delivery(id, "default", 0, past)], now())
+        .expect("enqueued");
+    claim_one(home, "r1", 60_000).pop().expect("a claim")
+}
+
+#[test]
+fn an_adopted_copy_runs_at_its_claims_generation() {
+    use jadpo_runtime::store::{Adopted, ADOPTED_QUEUE};
+    for kind in kinds() {
+        let label = format!("adoption on {}", kind.label());
+        let (home, away) = (kind.open("adopt_home"), kind.open("adopt_away"));
+        let c = claimed_home(&*home, "d1");
+        assert_eq!(
+            away.adopt(&c.delivery, &c.lease),
+            Ok(Adopted::Running),
+            "{label}"
+        );
+        let copy = away.delivery("d1").unwrap().expect("a copy");
+        assert_eq!(copy.queue, ADOPTED_QUEUE, "{label}");
+        assert_eq!(copy.state, DeliveryState::Running, "{label}");
+        assert_eq!(copy.lease_generation, c.lease.generation, "{label}");
+        // No dispatcher serves the copies, nor rescues them.
+        assert!(claim_all(&*away, &[], 10, 1).is_empty(), "{label}");
+        let rec = record();
+        away.put_step("d1", &c.lease, &rec, &step(1, true)).unwrap();
+        // The same generation again, as a slow runner's: nothing moves.
+        assert_eq!(
+            away.adopt(&c.delivery, &c.lease),
+            Ok(Adopted::Stale),
+            "{label}"
+        );
+        // A later claim adopts at its generation: the earlier one is fenced.
+        let later_lease = home.take("d1", 60_000, now()).unwrap().expect("taken");
+        let adopted = away.adopt(&c.delivery, &later_lease);
+        assert_eq!(adopted, Ok(Adopted::Running), "{label}");
+        let lost = away.put_step("d1", &c.lease, &rec, &step(2, true));
+        assert_eq!(lost, Err(Fenced::LeaseLost), "{label}");
+        assert_eq!(
+            away.adopt(&c.delivery, &c.lease),
+            Ok(Adopted::Stale),
+            "{label}"
+        );
+        let mut commit = commit_of("d1", Vec::new());
+        commit.steps = vec![summary(1)];
+        away.commit(&commit, &later_lease).expect("committed");
+        // Once committed, any claim learns it landed, with its steps.
+        let third = home.take("d1", 60_000, now()).unwrap().expect("taken");
+        assert_eq!(
+            away.adopt(&c.delivery, &third),
+            Ok(Adopted::Handled(vec![summary(1)])),
+            "{label}"
+        );
+        assert!(away.handled("d1").unwrap(), "{label}");
+    }
+}
+
+#[test]
+fn a_commit_elsewhere_completes_the_home_row_without_an_item() {
+    for kind in kinds() {
+        let label = format!("completed elsewhere on {}", kind.label());
+        let home = kind.open("elsewhere");
+        let c = claimed_home(&*home, "d1");
+        let next = Next::Completed {
+            steps: vec![summary(1)],
+        };
+        let stale = Lease {
+            generation: c.lease.generation + 1,
+            ..c.lease
+        };
+        assert_eq!(
+            home.release("d1", &stale, &next, now()),
+            Err(Fenced::LeaseLost),
+            "{label}"
+        );
+        home.release("d1", &c.lease, &next, now()).unwrap();
+        let row = home.delivery("d1").unwrap().expect("the row");
+        assert_eq!(row.state, DeliveryState::Completed, "{label}");
+        assert_eq!(row.steps, vec![summary(1)], "{label}");
+        assert_eq!(row.lease_until, None, "{label}");
+        assert!(row.ended_at.is_some(), "{label}");
+        assert!(home.items(false).unwrap().is_empty(), "{label}");
+        assert!(claim_all(&*home, &[], 10, 1).is_empty(), "{label}");
+    }
+}
+
+fn summary(position: u32) -> jadpo_runtime::store::StepSummary {
+    jadpo_runtime::store::StepSummary {
+        position,
+        operation: "stripe.charges.create".into(),
+        state: "answered".into(),
+        sent_at: jadpo_runtime::value::Instant(1_750_000_000_123_456_789),
+        key: None,
+    }
+}

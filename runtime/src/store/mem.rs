@@ -558,6 +558,15 @@ impl Queue for MemStore {
                     }
                 }
             }
+            Next::Completed { steps } => {
+                inner.set_state(delivery, DeliveryState::Completed);
+                if let Some(h) = inner.deliveries.get_mut(delivery) {
+                    h.row.reason = None;
+                    h.row.lease_until = None;
+                    h.row.ended_at = Some(now);
+                    h.row.steps.clone_from(steps);
+                }
+            }
         }
         Ok(())
     }
@@ -586,6 +595,39 @@ impl Queue for MemStore {
 
     fn handled(&self, id: &str) -> Result<bool> {
         Ok(self.lock().handled.contains(id))
+    }
+
+    fn adopt(&self, row: &DeliveryRow, lease: &Lease) -> Result<Adopted> {
+        let mut inner = self.lock();
+        if let Some(h) = inner.deliveries.get_mut(&row.id) {
+            let r = &mut h.row;
+            if r.state == DeliveryState::Completed {
+                return Ok(Adopted::Handled(r.steps.clone()));
+            }
+            if r.lease_generation >= lease.generation {
+                return Ok(Adopted::Stale);
+            }
+            r.lease_generation = lease.generation;
+            r.lease_until = Some(lease.until);
+            r.state = DeliveryState::Running;
+            return Ok(Adopted::Running);
+        }
+        let copy = DeliveryRow {
+            queue: ADOPTED_QUEUE.to_string(),
+            state: DeliveryState::Running,
+            lease_generation: lease.generation,
+            lease_until: Some(lease.until),
+            ended_at: None,
+            reason: None,
+            steps: Vec::new(),
+            ..row.clone()
+        };
+        let held = Held {
+            row: copy,
+            unique: None,
+        };
+        inner.deliveries.insert(row.id.clone(), held);
+        Ok(Adopted::Running)
     }
 
     fn events(&self, limit: usize) -> Result<Vec<Outboxed>> {

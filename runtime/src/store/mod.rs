@@ -107,6 +107,13 @@ pub trait Queue {
 
     fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>>;
 
+    /// Takes in `row`, claimed in another store under `lease`, whose action
+    /// keeps its record here (design section 14.5): a copy in
+    /// [`ADOPTED_QUEUE`], running at the lease's generation. A copy at that
+    /// generation or later is left as it is ([`Adopted::Stale`]); a
+    /// completed copy says the commit landed ([`Adopted::Handled`]).
+    fn adopt(&self, row: &DeliveryRow, lease: &Lease) -> Result<Adopted>;
+
     /// Calls `wake` whenever deliveries a dispatcher may claim are inserted
     /// by another process (Postgres: LISTEN/NOTIFY). A store one process
     /// owns does nothing: its engine wakes its own runners.

@@ -397,7 +397,29 @@ pub enum Next {
         steps: Vec<StepSummary>,
         response: Option<StoredResponse>,
     },
+    /// `completed` by a commit that landed in another store (the
+    /// delivery's record store, design section 14.5): the delivery's row
+    /// copies it with its steps, and no item is opened.
+    Completed { steps: Vec<StepSummary> },
 }
+
+/// How a store took in a delivery whose row lives in another store
+/// (design section 14.5), from [`Queue::adopt`](super::Queue::adopt).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Adopted {
+    /// Its copy runs here at the claim's generation: every fenced write
+    /// here checks it.
+    Running,
+    /// Its commit landed here already: the row it came from is to be
+    /// completed with these steps, never run again.
+    Handled(Vec<StepSummary>),
+    /// A later claim adopted it: this one holds nothing.
+    Stale,
+}
+
+/// The queue no dispatcher serves, holding the copies of deliveries
+/// adopted from other stores.
+pub const ADOPTED_QUEUE: &str = "@adopted";
 
 /// A route's answer, stored with its claim and replayed byte for byte.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -577,6 +577,14 @@ impl Queue for PostgresStore {
         self.tx(|cx| ops::delivery(cx, id))
     }
 
+    fn adopt(
+        &self,
+        row: &DeliveryRow,
+        lease: &Lease,
+    ) -> Result<jadpo_runtime::store::Adopted, StoreError> {
+        self.tx(|cx| ops::adopt(cx, row, lease))
+    }
+
     fn handled(&self, id: &str) -> Result<bool, StoreError> {
         self.tx(|cx| ops::handled(cx, id))
     }

@@ -625,6 +625,15 @@ impl Queue for SqliteStore {
         self.read(|cx| ops::delivery(cx, id))
     }
 
+    fn adopt(
+        &self,
+        row: &DeliveryRow,
+        lease: &Lease,
+    ) -> Result<jadpo_runtime::store::Adopted, StoreError> {
+        let (row, lease) = (row.clone(), *lease);
+        self.write(move |cx| ops::adopt(cx, &row, &lease))
+    }
+
     fn handled(&self, id: &str) -> Result<bool, StoreError> {
         self.read(|cx| ops::handled(cx, id))
     }

@@ -20,9 +20,9 @@ use jadpo_runtime::store::{
     Pruned, Retention, LAPSED_WHY,
 };
 use jadpo_runtime::store::{
-    ClaimRequest, Claimed, Commit, CommitError, DeliveryRow, DeliveryState, ErrorKind, Fenced,
-    Follow, Item, KeyClaim, KeyRequest, Lease, NewDelivery, Next, Outboxed, Row, StoreError,
-    StoredResponse, Write, MAX_RESCUES, RESCUES_WHY,
+    Adopted, ClaimRequest, Claimed, Commit, CommitError, DeliveryRow, DeliveryState, ErrorKind,
+    Fenced, Follow, Item, KeyClaim, KeyRequest, Lease, NewDelivery, Next, Outboxed, Row,
+    StoreError, StoredResponse, Write, ADOPTED_QUEUE, MAX_RESCUES, RESCUES_WHY,
 };
 use jadpo_runtime::value::{Instant, Value};
 
@@ -716,22 +716,25 @@ fn delivery_insert(cx: &Cx<'_>, d: &NewDelivery, now: Instant) -> (String, Vec<P
     leased_insert(cx, d, now, None)
 }
 
-/// [`delivery_insert`], taken as it is inserted when `lease_until` is
-/// given: running, at its first generation, leased until then (as
-/// [`take`] leaves a delivery it takes).
+/// [`delivery_insert`], taken as it is inserted when a lease is given:
+/// running at the lease's generation, leased until its end (as [`take`]
+/// leaves a delivery it takes).
 fn leased_insert(
     cx: &Cx<'_>,
     d: &NewDelivery,
     now: Instant,
-    lease_until: Option<Instant>,
+    lease: Option<(Instant, u64)>,
 ) -> (String, Vec<P>) {
     let (source, reference) = rows::source(&d.source);
     let (key, states) = unique_columns(&d.unique);
-    let state = match lease_until {
+    let state = match lease {
         Some(_) => DeliveryState::Running,
         None => initial_state(d.run_at, now),
     };
-    let generation = i64::from(lease_until.is_some());
+    let (lease_until, generation) = match lease {
+        Some((until, generation)) => (Some(until), generation as i64),
+        None => (None, 0),
+    };
     (
         format!(
             "INSERT INTO {} (id, source, source_ref, action, subscriber, queue, priority, tags, max_attempts, state, run_at, build_id, args, created_at, unique_key, unique_states, lease_gen, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING",
@@ -1206,6 +1209,15 @@ pub fn release(cx: &mut Cx<'_>, id: &str, lease: &Lease, next: &Next) -> Result<
                 store_response(cx, id, r)?;
             }
         }
+        Next::Completed { steps } => {
+            set_state(cx, id, DeliveryState::Completed)?;
+            cx.exec(
+                &format!(
+                    "UPDATE {t} SET reason = NULL, lease_until = NULL, ended_at = $2, steps = $3 WHERE id = $1"
+                ),
+                &[P::text(id), time(now), P::Text(rows::steps(steps))],
+            )?;
+        }
     }
     Ok(())
 }
@@ -1240,6 +1252,39 @@ pub fn delivery(cx: &mut Cx<'_>, id: &str) -> Res<Option<DeliveryRow>> {
         Some(row) => rows::delivery_row(cx.store, row).map(Some),
         None => Ok(None),
     }
+}
+
+/// [`Queue::adopt`](jadpo_runtime::store::Queue::adopt): the copy is
+/// inserted, or raised to the lease's generation while it is lower and
+/// the copy is not completed, in one statement.
+pub fn adopt(cx: &mut Cx<'_>, row: &DeliveryRow, lease: &Lease) -> Res<Adopted> {
+    let copy = NewDelivery {
+        id: row.id.clone(),
+        source: row.source.clone(),
+        action: row.action.clone(),
+        subscriber: row.subscriber.clone(),
+        queue: ADOPTED_QUEUE.to_string(),
+        priority: row.priority,
+        tags: row.tags.clone(),
+        max_attempts: row.max_attempts,
+        run_at: row.run_at,
+        args: row.args.clone(),
+        build_id: row.build_id.clone(),
+        unique: None,
+    };
+    let now = cx.now;
+    let (insert, params) = leased_insert(cx, &copy, now, Some((lease.until, lease.generation)));
+    let d = cx.t("jadpo_delivery");
+    let raise = format!(
+        "DO UPDATE SET lease_gen = excluded.lease_gen, lease_until = excluded.lease_until, state = 'running' WHERE {d}.lease_gen < excluded.lease_gen AND {d}.state <> 'completed'"
+    );
+    if cx.exec(&insert.replace("DO NOTHING", &raise), &params)? == 1 {
+        return Ok(Adopted::Running);
+    }
+    Ok(match delivery(cx, &row.id)? {
+        Some(r) if r.state == DeliveryState::Completed => Adopted::Handled(r.steps),
+        _ => Adopted::Stale,
+    })
 }
 
 pub fn handled(cx: &mut Cx<'_>, id: &str) -> Res<bool> {
@@ -1418,7 +1463,7 @@ fn claim_new_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>>
     }
     let d = &request.delivery;
     let until = until(cx.now, request.lease_ms);
-    let (sql, params) = leased_insert(cx, d, cx.now, Some(until));
+    let (sql, params) = leased_insert(cx, d, cx.now, Some((until, 1)));
     if cx.exec(&sql, &params)? == 0 {
         // Ids are 128 random bits: fail, and roll the key back with it.
         return Err(cx.error(
