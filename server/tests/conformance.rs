@@ -14,7 +14,7 @@ use jadpo_runtime::value::Value;
 
 use crate::support::*;
 
-fn kinds() -> Vec<Kind> {
+pub(crate) fn kinds() -> Vec<Kind> {
     let mut out = vec![Kind::Mem, Kind::Sqlite];
     if let Some(url) = postgres_url() {
         out.push(Kind::Postgres(url));

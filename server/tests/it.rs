@@ -8,5 +8,6 @@ mod billing;
 mod conformance;
 mod http_provider;
 mod postgres;
+mod several;
 mod sqlite;
 mod support;

@@ -147,11 +147,16 @@ impl Kind {
 
     /// A fresh store for `case`, set up for `program`.
     pub fn open_for(&self, case: &str, program: &Program) -> Arc<dyn Store> {
+        self.open_named(case, program, "primary")
+    }
+
+    /// A fresh store `name` of the app for `case`, set up for `program`.
+    pub fn open_named(&self, case: &str, program: &Program, name: &str) -> Arc<dyn Store> {
         match self {
-            Kind::Mem => Arc::new(MemStore::named("primary")),
+            Kind::Mem => Arc::new(MemStore::named(name)),
             Kind::Sqlite => {
                 let dir = scratch(&format!("sqlite-{case}"));
-                let schema = Schema::of(program, "primary", "shop");
+                let schema = Schema::of(program, name, "shop");
                 Arc::new(
                     SqliteStore::open(&dir.join("app.sqlite"), schema, Options::default())
                         .unwrap_or_else(|e| panic!("{case}: {e}")),
@@ -159,7 +164,7 @@ impl Kind {
             }
             Kind::Postgres(url) => {
                 let app = format!("t{}_{case}", std::process::id());
-                let schema = Schema::of(program, "primary", &app);
+                let schema = Schema::of(program, name, &app);
                 jadpo_server::store::open(url, schema, OpenOptions::default())
                     .unwrap_or_else(|e| panic!("{case}: {e}"))
             }

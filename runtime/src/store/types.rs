@@ -582,7 +582,9 @@ impl ListFilter {
     /// Whether a delivery passes.
     pub fn passes(&self, d: &DeliveryRow) -> bool {
         let done = matches!(d.state, DeliveryState::Completed | DeliveryState::Abandoned);
-        !(self.not_done && done)
+        // An adopted copy is another store's delivery, listed there.
+        d.queue != ADOPTED_QUEUE
+            && !(self.not_done && done)
             && self.state.is_none_or(|s| s == d.state)
             && self.action.as_ref().is_none_or(|a| *a == d.action)
             && self.since.is_none_or(|t| d.created_at >= t)

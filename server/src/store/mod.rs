@@ -6,6 +6,7 @@
 pub mod clock;
 mod pg_pool;
 pub mod postgres;
+pub mod several;
 pub mod sql;
 pub mod sqlite;
 

@@ -1558,7 +1558,7 @@ pub fn close_item(cx: &mut Cx<'_>, delivery: &str, closed_by: &str) -> Res<bool>
 
 pub fn list(cx: &mut Cx<'_>, filter: &ListFilter) -> Res<Vec<DeliveryRow>> {
     let mut sql = format!(
-        "SELECT {DELIVERY_COLUMNS} FROM {} WHERE 1 = 1",
+        "SELECT {DELIVERY_COLUMNS} FROM {} WHERE queue <> '{ADOPTED_QUEUE}'",
         cx.t("jadpo_delivery")
     );
     let mut params = Vec::new();
