@@ -362,7 +362,7 @@ impl Queue for Several {
 
     fn events(&self, limit: usize) -> Res<Vec<Outboxed>> {
         let mut out: Vec<Outboxed> = self.all(|s| s.events(limit))?.concat();
-        out.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+        out.sort_by_key(|a| a.created_at);
         out.truncate(limit);
         Ok(out)
     }
@@ -409,7 +409,7 @@ impl Items for Several {
                 out.push(item);
             }
         }
-        out.sort_by(|a, b| a.opened_at.cmp(&b.opened_at));
+        out.sort_by_key(|a| a.opened_at);
         Ok(out)
     }
 
