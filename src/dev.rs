@@ -28,6 +28,7 @@ use jadpo_server::engine::{self, Engine, Settings};
 use jadpo_server::fakes::SharedFake;
 use jadpo_server::http::{self, Auth, Http};
 use jadpo_server::http_provider::HttpProviders;
+use jadpo_server::store::several::{Placement, Several};
 use jadpo_server::store::sqlite::{Options, SqliteStore};
 
 use crate::check::{check_app_lowering, Outcome};
@@ -107,10 +108,7 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
     }
     // Where the store is, as the first line says it: its file, or the
     // Postgres it was moved to (without the password a URL may carry).
-    let db = match args.stores.last() {
-        Some((name, url)) => PathBuf::from(format!("{name} on {}", without_password(url))),
-        None => args.db_path(dir),
-    };
+    let db = store_places(dir, args, &app_stores(build.program, Some(build.plan))?);
     let roles = Roles::all();
     let edge = Edge {
         listen: &args.listen,
@@ -264,15 +262,14 @@ async fn shutdown_signal() {
     }
 }
 
-fn announce(listing: &dyn Listen, build: &Build, address: &str, fixture: Option<&str>, db: &Path) {
+fn announce(listing: &dyn Listen, build: &Build, address: &str, fixture: Option<&str>, db: &str) {
     let providers = match fixture {
         Some(f) => format!("fakes from fixture `{f}`"),
         None => "real providers over HTTP".to_string(),
     };
     listing.note(&format!(
-        "jadpo dev: serving `{}` on http://{address} (store {}, {providers})",
+        "jadpo dev: serving `{}` on http://{address} (store {db}, {providers})",
         build.program.app.name,
-        db.display()
     ));
     for r in &build.routes {
         let key = if r.key_required {
@@ -376,6 +373,22 @@ fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::Jo
                                 "reload: the entities changed; restart `jadpo dev` to set the store up for them",
                             );
                             continue;
+                        }
+                        let placed = |program: &Program, plan: &Plan| {
+                            app_stores(program, Some(plan)).map(|s| s.placement)
+                        };
+                        match placed(&program, &plan) {
+                            Ok(p) if Ok(&p) == placed(old.program, old.plan).as_ref() => {}
+                            Ok(_) => {
+                                engine.listing.note(
+                                    "reload: an action's record store changed; restart `jadpo dev` to run it there",
+                                );
+                                continue;
+                            }
+                            Err(why) => {
+                                engine.listing.note(&format!("reload refused: {why}"));
+                                continue;
+                            }
                         }
                         let id = plan.build_id.get(..12).unwrap_or("").to_string();
                         let stranded = stranded(&engine, &plan);
@@ -617,30 +630,45 @@ fn open_store(
     program: &Program,
     plan: &Plan,
 ) -> Result<Arc<dyn Store>, String> {
-    let name = the_store(program)?;
-    if let Some((other, _)) = args.stores.iter().find(|(n, _)| *n != name) {
+    let stores = app_stores(program, Some(plan))?;
+    if let Some((other, _)) = args.stores.iter().find(|(n, _)| !stores.names.contains(n)) {
         return Err(format!(
-            "--store names `{other}`, which is no store of the app; its store is `{name}`"
+            "--store names `{other}`, which is no store of the app; its stores are {}",
+            stores.names.join(", ")
         ));
     }
-    let schema = Schema::of(program, &name, &program.app.name).with_queries(&plan.queries);
-    if let Some((_, url)) = args.stores.last() {
-        if args.reset {
+    if args.reset {
+        if let Some((name, url)) = args.stores.last() {
             return Err(format!(
-                "--reset removes the SQLite file only; store `{name}` is at {url}: empty it there, or drop --store"
+                "--reset removes the SQLite files only; store `{name}` is at {url}: empty it there, or drop --store"
             ));
         }
-        return jadpo_server::store::open(url, schema, jadpo_server::store::OpenOptions::default())
-            .map_err(|e| e.to_string());
+        let _ = std::fs::remove_file(args.journal_path(dir));
     }
-    let path = args.db_path(dir);
-    if args.reset {
+    stores.open_all(|name| {
+        let schema = Schema::of(program, name, &program.app.name).with_queries(&plan.queries);
+        match args.stores.iter().rev().find(|(n, _)| n == name) {
+            Some((_, url)) => {
+                jadpo_server::store::open(url, schema, jadpo_server::store::OpenOptions::default())
+                    .map_err(|e| e.to_string())
+            }
+            None => open_dev_file(
+                &stores.dev_file(&args.db_path(dir), name),
+                schema,
+                args.reset,
+            ),
+        }
+    })
+}
+
+/// A store's `jadpo dev` file, emptied first on `--reset`.
+fn open_dev_file(path: &Path, schema: Schema, reset: bool) -> Result<Arc<dyn Store>, String> {
+    if reset {
         for suffix in ["", "-wal", "-shm", ".lock"] {
-            let mut p = path.clone().into_os_string();
+            let mut p = path.to_path_buf().into_os_string();
             p.push(suffix);
             let _ = std::fs::remove_file(PathBuf::from(p));
         }
-        let _ = std::fs::remove_file(args.journal_path(dir));
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
@@ -650,7 +678,7 @@ fn open_store(
         full_sync: false,
         ..Options::default()
     };
-    let store = SqliteStore::open(&path, schema, options).map_err(|e| {
+    let store = SqliteStore::open(path, schema, options).map_err(|e| {
         let hint = match e.kind {
             jadpo_runtime::store::ErrorKind::Incompatible => {
                 "\n  the store holds data of an earlier build: `jadpo dev --reset` starts it empty"
@@ -660,6 +688,30 @@ fn open_store(
         format!("{e}{hint}")
     })?;
     Ok(Arc::new(store))
+}
+
+/// Where the stores are, as the first line says it: a store's file, or
+/// the Postgres it was moved to (without the password a URL may carry);
+/// with several, each by name.
+fn store_places(dir: &str, args: &DevArgs, stores: &AppStores) -> String {
+    let place = |name: &str| match args.stores.iter().rev().find(|(n, _)| n == name) {
+        Some((_, url)) => format!("{name} on {}", without_password(url)),
+        None => stores
+            .dev_file(&args.db_path(dir), name)
+            .display()
+            .to_string(),
+    };
+    match &stores.names[..] {
+        [one] => place(one),
+        names => names
+            .iter()
+            .map(|n| match args.stores.iter().any(|(m, _)| m == n) {
+                true => place(n),
+                false => format!("{n} at {}", place(n)),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// `postgres://user:secret@host/db` as `postgres://user:***@host/db`.
@@ -676,18 +728,116 @@ fn without_password(url: &str) -> String {
     }
 }
 
-/// The app's one store (`primary` when nothing names one); apps with
-/// several are refused for now, by `jadpo dev` and `jadpo serve` alike.
-pub(crate) fn the_store(program: &Program) -> Result<String, String> {
-    let names = store_names(program);
-    if names.len() > 1 {
-        return Err(format!(
-            "the app declares {} stores ({}); `jadpo dev`, `jadpo serve` and the operator commands run apps with one store for now (spec/server.md, \"Not built yet\"): declare every entity, and `events: {{ store: }}`, in one store",
-            names.len(),
-            names.join(", ")
-        ));
+/// An app's stores (design section 14.5): their names, and where each
+/// action keeps its record and each entity its rows.
+pub(crate) struct AppStores {
+    pub(crate) names: Vec<String>,
+    pub(crate) placement: Placement,
+}
+
+impl AppStores {
+    /// The stores named, opened by `open`, as one store.
+    pub(crate) fn open_all(
+        &self,
+        mut open: impl FnMut(&str) -> Result<Arc<dyn Store>, String>,
+    ) -> Result<Arc<dyn Store>, String> {
+        let mut stores = Vec::with_capacity(self.names.len());
+        for name in &self.names {
+            stores.push(open(name)?);
+        }
+        if stores.len() == 1 {
+            if let Some(one) = stores.pop() {
+                return Ok(one);
+            }
+        }
+        Ok(Arc::new(Several::new(stores, &self.placement)))
     }
-    Ok(names.first().cloned().unwrap_or_else(|| "primary".into()))
+
+    /// `jadpo dev`'s file of store `name`: the default store's is `db`,
+    /// another's is beside it (`dev.sqlite` gives `dev.ledger.sqlite`).
+    pub(crate) fn dev_file(&self, db: &Path, name: &str) -> PathBuf {
+        if name == self.placement.default {
+            return db.to_path_buf();
+        }
+        let stem = db
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let file = match db.extension() {
+            Some(ext) => format!("{stem}.{name}.{}", ext.to_string_lossy()),
+            None => format!("{stem}.{name}"),
+        };
+        db.with_file_name(file)
+    }
+}
+
+/// The app's stores (`primary` when nothing names one). Refused: an
+/// action that writes entities of two stores (its commit could not be one
+/// transaction), and in an app of several stores an entity naming none.
+pub(crate) fn app_stores(program: &Program, plan: Option<&Plan>) -> Result<AppStores, String> {
+    let mut names = store_names(program);
+    if names.is_empty() {
+        names.push("primary".into());
+    }
+    let default = program
+        .app
+        .events_store
+        .map(|(s, _)| s.as_str().to_string())
+        .or_else(|| names.iter().find(|n| *n == "primary").cloned())
+        .unwrap_or_else(|| names[0].clone());
+    let mut placement = Placement {
+        default,
+        ..Placement::default()
+    };
+    for (id, e) in program.entities.iter_enumerated() {
+        let store = match e.store {
+            Some(s) => s.as_str().to_string(),
+            None if names.len() > 1 => {
+                return Err(format!(
+                    "entity `{}` names no store, and the app has {} ({}): give it `store:` so its rows live in one",
+                    e.qualified,
+                    names.len(),
+                    names.join(", ")
+                ))
+            }
+            None => placement.default.clone(),
+        };
+        placement.entities.insert(id, store);
+    }
+    for action in plan.map_or(&[][..], |p| &p.actions[..]) {
+        if action.stores_written.len() > 1 {
+            return Err(two_stores(program, action));
+        }
+        if let Some(r) = &action.record_store {
+            placement
+                .records
+                .insert(action.name.clone(), r.store.clone());
+        }
+    }
+    Ok(AppStores { names, placement })
+}
+
+/// Why an action writing two stores cannot run: its entities by store.
+fn two_stores(program: &Program, action: &jadpo_plan::ActionPlan) -> String {
+    let by_store: Vec<String> = action
+        .stores_written
+        .iter()
+        .map(|store| {
+            let entities: Vec<&str> = program
+                .entities
+                .iter()
+                .filter(|e| e.store.is_some_and(|s| s.as_str() == store))
+                .map(|e| e.qualified.as_str())
+                .collect();
+            format!("{store} ({})", entities.join(", "))
+        })
+        .collect();
+    format!(
+        "action `{}` ({}) writes entities of {} stores: {}. Its commit cannot be one transaction across stores: make it write one store, and emit an event whose subscriber writes the other",
+        action.name,
+        action.site,
+        action.stores_written.len(),
+        by_store.join(" and ")
+    )
 }
 
 pub(crate) fn store_names(program: &Program) -> Vec<String> {

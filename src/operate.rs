@@ -29,6 +29,32 @@ struct Opened {
     sealer: Option<Sealer>,
 }
 
+/// Store `name` at `url`, for operators: they never change the app's
+/// tables, only the runtime's are read (and made, for a store that has
+/// none yet).
+fn operator_store(program: &Program, name: &str, url: &str) -> Result<Arc<dyn Store>, String> {
+    let mut schema = Schema::of(program, name, &program.app.name);
+    schema.entities.clear();
+    schema.indexes.clear();
+    match url.strip_prefix("sqlite:") {
+        Some(path) => {
+            let path = std::path::Path::new(path.strip_prefix("//").unwrap_or(path));
+            if !path.is_file() {
+                return Err(format!("there is no store at {}", path.display()));
+            }
+            let options = Options {
+                exclusive: false,
+                ..Options::default()
+            };
+            Ok(Arc::new(
+                SqliteStore::open(path, schema, options).map_err(|e| e.to_string())?,
+            ))
+        }
+        None => jadpo_server::store::open(url, schema, jadpo_server::store::OpenOptions::default())
+            .map_err(|e| e.to_string()),
+    }
+}
+
 fn open(at: &OperatorStore) -> Result<Opened, String> {
     let dir = match crate::locate::locate(&at.app)? {
         crate::locate::Project::App(dir) | crate::locate::Project::Neither(dir) => dir,
@@ -48,41 +74,30 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
         .program
         .ok_or_else(|| format!("the app at `{dir}` cannot be checked"))?;
     let plan = outcome.plan.and_then(|p| p.app().cloned());
-    let name = crate::dev::the_store(&program)?;
-    let var = format!("JADPO_STORE_{}", name.to_ascii_uppercase());
-    let dev_file = std::path::Path::new(&dir).join(".jadpo").join("dev.sqlite");
-    let url = match (&at.store, std::env::var(&var)) {
-        (Some(url), _) => url.clone(),
-        (None, Ok(url)) => url,
-        (None, Err(_)) if dev_file.is_file() => format!("sqlite:{}", dev_file.display()),
-        (None, Err(_)) => {
-            return Err(format!(
-                "no store to read: give --store URL, set {var}, or run `jadpo dev` in the app first"
-            ))
-        }
-    };
-    // Operators never change the app's tables: only the runtime's are
-    // read (and made, for a store that has none yet).
-    let mut schema = Schema::of(&program, &name, &program.app.name);
-    schema.entities.clear();
-    schema.indexes.clear();
-    let store: Arc<dyn Store> = match url.strip_prefix("sqlite:") {
-        Some(path) => {
-            let path = std::path::Path::new(path.strip_prefix("//").unwrap_or(path));
-            if !path.is_file() {
-                return Err(format!("there is no store at {}", path.display()));
+    let stores = crate::dev::app_stores(&program, plan.as_ref())?;
+    if at.store.is_some() && stores.names.len() > 1 {
+        return Err(format!(
+            "--store gives one URL, and the app has {} stores ({}): set JADPO_STORE_<NAME> for each instead",
+            stores.names.len(),
+            stores.names.join(", ")
+        ));
+    }
+    let dev_db = std::path::Path::new(&dir).join(".jadpo").join("dev.sqlite");
+    let store = stores.open_all(|name| {
+        let var = format!("JADPO_STORE_{}", name.to_ascii_uppercase());
+        let dev_file = stores.dev_file(&dev_db, name);
+        let url = match (&at.store, std::env::var(&var)) {
+            (Some(url), _) => url.clone(),
+            (None, Ok(url)) => url,
+            (None, Err(_)) if dev_file.is_file() => format!("sqlite:{}", dev_file.display()),
+            (None, Err(_)) => {
+                return Err(format!(
+                    "no store `{name}` to read: give --store URL, set {var}, or run `jadpo dev` in the app first"
+                ))
             }
-            let options = Options {
-                exclusive: false,
-                ..Options::default()
-            };
-            Arc::new(SqliteStore::open(path, schema, options).map_err(|e| e.to_string())?)
-        }
-        None => {
-            jadpo_server::store::open(&url, schema, jadpo_server::store::OpenOptions::default())
-                .map_err(|e| e.to_string())?
-        }
-    };
+        };
+        operator_store(&program, name, &url)
+    })?;
     let sealer = std::env::var(&at.steps_key_env)
         .ok()
         .filter(|k| !k.is_empty())

@@ -5,6 +5,7 @@
 //! plan (and to `--expect-build`), every config binding is set, and every
 //! store's `JADPO_STORE_<NAME>` opens with a compatible schema.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,8 +26,8 @@ use jadpo_server::store::{Apply, OpenOptions};
 use crate::bundle::Bundle;
 use crate::cli::{LogFormat, MigrateMode, ServeArgs};
 use crate::dev::{
-    behind_fake_server, config_values, fake_server_line, fakes_fixture, run_server, the_store,
-    Edge, Env, Roles,
+    behind_fake_server, config_values, fake_server_line, fakes_fixture, run_server, Edge, Env,
+    Roles,
 };
 
 pub fn run(args: &ServeArgs) -> u8 {
@@ -189,12 +190,7 @@ fn open_store(
     plan: &Plan,
     args: &ServeArgs,
 ) -> Result<Arc<dyn jadpo_runtime::store::Store>, String> {
-    let name = the_store(program)?;
-    let var = format!("JADPO_STORE_{}", name.to_ascii_uppercase());
-    let url = std::env::var(&var).map_err(|_| {
-        format!("{var} is not set: it names store `{name}` (sqlite:PATH or postgres://...)")
-    })?;
-    let schema = Schema::of(program, &name, &program.app.name).with_queries(&plan.queries);
+    let stores = crate::dev::app_stores(program, Some(plan))?;
     let options = OpenOptions {
         apply: match args.migrate {
             MigrateMode::Auto => Apply::Auto,
@@ -202,7 +198,21 @@ fn open_store(
         },
         ..OpenOptions::default()
     };
-    jadpo_server::store::open(&url, schema, options).map_err(|e| e.to_string())
+    // Every binding is read before any store is opened: a missing one is
+    // refused before anything is written.
+    let mut urls = BTreeMap::new();
+    for name in &stores.names {
+        let var = format!("JADPO_STORE_{}", name.to_ascii_uppercase());
+        let url = std::env::var(&var).map_err(|_| {
+            format!("{var} is not set: it names store `{name}` (sqlite:PATH or postgres://...)")
+        })?;
+        urls.insert(name.clone(), url);
+    }
+    stores.open_all(|name| {
+        let schema = Schema::of(program, name, &program.app.name).with_queries(&plan.queries);
+        let url = urls.get(name).map_or("", String::as_str);
+        jadpo_server::store::open(url, schema, options).map_err(|e| e.to_string())
+    })
 }
 
 fn roles(list: &[String]) -> Result<Roles, String> {

@@ -23,6 +23,7 @@ mod server_operators;
 mod server_outcomes;
 mod server_routes;
 mod server_serve;
+mod server_stores;
 mod server_support;
 mod test_command;
 mod tidy;

@@ -565,14 +565,34 @@ fn jadpo_dev_moves_its_store_to_postgres() {
     }
 }
 
-/// An app with two stores is refused, exit status 2, by `jadpo dev`,
-/// `jadpo serve` and the operator commands alike, naming both stores and
-/// what to do, before any file is made.
+/// An action writing entities of two stores is refused, exit status 2, by
+/// `jadpo dev`, `jadpo serve` and the operator commands alike, naming the
+/// action, its entities by store and what to do, before any file is made
+/// (its commit could not be one transaction).
 #[test]
-fn an_app_with_several_stores_is_refused_by_name() {
+fn an_action_writing_two_stores_is_refused_by_name() {
     let dir = scratch("ops_several_stores");
     let app = crate::server_support::copy_billing(&dir, "ops_several_stores");
-    let extra = "\nstore audit { kind: postgres }\n\nentity AuditNote {\n    store: audit\n    id: Text\n}\n";
+    let extra = r#"
+store audit { kind: postgres }
+
+entity AuditNote {
+    store: audit
+    id: stripe.SubscriptionId
+}
+
+route POST /subscriptions/cancel/noted {
+    auth: none
+    input: CancelRequest
+    output: Unit
+    run: cancel_noted(input)
+}
+
+action cancel_noted(request: CancelRequest) -> Unit {
+    attempt delete Subscription { where: id == request.subscription }
+    attempt create AuditNote { id: request.subscription }
+}
+"#;
     let source = app.join("src/app.jadpo");
     let text_of = std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&source, format!("{text_of}{extra}")).unwrap_or_else(|e| panic!("{e}"));
@@ -593,21 +613,30 @@ fn an_app_with_several_stores_is_refused_by_name() {
         .arg(&out)
         .args(["--listen", "127.0.0.1:0", "--fakes", "dev"])
         .env("JADPO_STORE_PRIMARY", format!("sqlite:{}", db.display()))
-        .env("JADPO_STORE_AUDIT", format!("sqlite:{}", db.display()))
+        .env(
+            "JADPO_STORE_AUDIT",
+            format!("sqlite:{}.audit", db.display()),
+        )
         .env("STEPS_KEY", "k")
         .env("BASIC_PRICE", "price_basic");
     let mut list = Command::new(env!("CARGO_BIN_EXE_jadpo"));
     list.args(["deliveries", "list", "--app"])
         .arg(&app)
-        .arg("--store")
-        .arg(format!("sqlite:{}", db.display()));
+        .env("JADPO_STORE_PRIMARY", format!("sqlite:{}", db.display()))
+        .env(
+            "JADPO_STORE_AUDIT",
+            format!("sqlite:{}.audit", db.display()),
+        );
     for cmd in [dev, serve, list] {
         let run = crate::server_support::output_within(cmd, 30);
         let said = text(&run);
         assert_eq!(run.status.code(), Some(2), "{said}");
         assert!(
-            said.contains("the app declares 2 stores (audit, primary)")
-                && said.contains("in one store"),
+            said.contains("action `cancel_noted` (src/app.jadpo:")
+                && said.contains(
+                    "writes entities of 2 stores: audit (AuditNote) and primary (Subscription)"
+                )
+                && said.contains("emit an event whose subscriber writes the other"),
             "{said}"
         );
     }

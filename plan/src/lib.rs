@@ -61,6 +61,11 @@ pub struct ActionPlan {
     /// The action in the program the plan was built from.
     #[serde(skip)]
     pub action: Option<ActionId>,
+    /// The stores whose entities it writes, itself or through the actions
+    /// it calls, by name (the server refuses an action writing two: its
+    /// commit could not be one transaction).
+    #[serde(skip)]
+    pub stores_written: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

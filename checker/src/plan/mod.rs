@@ -228,6 +228,7 @@ fn action_plan(cx: &Cx, id: ActionId, entry_ids: &[usize]) -> ActionPlan {
         crash_points,
         follow_ups: follow_ups::plan_follow_ups(cx, id),
         action: Some(id),
+        stores_written: stores_written(summary),
     }
 }
 
@@ -275,6 +276,20 @@ fn entries(cx: &Cx, entry_ids: &[usize]) -> Vec<EntryPlan> {
             }
         })
         .collect()
+}
+
+fn stores_written(summary: Option<&crate::analysis::Summary>) -> Vec<String> {
+    let mut names: Vec<String> = summary
+        .map(|s| {
+            s.misc
+                .stores
+                .iter()
+                .map(|n| n.as_str().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 fn record_store(cx: &Cx, id: ActionId) -> Option<RecordStore> {

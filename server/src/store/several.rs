@@ -34,7 +34,7 @@ use jadpo_runtime::value::Instant;
 type Res<T> = Result<T, StoreError>;
 
 /// Where each thing of the app lives.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Placement {
     /// Each action's record store, by its qualified name.
     pub records: BTreeMap<String, String>,

@@ -1,0 +1,281 @@
+//! Apps with several stores (design `server.md` section 14.5), run by
+//! `jadpo dev`: the billing example with a second store, `ledger`, whose
+//! `Welcome` rows a subscriber of `SubscriptionStarted` creates after one
+//! changing call. The event and its delivery live in `primary` (where
+//! `subscribe` commits); the subscriber's record, steps and commit live in
+//! `ledger`. Killed at each point of its step and restarted, it ends as
+//! the clean run does, with no (operation, key) acted on twice. An action
+//! writing both stores is refused by name before anything is made.
+//! Everything listens on 127.0.0.1; every wait is bounded.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use jadpo_compiler::load::FsLoader;
+use jadpo_compiler::resolve::Lowering;
+use jadpo_runtime::store::schema::Schema;
+use jadpo_runtime::store::{ListFilter, Operate, Queue, Rows};
+use jadpo_server::store::sqlite::{Options, SqliteStore};
+
+use crate::server_support::{copy_billing, scratch, spawn, Dev, BODY, KEYS};
+
+const LEDGER: &str = r#"
+store ledger { kind: postgres }
+
+// Kept in the second store: one per started subscription.
+entity Welcome {
+    store: ledger
+    id: stripe.SubscriptionId
+    customer: stripe.CustomerId
+}
+
+subscriber welcome_started on SubscriptionStarted {
+    run: welcome(event)
+}
+
+action welcome(started: SubscriptionStarted) fails stripe.InvalidEmail -> Unit {
+    var done = query optional Welcome { where: id == started.id }
+    if done != none {
+        return
+    }
+    var customer = attempt stripe.customers.create(stripe.CustomerCreate { email: "welcome@example.com" })
+    attempt create Welcome { id: started.id customer: customer.id }
+}
+"#;
+
+/// The billing example with store `ledger` and `extra` appended.
+fn app_with(dir: &Path, name: &str, extra: &str) -> PathBuf {
+    let app = copy_billing(dir, name);
+    let source = app.join("src/app.jadpo");
+    let text = std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&source, format!("{text}{extra}")).unwrap_or_else(|e| panic!("{e}"));
+    app
+}
+
+fn dev(app: &Path, db: &Path, crash: Option<&str>) -> Dev {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.arg("dev")
+        .arg(app)
+        .args(["--listen", "127.0.0.1:0", "--no-reload", "--format", "json"])
+        .args(["--lease", "1", "--fakes", "dev", "--db"])
+        .arg(db)
+        .env("JADPO_API_KEYS", KEYS)
+        .env_remove("JADPO_CRASH_AT");
+    if let Some(c) = crash {
+        cmd.env("JADPO_CRASH_AT", c);
+    }
+    spawn(cmd).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// What a run leaves in both stores and at the fake provider.
+#[derive(Debug, PartialEq)]
+struct Left {
+    rows: Vec<String>,
+    events: Vec<String>,
+    /// Each store's deliveries as operators see them: (action, state).
+    deliveries: Vec<(String, String, String)>,
+    acted: Vec<String>,
+}
+
+fn open(app: &Path, file: &Path, store: &str) -> SqliteStore {
+    let compiled = jadpo_compiler::compile_with(&FsLoader, &app.to_string_lossy(), Lowering::Code);
+    let program = compiled
+        .program
+        .unwrap_or_else(|| panic!("the app compiles"));
+    let schema = Schema::of(&program, store, "billing");
+    let options = Options {
+        exclusive: false,
+        ..Options::default()
+    };
+    SqliteStore::open(file, schema, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn left(app: &Path, db: &Path) -> (Left, Vec<(String, String)>) {
+    let ledger_file = db.with_file_name("dev.ledger.sqlite");
+    let mut rows = Vec::new();
+    let mut events = Vec::new();
+    let mut deliveries = Vec::new();
+    let mut welcomes = Vec::new();
+    for (name, file) in [("primary", db), ("ledger", &ledger_file)] {
+        let store = open(app, file, name);
+        for i in 0..8u32 {
+            let e = jadpo_compiler::ir::EntityId(i);
+            for r in store.select(e, &[]).unwrap_or_default() {
+                let row = String::from_utf8_lossy(&r.value.canonical()).into_owned();
+                rows.push(format!("{name}: {row}"));
+            }
+        }
+        for e in store.events(1000).unwrap_or_else(|e| panic!("{e}")) {
+            events.push(format!("{name}: {}", e.follow.event));
+        }
+        let filter = ListFilter {
+            not_done: false,
+            state: None,
+            action: None,
+            since: None,
+            limit: 100,
+        };
+        for d in store.list(&filter).unwrap_or_else(|e| panic!("{e}")) {
+            if d.action != "check_basic_price" {
+                let state = d.state.as_str().to_string();
+                welcomes.extend((d.action == "welcome").then(|| d.id.clone()));
+                deliveries.push((name.to_string(), d.action, state));
+            }
+        }
+    }
+    // The welcome's copy in the record store, which holds its marker.
+    let ledger = open(app, &ledger_file, "ledger");
+    for id in welcomes {
+        let copy = ledger.delivery(&id).unwrap_or_else(|e| panic!("{e}"));
+        let copy = copy.map(|d| format!("{} {}", d.queue, d.state.as_str()));
+        let handled = ledger.handled(&id).unwrap_or_else(|e| panic!("{e}"));
+        let copy = format!("{} handled {handled}", copy.unwrap_or_default());
+        deliveries.push(("ledger".into(), "welcome".into(), copy));
+    }
+    rows.sort();
+    events.sort();
+    deliveries.sort();
+    let mut journal = db.as_os_str().to_owned();
+    journal.push(".fakes.jsonl");
+    let text = std::fs::read_to_string(PathBuf::from(journal)).unwrap_or_default();
+    let mut acted = Vec::new();
+    let mut per_key: BTreeMap<(String, String), u32> = BTreeMap::new();
+    for line in text.lines() {
+        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if j["acted"] != true {
+            continue;
+        }
+        let op = j["operation"].as_str().unwrap_or("").to_string();
+        let key = j["key"].as_str().unwrap_or("").to_string();
+        acted.push(op.clone());
+        *per_key.entry((op, key)).or_default() += 1;
+    }
+    acted.sort();
+    let repeated = per_key
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(k, _)| k)
+        .collect();
+    let left = Left {
+        rows,
+        events,
+        deliveries,
+        acted,
+    };
+    (left, repeated)
+}
+
+/// One run, killed at `crash` (`welcome:1:before_send`) when given.
+fn run(app: &Path, crash: Option<&str>, name: &str) -> (Left, Vec<(String, String)>) {
+    let dir = scratch(name);
+    let db = dir.join("dev.sqlite");
+    let mut server = dev(app, &db, crash);
+    let send = |server: &Dev| {
+        let answer = server.request(
+            "POST",
+            "/subscriptions",
+            &[("idempotency-key", "k-1")],
+            BODY,
+        );
+        answer.map(|a| a.0)
+    };
+    let first = send(&server);
+    if crash.is_some() {
+        assert!(server.died(), "{name}: the crash hook did not strike");
+        server = dev(app, &db, None);
+    }
+    // The route committed before the subscriber ran: its answer is
+    // replayed when the kill cut it off.
+    let answer = first.or_else(|| send(&server));
+    assert_eq!(answer, Some(200), "{name}");
+    let done = server.wait_for("committed: 1 write (Welcome)", 20);
+    assert!(
+        done.is_some(),
+        "{name}: the welcome was not committed within 20 s"
+    );
+    server.stop();
+    if crash.is_none() {
+        operators_see_each_delivery_once(app, &db);
+    }
+    left(app, &db)
+}
+
+#[test]
+fn a_subscriber_writing_another_store_is_killed_at_each_point_and_resumes() {
+    let app = app_with(&scratch("stores_app"), "stores_app", LEDGER);
+    let (clean, repeated) = run(&app, None, "stores-clean");
+    assert!(repeated.is_empty(), "the clean run repeated {repeated:?}");
+    assert_eq!(clean.acted.len(), 4, "{clean:?}");
+    let expected = vec![
+        (
+            "ledger".to_string(),
+            "welcome".to_string(),
+            "@adopted completed handled true".to_string(),
+        ),
+        ("primary".into(), "subscribe".into(), "completed".into()),
+        ("primary".into(), "welcome".into(), "completed".into()),
+    ];
+    assert_eq!(clean.deliveries, expected, "{clean:?}");
+    assert!(
+        clean.rows.iter().any(|r| r.starts_with("ledger: ")),
+        "{clean:?}"
+    );
+    assert!(
+        clean.events.iter().all(|e| e.starts_with("primary: ")),
+        "{clean:?}"
+    );
+    let points = ["before_send", "after_send_before_record", "after_record"];
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = points
+            .iter()
+            .map(|point| {
+                let app = &app;
+                s.spawn(move || {
+                    let name = format!("stores-{point}");
+                    let crash = format!("welcome:1:{point}");
+                    (name.clone(), run(app, Some(&crash), &name))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| panic!("a run panicked")))
+            .collect()
+    });
+    for (name, (crashed, repeated)) in results {
+        assert!(
+            repeated.is_empty(),
+            "{name}: a call was repeated: {repeated:?}"
+        );
+        assert_eq!(
+            crashed, clean,
+            "{name}: the crashed run ended unlike the clean run"
+        );
+    }
+}
+
+/// `jadpo deliveries list` reads both stores, and shows the welcome once,
+/// as its home row (not its copy in the record store).
+fn operators_see_each_delivery_once(app: &Path, db: &Path) {
+    let ledger = db.with_file_name("dev.ledger.sqlite");
+    let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["deliveries", "list", "--app"])
+        .arg(app)
+        .env("JADPO_STORE_PRIMARY", format!("sqlite:{}", db.display()))
+        .env("JADPO_STORE_LEDGER", format!("sqlite:{}", ledger.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let welcomes: Vec<&str> = said.lines().filter(|l| l.contains(" welcome ")).collect();
+    assert_eq!(welcomes.len(), 1, "{said}");
+    assert!(welcomes[0].contains("completed"), "{said}");
+    assert!(said.lines().any(|l| l.contains(" subscribe ")), "{said}");
+}
