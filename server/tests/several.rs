@@ -185,3 +185,31 @@ fn an_ended_delivery_ends_alike_in_both_stores_and_retries_from_its_record() {
         assert_eq!(rec.steps.len(), 1, "{label}");
     }
 }
+
+#[test]
+fn operators_abandon_and_forget_a_delivery_in_both_stores() {
+    for kind in kinds() {
+        let label = format!("several operators on {}", kind.label());
+        let (primary, ledger, several) = stores(&kind, "several_ops");
+        emitted(&*primary, "d1");
+        let c = claim_at(&several, now(), 60_000).pop().expect("claimed");
+        let next = Next::End {
+            state: DeliveryState::Failed,
+            why: "refused".into(),
+            steps: Vec::new(),
+            response: None,
+        };
+        several.release("d1", &c.lease, &next, now()).unwrap();
+        let done = several
+            .abandon("d1", "by hand", "ops", None, now())
+            .unwrap();
+        assert_eq!(done, Operated::Done, "{label}");
+        let abandoned = Some(DeliveryState::Abandoned);
+        assert_eq!(state(&*primary, "d1"), abandoned, "{label}");
+        assert_eq!(state(&*ledger, "d1"), abandoned, "{label}");
+        assert!(several.items(true).unwrap().is_empty(), "{label}");
+        assert_eq!(several.forget("d1").unwrap(), Operated::Done, "{label}");
+        assert_eq!(state(&*primary, "d1"), None, "{label}");
+        assert_eq!(state(&*ledger, "d1"), None, "{label}");
+    }
+}
