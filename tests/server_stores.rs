@@ -279,3 +279,70 @@ fn operators_see_each_delivery_once(app: &Path, db: &Path) {
     assert!(welcomes[0].contains("completed"), "{said}");
     assert!(said.lines().any(|l| l.contains(" subscribe ")), "{said}");
 }
+
+/// `jadpo serve` in two processes with both stores on one Postgres
+/// (through `scripts/with-postgres.sh`; skipped without it): the
+/// subscriber's delivery, inserted in `primary` by the route's commit, is
+/// run by either process in `ledger`, once, and operators see it done.
+#[test]
+fn two_processes_run_an_app_of_two_stores_on_postgres() {
+    let url = match std::env::var("JADPO_TEST_PG") {
+        Ok(v) if v.starts_with("postgres") => v,
+        Ok(v) if v == "required" => panic!("JADPO_TEST_PG=required, but no server"),
+        _ => {
+            eprintln!("skipped: no Postgres (run through scripts/with-postgres.sh to test it)");
+            return;
+        }
+    };
+    let dir = scratch("stores_serve");
+    let app = app_with(&dir, "stores_serve", LEDGER);
+    // Its own schema: other tests serve `billing` on the same database.
+    let manifest = app.join("jadpo.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap_or_else(|e| panic!("{e}"));
+    let named = format!("app: stores_{}", std::process::id());
+    let text = text.replace("app: billing", &named);
+    std::fs::write(&manifest, text).unwrap_or_else(|e| panic!("{e}"));
+    let bundle = dir.join("build");
+    crate::server_support::jadpo_build(&app, &bundle);
+    let serve = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+        cmd.arg("serve")
+            .arg(&bundle)
+            .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+            .args(["--lease", "1", "--fakes", "dev"])
+            .env("JADPO_STORE_PRIMARY", &url)
+            .env("JADPO_STORE_LEDGER", &url)
+            .env("STEPS_KEY", "serve-test-key")
+            .env("BASIC_PRICE", "price_basic")
+            .env("JADPO_API_KEYS", KEYS)
+            .env_remove("JADPO_CRASH_AT");
+        spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (a, b) = (serve(), serve());
+    let key = [("idempotency-key", "stores-1")];
+    let answer = a.request("POST", "/subscriptions", &key, BODY);
+    assert_eq!(answer.map(|a| a.0), Some(200));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let listed = loop {
+        let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
+            .args(["deliveries", "list", "--app"])
+            .arg(&app)
+            .env("JADPO_STORE_PRIMARY", &url)
+            .env("JADPO_STORE_LEDGER", &url)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        let done = said
+            .lines()
+            .any(|l| l.contains(" welcome ") && l.contains("completed"));
+        if done || std::time::Instant::now() > deadline {
+            break said;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let welcomes: Vec<&str> = listed.lines().filter(|l| l.contains(" welcome ")).collect();
+    assert_eq!(welcomes.len(), 1, "{listed}");
+    assert!(welcomes[0].contains("completed"), "{listed}");
+    a.stop();
+    b.stop();
+}
