@@ -10,8 +10,7 @@
 //! events, and no (operation, key) the fake provider acted on twice.
 //! Everything listens on 127.0.0.1; every wait is bounded.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use jadpo_compiler::load::FsLoader;
@@ -93,29 +92,7 @@ fn left(db: &Path, answer: (u16, String)) -> (Left, Vec<(String, String)>) {
         .map(|e| e.follow.event)
         .collect();
     events.sort();
-    let mut journal = db.as_os_str().to_owned();
-    journal.push(".fakes.jsonl");
-    let text = std::fs::read_to_string(PathBuf::from(journal)).unwrap_or_default();
-    let mut acted = Vec::new();
-    let mut per_key: BTreeMap<(String, String), u32> = BTreeMap::new();
-    for line in text.lines() {
-        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if j["acted"] != true {
-            continue;
-        }
-        let op = j["operation"].as_str().unwrap_or("").to_string();
-        let key = j["key"].as_str().unwrap_or("").to_string();
-        acted.push(op.clone());
-        *per_key.entry((op, key)).or_default() += 1;
-    }
-    acted.sort();
-    let repeated = per_key
-        .into_iter()
-        .filter(|(_, n)| *n > 1)
-        .map(|(k, _)| k)
-        .collect();
+    let (acted, repeated) = crate::server_support::effects(db);
     (
         Left {
             answer,

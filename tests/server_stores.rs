@@ -8,7 +8,6 @@
 //! writing both stores is refused by name before anything is made.
 //! Everything listens on 127.0.0.1; every wait is bounded.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -136,29 +135,7 @@ fn left(app: &Path, db: &Path) -> (Left, Vec<(String, String)>) {
     rows.sort();
     events.sort();
     deliveries.sort();
-    let mut journal = db.as_os_str().to_owned();
-    journal.push(".fakes.jsonl");
-    let text = std::fs::read_to_string(PathBuf::from(journal)).unwrap_or_default();
-    let mut acted = Vec::new();
-    let mut per_key: BTreeMap<(String, String), u32> = BTreeMap::new();
-    for line in text.lines() {
-        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if j["acted"] != true {
-            continue;
-        }
-        let op = j["operation"].as_str().unwrap_or("").to_string();
-        let key = j["key"].as_str().unwrap_or("").to_string();
-        acted.push(op.clone());
-        *per_key.entry((op, key)).or_default() += 1;
-    }
-    acted.sort();
-    let repeated = per_key
-        .into_iter()
-        .filter(|(_, n)| *n > 1)
-        .map(|(k, _)| k)
-        .collect();
+    let (acted, repeated) = crate::server_support::effects(db);
     let left = Left {
         rows,
         events,
@@ -286,22 +263,12 @@ fn operators_see_each_delivery_once(app: &Path, db: &Path) {
 /// run by either process in `ledger`, once, and operators see it done.
 #[test]
 fn two_processes_run_an_app_of_two_stores_on_postgres() {
-    let url = match std::env::var("JADPO_TEST_PG") {
-        Ok(v) if v.starts_with("postgres") => v,
-        Ok(v) if v == "required" => panic!("JADPO_TEST_PG=required, but no server"),
-        _ => {
-            eprintln!("skipped: no Postgres (run through scripts/with-postgres.sh to test it)");
-            return;
-        }
+    let Some(url) = crate::server_support::postgres() else {
+        return;
     };
     let dir = scratch("stores_serve");
     let app = app_with(&dir, "stores_serve", LEDGER);
-    // Its own schema: other tests serve `billing` on the same database.
-    let manifest = app.join("jadpo.yaml");
-    let text = std::fs::read_to_string(&manifest).unwrap_or_else(|e| panic!("{e}"));
-    let named = format!("app: stores_{}", std::process::id());
-    let text = text.replace("app: billing", &named);
-    std::fs::write(&manifest, text).unwrap_or_else(|e| panic!("{e}"));
+    // copy_billing names it `stores_serve`: its own schema.
     let bundle = dir.join("build");
     crate::server_support::jadpo_build(&app, &bundle);
     let serve = || {

@@ -464,3 +464,33 @@ pub fn output_within(mut cmd: Command, secs: u64) -> std::process::Output {
     let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
     panic!("still running after {secs} s: {}", text(&out));
 }
+
+/// What the fake provider acted on in a `jadpo dev` run on `db` (its
+/// journal beside it): the operations, sorted, and the (operation, key)
+/// pairs it acted on more than once.
+pub fn effects(db: &Path) -> (Vec<String>, Vec<(String, String)>) {
+    let mut journal = db.as_os_str().to_owned();
+    journal.push(".fakes.jsonl");
+    let text = std::fs::read_to_string(std::path::PathBuf::from(journal)).unwrap_or_default();
+    let mut acted = Vec::new();
+    let mut per_key: std::collections::BTreeMap<(String, String), u32> = Default::default();
+    for line in text.lines() {
+        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if j["acted"] != true {
+            continue;
+        }
+        let op = j["operation"].as_str().unwrap_or("").to_string();
+        let key = j["key"].as_str().unwrap_or("").to_string();
+        acted.push(op.clone());
+        *per_key.entry((op, key)).or_default() += 1;
+    }
+    acted.sort();
+    let repeated = per_key
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(k, _)| k)
+        .collect();
+    (acted, repeated)
+}
