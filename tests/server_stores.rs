@@ -313,3 +313,59 @@ fn two_processes_run_an_app_of_two_stores_on_postgres() {
     a.stop();
     b.stop();
 }
+
+/// What `jadpo` says, exit status and both streams.
+fn said(cmd: &mut Command) -> (Option<i32>, String) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// An operator's one `--store URL` is refused for an app of several
+/// stores: it would name one of them.
+#[test]
+fn an_operators_one_store_url_is_refused_for_several_stores() {
+    let app = app_with(&scratch("stores_one_url"), "stores_one_url", LEDGER);
+    let mut list = Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    list.args(["deliveries", "list", "--app"])
+        .arg(&app)
+        .args(["--store", "sqlite:/nowhere.sqlite"]);
+    let (code, text) = said(&mut list);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--store gives one URL, and the app has 2 stores (ledger, primary)"),
+        "{text}"
+    );
+}
+
+/// A reload that moves an action's record store to another store asks for
+/// a restart and keeps the running build: its deliveries' copies and
+/// records are where the running build put them.
+#[test]
+fn a_reload_moving_a_record_store_asks_for_a_restart() {
+    let dir = scratch("stores_reload");
+    let app = app_with(&dir, "stores_reload", LEDGER);
+    let db = dir.join("dev.sqlite");
+    let server = crate::server_support::dev_with(&app, &db, "dev", &["reload"]);
+    // The reloader reads the files' times once it runs: the edit comes
+    // after that.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let source = app.join("src/app.jadpo");
+    let text = std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("{e}"));
+    let moved = text.replace("    store: ledger\n", "    store: primary\n");
+    assert_ne!(moved, text);
+    std::fs::write(&source, moved).unwrap_or_else(|e| panic!("{e}"));
+    let note = server.wait_for("record store changed", 20);
+    let all = server
+        .lines
+        .lock()
+        .map(|l| l.join("\n"))
+        .unwrap_or_default();
+    server.stop();
+    assert!(note.is_some(), "no word of the moved record store:\n{all}");
+    assert!(!all.contains("reloaded: build"), "{all}");
+}
