@@ -213,3 +213,173 @@ fn operators_abandon_and_forget_a_delivery_in_both_stores() {
         assert_eq!(state(&*ledger, "d1"), None, "{label}");
     }
 }
+
+/// A store that cannot be reached: every operation says so.
+struct Down;
+
+fn down() -> jadpo_runtime::store::StoreError {
+    use jadpo_runtime::store::{ErrorKind, StoreError};
+    StoreError::new("ledger", ErrorKind::Unreachable, "the test's store is down")
+}
+
+mod down_impl {
+    use super::{down, Down};
+    use jadpo_compiler::intern::Name;
+    use jadpo_compiler::ir::EntityId;
+    use jadpo_runtime::record::{StepRow, StoredRecord};
+    use jadpo_runtime::store::*;
+    use jadpo_runtime::value::{Instant, Value};
+
+    type R<T> = std::result::Result<T, StoreError>;
+
+    impl Records for Down {
+        fn record(&self, _: &str) -> R<Option<StoredRecord>> {
+            Err(down())
+        }
+        fn put_step(
+            &self,
+            _: &str,
+            _: &Lease,
+            _: &StoredRecord,
+            _: &StepRow,
+        ) -> std::result::Result<(), Fenced> {
+            Err(Fenced::Store(down()))
+        }
+        fn truncate_steps(&self, _: &str, _: &Lease, _: u32) -> std::result::Result<(), Fenced> {
+            Err(Fenced::Store(down()))
+        }
+    }
+    impl Rows for Down {
+        fn select(&self, _: EntityId, _: &[(Name, Value)]) -> R<Vec<Row>> {
+            Err(down())
+        }
+    }
+    impl Commits for Down {
+        fn commit(&self, _: &Commit, _: &Lease) -> std::result::Result<(), CommitError> {
+            Err(CommitError::Store(down()))
+        }
+    }
+    impl Queue for Down {
+        fn enqueue(&self, _: &[NewDelivery], _: Instant) -> R<()> {
+            Err(down())
+        }
+        fn claim(&self, _: &ClaimRequest) -> R<Vec<Claimed>> {
+            Err(down())
+        }
+        fn take(&self, _: &str, _: u64, _: Instant) -> R<Option<Lease>> {
+            Err(down())
+        }
+        fn heartbeat(
+            &self,
+            _: &str,
+            _: &Lease,
+            _: u64,
+            _: Instant,
+        ) -> std::result::Result<Lease, Fenced> {
+            Err(Fenced::Store(down()))
+        }
+        fn release(
+            &self,
+            _: &str,
+            _: &Lease,
+            _: &Next,
+            _: Instant,
+        ) -> std::result::Result<(), Fenced> {
+            Err(Fenced::Store(down()))
+        }
+        fn delivery(&self, _: &str) -> R<Option<DeliveryRow>> {
+            Err(down())
+        }
+        fn adopt(&self, _: &DeliveryRow, _: &Lease) -> R<Adopted> {
+            Err(down())
+        }
+        fn handled(&self, _: &str) -> R<bool> {
+            Err(down())
+        }
+        fn tick(&self, _: &str, _: u64, _: &NewDelivery, _: Instant) -> R<bool> {
+            Err(down())
+        }
+        fn events(&self, _: usize) -> R<Vec<Outboxed>> {
+            Err(down())
+        }
+    }
+    impl RouteKeys for Down {
+        fn claim_key(&self, _: &KeyRequest) -> R<KeyClaim> {
+            Err(down())
+        }
+        fn release_key(
+            &self,
+            _: &str,
+            _: &str,
+            _: &str,
+            _: &Lease,
+        ) -> std::result::Result<(), Fenced> {
+            Err(Fenced::Store(down()))
+        }
+    }
+    impl Items for Down {
+        fn items(&self, _: bool) -> R<Vec<Item>> {
+            Err(down())
+        }
+        fn close_item(&self, _: &str, _: &str, _: Instant) -> R<bool> {
+            Err(down())
+        }
+    }
+    impl Operate for Down {
+        fn list(&self, _: &ListFilter) -> R<Vec<DeliveryRow>> {
+            Err(down())
+        }
+        fn ids_starting(&self, _: &str, _: usize) -> R<Vec<String>> {
+            Err(down())
+        }
+        fn retry(&self, _: &str, _: bool, _: &str, _: Instant) -> R<Operated> {
+            Err(down())
+        }
+        fn abandon(
+            &self,
+            _: &str,
+            _: &str,
+            _: &str,
+            _: Option<&StoredResponse>,
+            _: Instant,
+        ) -> R<Operated> {
+            Err(down())
+        }
+        fn unfinished(&self) -> R<Vec<(String, StoredRecord)>> {
+            Err(down())
+        }
+        fn prune(&self, _: Instant, _: Retention, _: usize) -> R<Pruned> {
+            Err(down())
+        }
+        fn forget(&self, _: &str) -> R<Operated> {
+            Err(down())
+        }
+    }
+    impl Store for Down {
+        fn name(&self) -> &str {
+            "ledger"
+        }
+    }
+}
+
+/// A record store that cannot be reached: the claim runs nothing, leaves
+/// the home row retryable a second later without counting the attempt,
+/// and the other store's deliveries are still claimed.
+#[test]
+fn a_record_store_down_at_the_claim_leaves_the_row_to_run_later() {
+    let primary: Arc<dyn Store> = Arc::new(jadpo_runtime::store::MemStore::named("primary"));
+    let placement = Placement {
+        records: [("charge".to_string(), "ledger".to_string())].into(),
+        entities: Default::default(),
+        default: "primary".into(),
+    };
+    let several = Several::new(vec![primary.clone(), Arc::new(Down)], &placement);
+    emitted(&*primary, "d1");
+    let before = now();
+    assert!(claim_at(&several, now(), 60_000).is_empty());
+    let row = primary.delivery("d1").unwrap().expect("the row");
+    assert_eq!(row.state, DeliveryState::Retryable);
+    assert_eq!(row.attempt, 0, "the attempt was counted");
+    assert!(row.run_at.0 >= later(before, 1_000).0, "{:?}", row.run_at);
+    assert!(row.reason.unwrap_or_default().contains("down"));
+}

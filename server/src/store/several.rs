@@ -263,7 +263,7 @@ impl Queue for Several {
         let n = self.stores.len();
         let start = self.turn.fetch_add(1, Ordering::Relaxed) % n.max(1);
         let mut out = Vec::new();
-        let mut first_error = None;
+        let (mut answered, mut first_error) = (false, None);
         for i in (0..n).map(|k| (start + k) % n) {
             let left = request.max.saturating_sub(out.len());
             if left == 0 {
@@ -272,18 +272,20 @@ impl Queue for Several {
             let mut part = request.clone();
             part.max = left;
             match self.stores[i].claim(&part) {
-                Ok(found) => out.extend(
-                    found
-                        .into_iter()
-                        .filter(|c| self.adopted(i, &c.delivery, &c.lease)),
-                ),
+                // Claimed deliveries are leased: they are run even when
+                // another store could not answer.
+                Ok(found) => {
+                    answered = true;
+                    let running = found.into_iter();
+                    out.extend(running.filter(|c| self.adopted(i, &c.delivery, &c.lease)));
+                }
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
             }
         }
-        match (out.is_empty(), first_error) {
-            (true, Some(e)) => Err(e),
+        match (answered, first_error) {
+            (false, Some(e)) => Err(e),
             _ => Ok(out),
         }
     }
