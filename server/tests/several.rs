@@ -382,4 +382,7 @@ fn a_record_store_down_at_the_claim_leaves_the_row_to_run_later() {
     assert_eq!(row.attempt, 0, "the attempt was counted");
     assert!(row.run_at.0 >= later(before, 1_000).0, "{:?}", row.run_at);
     assert!(row.reason.unwrap_or_default().contains("down"));
+    // Maintenance says a store did not answer, after the others' turn.
+    let keep = jadpo_runtime::store::Retention::default();
+    assert!(several.prune(now(), keep, 10).is_err());
 }

@@ -172,7 +172,8 @@ impl Several {
         false
     }
 
-    /// Each store's answer to `op`, the first error when none answered.
+    /// `op` on every store, even after one failed; the first error, if
+    /// any (maintenance and notices go on in the stores that answer).
     fn each<T>(&self, mut op: impl FnMut(&dyn Store) -> Res<T>) -> Res<Vec<T>> {
         let mut out = Vec::with_capacity(self.stores.len());
         let mut first_error = None;
@@ -184,9 +185,9 @@ impl Several {
                 }
             }
         }
-        match (out.is_empty(), first_error) {
-            (true, Some(e)) => Err(e),
-            _ => Ok(out),
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(out),
         }
     }
 
@@ -344,7 +345,7 @@ impl Queue for Several {
     }
 
     fn listen(&self, wake: Arc<dyn Fn() + Send + Sync>) -> Res<()> {
-        self.all(|s| s.listen(wake.clone())).map(drop)
+        self.each(|s| s.listen(wake.clone())).map(drop)
     }
 
     fn handled(&self, id: &str) -> Res<bool> {
