@@ -268,3 +268,63 @@ fn a_store_whose_connections_the_server_ended_goes_on() {
     });
     assert!(leads, "it no longer leads the schedules");
 }
+
+/// Runs `sql` on its own connection.
+fn admin(url: &str, sql: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        let driver = tokio::spawn(connection);
+        client.batch_execute(sql).await.unwrap();
+        drop(client);
+        let _ = driver.await;
+    });
+}
+
+/// A commit's last statements go with its `COMMIT`: when one of them
+/// fails, the whole commit is rolled back (its writes too, sent in the
+/// round trip before), the lease still holds, and the store goes on: the
+/// same commit lands once the cause is gone.
+#[test]
+fn a_commit_whose_last_statements_fail_keeps_nothing() {
+    use jadpo_runtime::store::{DeliveryState, Write};
+    let Some(url) = postgres_url() else { return };
+    let app = format!("t{}_last", std::process::id());
+    let s = store(&url, &app);
+    let past = later(now(), -1000);
+    s.enqueue(&[delivery("d_bad", "default", 0, past)], now())
+        .unwrap();
+    let lease = s.take("d_bad", 60_000, now()).unwrap().expect("taken");
+    let handled = format!("\"jadpo_{app}\".\"primary__jadpo_handled\"");
+    admin(
+        &url,
+        &format!("ALTER TABLE {handled} ADD CONSTRAINT no_bad CHECK (delivery <> 'd_bad')"),
+    );
+    let write = Write::Create {
+        entity: entity("Counter"),
+        key: jadpo_runtime::value::Value::Int(1).canonical(),
+        value: rec(&[
+            ("n", jadpo_runtime::value::Value::Int(1)),
+            ("label", text("c1")),
+        ]),
+    };
+    let commit = commit_of("d_bad", vec![write]);
+    let failed = s.commit(&commit, &lease);
+    assert!(failed.is_err(), "{failed:?}");
+    assert!(s.select(entity("Counter"), &[]).unwrap().is_empty());
+    assert!(!s.handled("d_bad").unwrap());
+    let row = s.delivery("d_bad").unwrap().expect("the row");
+    assert_eq!(row.state, DeliveryState::Running);
+    admin(
+        &url,
+        &format!("ALTER TABLE {handled} DROP CONSTRAINT no_bad"),
+    );
+    s.commit(&commit, &lease).unwrap();
+    assert_eq!(s.select(entity("Counter"), &[]).unwrap().len(), 1);
+    assert!(s.handled("d_bad").unwrap());
+}

@@ -130,6 +130,11 @@ fn column(row: &tokio_postgres::Row, i: usize) -> Result<P, tokio_postgres::Erro
 struct Sql<'c> {
     conn: &'c mut Connection,
     store: &'c str,
+    /// The transaction's `BEGIN` is still to be sent: with the first
+    /// statements (a pipelined transaction, [`PostgresStore::tx_pipelined`]).
+    begin: bool,
+    /// Its `COMMIT` was sent ([`Conn::rows_all_last`]): it has ended.
+    ended: bool,
 }
 
 fn refs(params: &[P]) -> Vec<&(dyn ToSql + Sync)> {
@@ -148,6 +153,55 @@ impl Sql<'_> {
             .collect()
     }
 
+    /// Sends the transaction's `BEGIN` on its own, when a single statement
+    /// goes first.
+    fn begun(&mut self) -> Result<(), StoreError> {
+        if !std::mem::take(&mut self.begin) {
+            return Ok(());
+        }
+        let c = &*self.conn;
+        c.block_on(c.client.batch_execute("BEGIN"))
+            .map_err(|e| error(self.store, &e))
+    }
+
+    /// Runs `statements` pipelined, after `BEGIN` when it is still to be
+    /// sent and before `COMMIT` when `last`: every request is sent before
+    /// the first answer is awaited, in order, on the one connection.
+    fn pipelined(
+        &mut self,
+        statements: &[(String, Vec<P>)],
+        last: bool,
+    ) -> Result<Vec<Vec<tokio_postgres::Row>>, StoreError> {
+        let prepared = self.prepare_all(statements)?;
+        let begin = std::mem::take(&mut self.begin);
+        let c = &*self.conn;
+        let runs = prepared
+            .iter()
+            .zip(statements)
+            .map(|(stmt, (_, params))| async move { c.client.query(stmt, &refs(params)).await });
+        let answers = c.block_on(async {
+            let begun = async {
+                match begin {
+                    true => c.client.batch_execute("BEGIN").await,
+                    false => Ok(()),
+                }
+            };
+            // A statement that fails aborts the transaction: the `COMMIT`
+            // sent after it rolls it back.
+            let ended = async {
+                match last {
+                    true => c.client.batch_execute("COMMIT").await,
+                    false => Ok(()),
+                }
+            };
+            tokio::try_join!(begun, futures_util::future::try_join_all(runs), ended)
+        });
+        self.ended |= last;
+        answers
+            .map(|(_, rows, _)| rows)
+            .map_err(|e| error(self.store, &e))
+    }
+
     /// A row's columns as [`P`]s.
     fn values(&self, rows: &[tokio_postgres::Row]) -> Result<Vec<Vec<P>>, StoreError> {
         rows.iter()
@@ -163,6 +217,7 @@ impl Sql<'_> {
 
 impl Conn for Sql<'_> {
     fn exec(&mut self, sql: &str, params: &[P]) -> Result<u64, StoreError> {
+        self.begun()?;
         let stmt = self.conn.prepare(sql).map_err(|e| error(self.store, &e))?;
         let c = &*self.conn;
         c.block_on(c.client.execute(&stmt, &refs(params)))
@@ -170,6 +225,7 @@ impl Conn for Sql<'_> {
     }
 
     fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<Vec<P>>, StoreError> {
+        self.begun()?;
         let stmt = self.conn.prepare(sql).map_err(|e| error(self.store, &e))?;
         let c = &*self.conn;
         let rows = c
@@ -179,6 +235,7 @@ impl Conn for Sql<'_> {
     }
 
     fn exec_all(&mut self, statements: &[(String, Vec<P>)]) -> Result<Vec<u64>, StoreError> {
+        self.begun()?;
         let prepared = self.prepare_all(statements)?;
         let c = &*self.conn;
         // Every execute is sent before the first answer is awaited: the
@@ -195,16 +252,15 @@ impl Conn for Sql<'_> {
         &mut self,
         statements: &[(String, Vec<P>)],
     ) -> Result<Vec<Vec<Vec<P>>>, StoreError> {
-        let prepared = self.prepare_all(statements)?;
-        let c = &*self.conn;
-        // Pipelined as `exec_all`'s.
-        let runs = prepared
-            .iter()
-            .zip(statements)
-            .map(|(stmt, (_, params))| async move { c.client.query(stmt, &refs(params)).await });
-        let answers = c
-            .block_on(futures_util::future::try_join_all(runs))
-            .map_err(|e| error(self.store, &e))?;
+        let answers = self.pipelined(statements, false)?;
+        answers.iter().map(|rows| self.values(rows)).collect()
+    }
+
+    fn rows_all_last(
+        &mut self,
+        statements: &[(String, Vec<P>)],
+    ) -> Result<Vec<Vec<Vec<P>>>, StoreError> {
+        let answers = self.pipelined(statements, true)?;
         answers.iter().map(|rows| self.values(rows)).collect()
     }
 
@@ -319,6 +375,8 @@ impl PostgresStore {
         let mut sql = Sql {
             conn,
             store: &self.name,
+            begin: false,
+            ended: false,
         };
         let mut cx = Cx {
             conn: &mut sql,
@@ -381,6 +439,64 @@ impl PostgresStore {
         }
     }
 
+    /// Runs `op` in one transaction whose `BEGIN` goes with its first
+    /// statements and whose `COMMIT` goes with its last ones when `op`
+    /// sends them through `Conn::rows_all_last`; otherwise as [`Self::tx`]
+    /// ends one. `cx.now` is this process's clock: `op` reads the
+    /// database's in its statements, where it needs one.
+    fn tx_pipelined<T, E: From<StoreError>>(
+        &self,
+        op: impl FnOnce(&mut Cx<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let name = self.name.as_str();
+        let mut lent = self.lend()?;
+        lent.set_clean(false);
+        let conn = lent
+            .conn()
+            .ok_or_else(|| E::from(self.no_connection("none lent")))?;
+        let mut sql = Sql {
+            conn,
+            store: name,
+            begin: true,
+            ended: false,
+        };
+        let result = op(&mut Cx {
+            conn: &mut sql,
+            dialect: Dialect::Postgres,
+            store: name,
+            prefix: &self.prefix,
+            schema: &self.schema,
+            now: super::clock::now(),
+        });
+        let (sent, ended) = (!sql.begin, sql.ended);
+        let end = match (sent, ended, result.is_ok()) {
+            // Nothing was sent, or the transaction committed with its
+            // last statements: the connection is as it was lent.
+            (false, _, _) | (true, true, true) => None,
+            // Its last statements failed: whatever the connection's state,
+            // it is not lent again.
+            (true, true, false) => return result,
+            (true, false, true) => Some("COMMIT"),
+            (true, false, false) => Some("ROLLBACK"),
+        };
+        let Some(end) = end else {
+            lent.set_clean(true);
+            return result;
+        };
+        let conn = lent
+            .conn()
+            .ok_or_else(|| E::from(self.no_connection("none lent")))?;
+        let ended = conn.block_on(conn.client.batch_execute(end));
+        if ended.is_ok() {
+            lent.set_clean(true);
+        }
+        match (result, ended) {
+            (Ok(v), Ok(())) => Ok(v),
+            (Ok(_), Err(e)) => Err(E::from(error(name, &e))),
+            (Err(e), _) => Err(e),
+        }
+    }
+
     /// Runs a fenced record write made as one statement (`ops::at_once`):
     /// one round trip, its own transaction; no row fenced is a lost lease.
     fn at_once(&self, build: impl FnOnce(&Cx<'_>) -> (String, Vec<P>)) -> Result<(), Fenced> {
@@ -427,7 +543,7 @@ impl Rows for PostgresStore {
 
 impl Commits for PostgresStore {
     fn commit(&self, commit: &Commit, lease: &Lease) -> Result<(), CommitError> {
-        let result = self.tx(|cx| ops::commit(cx, commit, lease));
+        let result = self.tx_pipelined(|cx| ops::commit(cx, commit, lease));
         match result {
             // Two deliveries creating one key at once: the loser's insert
             // waits and is refused as a duplicate, a conflict like any.

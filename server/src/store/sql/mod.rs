@@ -83,6 +83,19 @@ pub trait Conn {
             .map(|(sql, params)| self.rows(sql, params))
             .collect()
     }
+    /// Runs a transaction's last statements as [`Conn::rows_all`] does. A
+    /// connection over the network that began the transaction itself
+    /// (Postgres's pipelined commit) sends its `COMMIT` with them, in the
+    /// same round trip, and the transaction has ended when this returns:
+    /// committed when every statement succeeded, rolled back otherwise.
+    /// A store that commits for its caller (SQLite's writer) only runs
+    /// them.
+    fn rows_all_last(
+        &mut self,
+        statements: &[(String, Vec<P>)],
+    ) -> Result<Vec<Vec<Vec<P>>>, StoreError> {
+        self.rows_all(statements)
+    }
     /// Whether the last failure was a unique violation (a key taken).
     fn unique_violation(&self, e: &StoreError) -> bool {
         e.detail.contains("UNIQUE constraint") || e.detail.contains("duplicate key")
@@ -133,6 +146,13 @@ impl Cx<'_> {
         statements: &[(String, Vec<P>)],
     ) -> Result<Vec<Vec<Vec<P>>>, StoreError> {
         self.conn.rows_all(statements)
+    }
+
+    pub fn rows_all_last(
+        &mut self,
+        statements: &[(String, Vec<P>)],
+    ) -> Result<Vec<Vec<Vec<P>>>, StoreError> {
+        self.conn.rows_all_last(statements)
     }
 
     pub fn error(&self, kind: ErrorKind, detail: impl Into<String>) -> StoreError {

@@ -456,6 +456,9 @@ fn key_value(k: &jadpo_runtime::store::schema::FieldSchema, key: &[u8]) -> Value
 // ----------------------------------------------------------------- commit
 
 pub fn commit(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitError> {
+    if cx.dialect == Dialect::Postgres {
+        return commit_pipelined(cx, c, lease);
+    }
     // The fence and the writes in one round trip: a lost lease or a
     // conflict rolls the whole transaction back, so what was sent after
     // it is never kept.
@@ -473,6 +476,75 @@ pub fn commit(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitEr
     if counts.iter().skip(1).any(|n| *n != 1) {
         return Err(CommitError::Conflict);
     }
+    let done = committed(cx, c)?;
+    // The events and their deliveries, the record's removal, the handled
+    // marker, the delivery's step list and a route's answer in one round
+    // trip.
+    cx.exec_all(&done)?;
+    set_state(cx, &c.delivery, DeliveryState::Completed).map_err(CommitError::from)
+}
+
+/// [`commit`] on Postgres in two round trips, its transaction begun by
+/// the store with the first and committed with the second (see
+/// `Conn::rows_all_last`). First the fence, which extends the lease at
+/// the database's clock and reads the delivery's state and unique claim
+/// under its row lock, with the writes, each returning the row it
+/// changed; then, when the lease held and every write found its version,
+/// the events and deliveries, the record's removal, the handled marker,
+/// the step list, a route's answer, the state and the unique claim's
+/// count, with `COMMIT`. It reads no clock of its own.
+fn commit_pipelined(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitError> {
+    let d = cx.t("jadpo_delivery");
+    let mut checked = vec![(
+        format!(
+            "UPDATE {d} SET lease_until = {DB_UNTIL} WHERE id = $1 AND lease_gen = $2 RETURNING state, unique_key, unique_states"
+        ),
+        vec![
+            P::text(&c.delivery),
+            P::Int(lease.generation as i64),
+            P::Int(lease.ms as i64),
+        ],
+    )];
+    for w in &c.writes {
+        match write_statement(cx, w)? {
+            Some((sql, params)) => checked.push((format!("{sql} RETURNING 1"), params)),
+            None => return Err(CommitError::Conflict),
+        }
+    }
+    let mut answers = cx.rows_all(&checked)?.into_iter();
+    let Some(fence) = answers.next().and_then(|rows| rows.into_iter().next()) else {
+        return Err(CommitError::LeaseLost);
+    };
+    if answers.any(|rows| rows.len() != 1) {
+        return Err(CommitError::Conflict);
+    }
+    let mut done = committed(cx, c)?;
+    done.push((
+        format!("UPDATE {d} SET state = $2 WHERE id = $1"),
+        vec![
+            P::text(&c.delivery),
+            P::text(DeliveryState::Completed.as_str()),
+        ],
+    ));
+    let mut r = Reader::new(cx.store, fence);
+    let before = DeliveryState::parse(&r.text("a delivery's state")?)
+        .ok_or_else(|| rows::damaged(cx.store, "a delivery's state"))?;
+    if let Some(key) = r.opt_text() {
+        let states = r
+            .opt_text()
+            .map(|s| rows::states_of(&s))
+            .unwrap_or_default();
+        let (key, after) = ((key.as_str(), &states[..]), DeliveryState::Completed);
+        done.extend(unique_statements(cx, &c.delivery, key, before, after));
+    }
+    cx.rows_all_last(&done)?;
+    Ok(())
+}
+
+/// What a commit writes once its fence and writes held, but the state:
+/// its events and their deliveries, the record's removal, the handled
+/// marker, the delivery's step list and a route's answer.
+fn committed(cx: &mut Cx<'_>, c: &Commit) -> Result<Vec<(String, Vec<P>)>, CommitError> {
     let mut done = insert_events(cx, &c.follow_ups, &c.delivery, c.at)?;
     let id = P::text(&c.delivery);
     for table in ["jadpo_step", "jadpo_record"] {
@@ -498,30 +570,7 @@ pub fn commit(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), CommitEr
     if let Some(r) = &c.response {
         done.push(response_statement(cx, &c.delivery, r));
     }
-    // The events and their deliveries, the record's removal, the handled
-    // marker, the delivery's step list, a route's answer and (Postgres) the
-    // state in one round trip.
-    match cx.dialect {
-        Dialect::Postgres => {
-            done.push(state_statement(
-                cx,
-                &c.delivery,
-                DeliveryState::Completed,
-                "",
-                "",
-            ));
-            let found = cx
-                .rows_all(&done)?
-                .pop()
-                .and_then(|rows| rows.into_iter().next());
-            moved(cx, &c.delivery, DeliveryState::Completed, found)
-        }
-        Dialect::Sqlite => {
-            cx.exec_all(&done)?;
-            set_state(cx, &c.delivery, DeliveryState::Completed)
-        }
-    }
-    .map_err(CommitError::from)
+    Ok(done)
 }
 
 /// Inserts a commit's events with their deliveries: same-key follow-ups
@@ -839,29 +888,42 @@ fn unique_moved(
     before: DeliveryState,
     state: DeliveryState,
 ) -> Res<()> {
-    let (was, is) = (states.contains(&before), states.contains(&state));
-    if was == is {
-        return Ok(());
-    }
-    let claims = cx.t("jadpo_unique_claim");
-    if is {
-        cx.exec(
-            &format!(
-                "INSERT INTO {claims} (key, event, blocking) VALUES ($1, $2, 1) ON CONFLICT (key) DO UPDATE SET blocking = {claims}.blocking + 1"
-            ),
-            &[P::text(key), P::text(id)],
-        )?;
-    } else {
-        cx.exec(
-            &format!("UPDATE {claims} SET blocking = blocking - 1 WHERE key = $1"),
-            &[P::text(key)],
-        )?;
-        cx.exec(
-            &format!("DELETE FROM {claims} WHERE key = $1 AND blocking <= 0"),
-            &[P::text(key)],
-        )?;
+    for (sql, params) in unique_statements(cx, id, (key, states), before, state) {
+        cx.exec(&sql, &params)?;
     }
     Ok(())
+}
+
+/// [`unique_moved`]'s statements, in order: none when the move neither
+/// enters nor leaves `states`.
+fn unique_statements(
+    cx: &Cx<'_>,
+    id: &str,
+    (key, states): (&str, &[DeliveryState]),
+    before: DeliveryState,
+    state: DeliveryState,
+) -> Vec<(String, Vec<P>)> {
+    let (was, is) = (states.contains(&before), states.contains(&state));
+    let claims = cx.t("jadpo_unique_claim");
+    match (was, is) {
+        (false, true) => vec![(
+            format!(
+                "INSERT INTO {claims} (key, event, blocking) VALUES ($1, $2, 1) ON CONFLICT (key) DO UPDATE SET blocking = {claims}.blocking + 1"
+            ),
+            vec![P::text(key), P::text(id)],
+        )],
+        (true, false) => vec![
+            (
+                format!("UPDATE {claims} SET blocking = blocking - 1 WHERE key = $1"),
+                vec![P::text(key)],
+            ),
+            (
+                format!("DELETE FROM {claims} WHERE key = $1 AND blocking <= 0"),
+                vec![P::text(key)],
+            ),
+        ],
+        _ => Vec::new(),
+    }
 }
 
 fn store_response(cx: &mut Cx<'_>, delivery: &str, r: &StoredResponse) -> Res<()> {
