@@ -605,7 +605,7 @@ impl Queue for PostgresStore {
     }
 
     fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claimed>, StoreError> {
-        self.tx(|cx| ops::claim(cx, request))
+        self.tx_pipelined(|cx| ops::claim(cx, request))
     }
 
     fn take(
@@ -816,5 +816,51 @@ impl Operate for PostgresStore {
 impl Store for PostgresStore {
     fn name(&self) -> &str {
         &self.name
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::store::sql::ops::{claim_query, CLAIMABLE};
+    use jadpo_compiler::ir::Program;
+
+    /// A claim's two reads bound their partial indexes by the database's
+    /// clock, read once (a clock read per row would bound nothing and
+    /// scan the index whole). Run through `scripts/with-postgres.sh`.
+    #[test]
+    fn claims_bound_their_indexes_by_the_clock() {
+        let Some(url) = std::env::var("JADPO_TEST_PG")
+            .ok()
+            .filter(|u| u.starts_with("postgres"))
+        else {
+            eprintln!("skipped: no Postgres (run through scripts/with-postgres.sh to test it)");
+            return;
+        };
+        let app = format!("plan{}", std::process::id());
+        let schema = Schema::of(&Program::default(), "primary", &app);
+        let store = PostgresStore::open(&url, schema, Apply::Auto).expect("a store");
+        let request = ClaimRequest {
+            queues: Vec::new(),
+            max: 8,
+            lease_ms: 30_000,
+            runner: "r".into(),
+            now: crate::store::clock::now(),
+        };
+        for (due, column) in CLAIMABLE.iter().zip(["run_at", "lease_until"]) {
+            let plan: Vec<String> = store
+                .tx(|cx| {
+                    cx.exec("SET LOCAL enable_seqscan = off", &[])?;
+                    let (sql, params) = claim_query(cx, &request, due);
+                    cx.rows(&format!("EXPLAIN {sql}"), &params)
+                })
+                .expect("a plan")
+                .into_iter()
+                .filter_map(|row| row.first().and_then(|p| p.as_text()).map(str::to_string))
+                .collect();
+            let bound = format!("Index Cond: ({column} <= ");
+            assert!(plan.iter().any(|l| l.contains(&bound)), "{due}: {plan:#?}");
+        }
     }
 }

@@ -200,6 +200,11 @@ fn at_once(
 /// written as the stores write every time (RFC 3339, nine digits).
 const DB_UNTIL: &str = "to_char((clock_timestamp() + $3::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"000Z\"')";
 
+/// The database's clock now, in the stores' 9-digit RFC 3339 text (times
+/// so written compare as they sort).
+const DB_NOW: &str =
+    "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"000Z\"')";
+
 /// [`put_step`] as one statement (see `at_once`). The step replaces
 /// its position's row in place and later ones go, which is what removing
 /// from its position on and inserting it does.
@@ -967,13 +972,27 @@ pub fn enqueue(cx: &mut Cx<'_>, deliveries: &[NewDelivery]) -> Res<()> {
 /// the design's partial indexes (section 14.2): waiting ones due by now,
 /// and running ones whose lease lapsed. One query with `OR` of the two
 /// reads neither index: it scans every delivery the store keeps.
+/// The two parts a claim reads; `NOW` is the claim's time.
 pub(crate) const CLAIMABLE: [&str; 2] = [
-    "state IN ('scheduled', 'available', 'retryable') AND run_at <= $1",
-    "state = 'running' AND lease_until <= $1",
+    "state IN ('scheduled', 'available', 'retryable') AND run_at <= NOW",
+    "state = 'running' AND lease_until <= NOW",
 ];
 
+/// One part of a claim's read: `$1` is how many at most; the time is the
+/// database's clock on Postgres (a claim there reads no clock of its
+/// own), the caller's on SQLite.
 pub(crate) fn claim_query(cx: &Cx<'_>, request: &ClaimRequest, due: &str) -> (String, Vec<P>) {
-    let mut params = vec![time(cx.now), P::Int(request.max as i64)];
+    let mut params = vec![P::Int(request.max as i64)];
+    let now = match cx.dialect {
+        // Read once, as an index's bound (a volatile clock in the
+        // condition would be read per row, and no index could bound it).
+        Dialect::Postgres => format!("(SELECT {DB_NOW})"),
+        Dialect::Sqlite => {
+            params.push(time(cx.now));
+            "$2".to_string()
+        }
+    };
+    let due = due.replace("NOW", &now);
     // Queues named `@...` are the runtime's own (a route's deliveries run
     // in their requests): only a dispatcher that names one claims from it.
     let queues = if request.queues.is_empty() {
@@ -994,7 +1013,7 @@ pub(crate) fn claim_query(cx: &Cx<'_>, request: &ClaimRequest, due: &str) -> (St
         Dialect::Sqlite => "",
     };
     let sql = format!(
-        "SELECT id, state, rescues, priority, run_at FROM {} WHERE {due}{queues} ORDER BY priority, run_at, id LIMIT $2{lock}",
+        "SELECT id, state, rescues, priority, run_at, unique_key, unique_states FROM {} WHERE {due}{queues} ORDER BY priority, run_at, id LIMIT $1{lock}",
         cx.t("jadpo_delivery")
     );
     (sql, params)
@@ -1007,6 +1026,10 @@ struct Due {
     /// Running under a lapsed lease (a rescue), not waiting.
     running: bool,
     rescues: i64,
+    /// Its state as read (under its row lock on Postgres).
+    state: DeliveryState,
+    /// Its event's unique claim: the key and the blocking states.
+    unique: Option<(String, Vec<DeliveryState>)>,
 }
 
 /// The first `request.max` claimable deliveries in the order of priority,
@@ -1021,14 +1044,19 @@ fn claimable(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Due>> {
     for row in cx.rows_all(&queries)?.into_iter().flatten() {
         let mut r = Reader::new(cx.store, row);
         let id = r.text("a delivery's id")?;
-        let running = r.text("a delivery's state")? == "running";
+        let state = DeliveryState::parse(&r.text("a delivery's state")?)
+            .ok_or_else(|| rows::damaged(cx.store, "a delivery's state"))?;
         let rescues = r.int("a delivery's rescues")?;
         let priority = r.int("a delivery's priority")?;
         let run_at = r.text("a delivery's run_at")?;
+        let key = r.opt_text();
+        let states = r.opt_text().map(|s| rows::states_of(&s));
         all.push(Due {
             order: (priority, run_at, id),
-            running,
+            running: state == DeliveryState::Running,
             rescues,
+            state,
+            unique: key.map(|k| (k, states.unwrap_or_default())),
         });
     }
     all.sort_by(|a, b| a.order.cmp(&b.order));
@@ -1037,50 +1065,47 @@ fn claimable(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Due>> {
 }
 
 pub fn claim(cx: &mut Cx<'_>, request: &ClaimRequest) -> Res<Vec<Claimed>> {
-    let due = claimable(cx, request)?;
-    let lease_until = until(cx.now, request.lease_ms);
-    let mut taking = Vec::with_capacity(due.len());
-    for Due {
-        order: (_, _, id),
-        running: rescued,
-        rescues,
-    } in due
-    {
-        if rescued && rescues + 1 >= i64::from(MAX_RESCUES) {
-            end_rescued(cx, &id)?;
+    let mut due = claimable(cx, request)?;
+    let mut kept = Vec::with_capacity(due.len());
+    for d in due.drain(..) {
+        if d.running && d.rescues + 1 >= i64::from(MAX_RESCUES) {
+            end_rescued(cx, &d.order.2)?;
             continue;
         }
-        taking.push((id, rescued));
+        kept.push(d);
     }
-    let taken = match cx.dialect {
-        Dialect::Postgres => take_all(cx, &taking, lease_until, &request.runner)?,
-        Dialect::Sqlite => {
-            let mut taken = Vec::with_capacity(taking.len());
-            for (id, rescued) in &taking {
-                set_state(cx, id, DeliveryState::Running)?;
-                let (sql, params) = lease_statement(cx, id, *rescued, lease_until, &request.runner);
-                taken.push(cx.rows(&sql, &params)?.into_iter().next());
-            }
-            taken
-        }
-    };
-    let mut out = Vec::with_capacity(taken.len());
-    for (row, (_, rescued)) in taken.into_iter().zip(taking) {
-        let Some(row) = row else {
+    if cx.dialect == Dialect::Postgres {
+        return take_all(cx, &kept, request);
+    }
+    let lease_until = until(cx.now, request.lease_ms);
+    let mut out = Vec::with_capacity(kept.len());
+    for d in &kept {
+        let id = &d.order.2;
+        set_state(cx, id, DeliveryState::Running)?;
+        let (sql, params) = lease_statement(cx, id, d.running, lease_until, &request.runner);
+        let Some(row) = cx.rows(&sql, &params)?.into_iter().next() else {
             continue;
         };
-        let delivery = rows::delivery_row(cx.store, row)?;
-        out.push(Claimed {
-            lease: Lease {
-                generation: delivery.lease_generation,
-                until: lease_until,
-                ms: request.lease_ms,
-            },
-            delivery,
-            rescued,
-        });
+        out.push(claimed(cx, row, request, d.running)?);
     }
     Ok(out)
+}
+
+/// A claimed delivery from the columns its lease statement returned.
+fn claimed(cx: &Cx<'_>, row: Vec<P>, request: &ClaimRequest, rescued: bool) -> Res<Claimed> {
+    let delivery = rows::delivery_row(cx.store, row)?;
+    let until = delivery
+        .lease_until
+        .ok_or_else(|| rows::damaged(cx.store, "a claimed delivery's lease"))?;
+    Ok(Claimed {
+        lease: Lease {
+            generation: delivery.lease_generation,
+            until,
+            ms: request.lease_ms,
+        },
+        delivery,
+        rescued,
+    })
 }
 
 /// The statement raising a claimed delivery's generation and taking its
@@ -1113,36 +1138,45 @@ fn lease_sets(d: &str, rescued: bool, n: usize) -> String {
     )
 }
 
-/// Takes every claimed delivery on Postgres in one round trip: each one's
-/// state, generation and lease in one statement (the state before comes
-/// back for its unique claim's count); each one's columns.
-fn take_all(
-    cx: &mut Cx<'_>,
-    taking: &[(String, bool)],
-    lease_until: Instant,
-    runner: &str,
-) -> Res<Vec<Option<Vec<P>>>> {
-    let statements: Vec<(String, Vec<P>)> = taking
+/// Takes every claimed delivery on Postgres in the claim's last round
+/// trip, with its `COMMIT` (`Conn::rows_all_last`): each one's state,
+/// generation and lease (until the database's clock plus the lease) in
+/// one statement returning its columns, then the unique claims' counts,
+/// known from the states the read returned under the rows' locks.
+fn take_all(cx: &mut Cx<'_>, due: &[Due], request: &ClaimRequest) -> Res<Vec<Claimed>> {
+    let d = cx.t("jadpo_delivery");
+    let lease_until = DB_UNTIL.replace("$3", "$2");
+    let mut last: Vec<(String, Vec<P>)> = due
         .iter()
-        .map(|(id, rescued)| {
-            let sets = format!(", {}", lease_sets(&cx.t("jadpo_delivery"), *rescued, 3));
-            let returning = format!(", {DELIVERY_COLUMNS}");
-            let (sql, mut params) =
-                state_statement(cx, id, DeliveryState::Running, &sets, &returning);
-            params.extend([time(lease_until), P::text(runner)]);
-            (sql, params)
+        .map(|due| {
+            let counter = if due.running { "rescues" } else { "attempt" };
+            (
+                format!(
+                    "UPDATE {d} SET state = 'running', lease_gen = {d}.lease_gen + 1, lease_until = {lease_until}, runner = $3, {counter} = {d}.{counter} + 1 WHERE id = $1 RETURNING {DELIVERY_COLUMNS}"
+                ),
+                vec![
+                    P::text(&due.order.2),
+                    P::Int(request.lease_ms as i64),
+                    P::text(&request.runner),
+                ],
+            )
         })
         .collect();
-    let answers = cx.rows_all(&statements)?;
-    let mut out = Vec::with_capacity(answers.len());
-    for (rows, (id, _)) in answers.into_iter().zip(taking) {
-        let Some(mut row) = rows.into_iter().next() else {
-            out.push(None);
-            continue;
-        };
-        let columns = row.split_off(3.min(row.len()));
-        moved(cx, id, DeliveryState::Running, Some(row))?;
-        out.push(Some(columns));
+    for due in due {
+        if let Some((key, states)) = &due.unique {
+            let (id, running) = (&due.order.2, DeliveryState::Running);
+            last.extend(unique_statements(cx, id, (key, states), due.state, running));
+        }
+    }
+    if last.is_empty() {
+        return Ok(Vec::new());
+    }
+    let answers = cx.rows_all_last(&last)?;
+    let mut out = Vec::with_capacity(due.len());
+    for (rows, due) in answers.into_iter().zip(due) {
+        if let Some(row) = rows.into_iter().next() {
+            out.push(claimed(cx, row, request, due.running)?);
+        }
     }
     Ok(out)
 }
