@@ -6,7 +6,9 @@
 //! `--rate`, requests are paced to that many per second in all; without,
 //! each connection sends its next request when the last is answered.
 //! Prints one JSON line: requests, seconds, per second, p50/p99 in ms and
-//! the statuses.
+//! the statuses. `LOAD_SLOW_MS=N` also prints each request that took N ms
+//! or more on standard error (`slow SENT_MS TOOK_MS`, sent that many ms
+//! after the start), to see when the slow ones come.
 //!
 //!   load --port 8080 --path /subscriptions --body '{...}' \
 //!        [--connections 16] [--seconds 60] [--max 200000] [--rate 0] \
@@ -88,6 +90,9 @@ fn connection(a: &Args, n: u64, sent: &AtomicU64, start: Instant) -> Vec<(u64, u
     let mut reader = BufReader::new(stream);
     let deadline = start + Duration::from_secs_f64(a.seconds);
     let mut own = 0u64;
+    let slow: Option<u128> = std::env::var("LOAD_SLOW_MS")
+        .ok()
+        .and_then(|v| v.parse().ok());
     loop {
         let i = sent.fetch_add(1, Ordering::Relaxed);
         if i >= a.max || Instant::now() >= deadline {
@@ -117,7 +122,14 @@ fn connection(a: &Args, n: u64, sent: &AtomicU64, start: Instant) -> Vec<(u64, u
         let Some(status) = answer(&mut reader) else {
             return out;
         };
-        out.push((sent_at.elapsed().as_micros() as u64, status));
+        let took = sent_at.elapsed();
+        if slow.is_some_and(|ms| took.as_millis() >= ms) {
+            // `LOAD_SLOW_MS`: each slow request on standard error, when it
+            // was sent (ms after the start) and how long it took.
+            let at = sent_at.duration_since(start).as_millis();
+            eprintln!("slow {at} {}", took.as_millis());
+        }
+        out.push((took.as_micros() as u64, status));
     }
 }
 
