@@ -153,32 +153,12 @@ fn matrix(through: Through, label: &str) {
     let cases: Vec<(u32, &str)> = (1..=3)
         .flat_map(|s| points.iter().map(move |p| (s, *p)))
         .collect();
-    // Four runs at a time: each has its own store and port.
-    for chunk in cases.chunks(4) {
-        let results: Vec<_> = std::thread::scope(|s| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|(step, point)| {
-                    let name = format!("{label}-{step}-{point}");
-                    s.spawn(move || (name.clone(), run(through, Some((*step, point)), &name)))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| panic!("a run panicked")))
-                .collect()
-        });
-        for (name, (crashed, repeated)) in results {
-            assert!(
-                repeated.is_empty(),
-                "{name}: a charge was repeated: {repeated:?}"
-            );
-            assert_eq!(
-                crashed, clean,
-                "{name}: the crashed run ended unlike the clean run"
-            );
-        }
-    }
+    crate::server_support::crashed_runs_end_as_clean(
+        &cases,
+        |(step, point)| format!("{label}-{step}-{point}"),
+        |(step, point), name| run(through, Some((*step, point)), name),
+        &clean,
+    );
 }
 
 #[test]

@@ -205,33 +205,12 @@ fn a_subscriber_writing_another_store_is_killed_at_each_point_and_resumes() {
         "{clean:?}"
     );
     let points = ["before_send", "after_send_before_record", "after_record"];
-    let results: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = points
-            .iter()
-            .map(|point| {
-                let app = &app;
-                s.spawn(move || {
-                    let name = format!("stores-{point}");
-                    let crash = format!("welcome:1:{point}");
-                    (name.clone(), run(app, Some(&crash), &name))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| panic!("a run panicked")))
-            .collect()
-    });
-    for (name, (crashed, repeated)) in results {
-        assert!(
-            repeated.is_empty(),
-            "{name}: a call was repeated: {repeated:?}"
-        );
-        assert_eq!(
-            crashed, clean,
-            "{name}: the crashed run ended unlike the clean run"
-        );
-    }
+    crate::server_support::crashed_runs_end_as_clean(
+        &points,
+        |point| format!("stores-{point}"),
+        |point, name| run(&app, Some(&format!("welcome:1:{point}")), name),
+        &clean,
+    );
 }
 
 /// `jadpo deliveries list` reads both stores, and shows the welcome once,

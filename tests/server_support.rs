@@ -494,3 +494,42 @@ pub fn effects(db: &Path) -> (Vec<String>, Vec<(String, String)>) {
         .collect();
     (acted, repeated)
 }
+
+/// Runs `run` on every case, four at a time on threads of their own (each
+/// run has its own store and port), and checks each ended as `clean`
+/// did, with no (operation, key) the fake provider acted on twice.
+pub fn crashed_runs_end_as_clean<C: Sync, L: PartialEq + std::fmt::Debug + Send>(
+    cases: &[C],
+    name: impl Fn(&C) -> String + Sync,
+    run: impl Fn(&C, &str) -> (L, Vec<(String, String)>) + Sync,
+    clean: &L,
+) {
+    for chunk in cases.chunks(4) {
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|case| {
+                    let (name, run) = (name(case), &run);
+                    s.spawn(move || {
+                        let ran = run(case, &name);
+                        (name, ran)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| panic!("a run panicked")))
+                .collect()
+        });
+        for (name, (crashed, repeated)) in results {
+            assert!(
+                repeated.is_empty(),
+                "{name}: a call was repeated: {repeated:?}"
+            );
+            assert_eq!(
+                &crashed, clean,
+                "{name}: the crashed run ended unlike the clean run"
+            );
+        }
+    }
+}

@@ -207,28 +207,15 @@ fn a_commit_that_inserts_deliveries_wakes_the_other_processes() {
 /// Ends every connection of `app`'s store `primary` (as a restart would),
 /// from a connection of its own; other tests' connections are left.
 fn end_connections(url: &str, app: &str) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        let driver = tokio::spawn(connection);
-        let name = jadpo_server::store::postgres::application_name(app, "primary");
-        let ended = client
-            .query(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                 WHERE application_name = $1 AND pid <> pg_backend_pid()",
-                &[&name],
-            )
-            .await
-            .unwrap();
-        assert!(!ended.is_empty(), "no connection to end");
-        drop(client);
-        let _ = driver.await;
-    });
+    let name = jadpo_server::store::postgres::application_name(app, "primary");
+    let ended = admin(
+        url,
+        &format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = '{name}' AND pid <> pg_backend_pid()"
+        ),
+    );
+    assert!(ended > 0, "no connection to end");
 }
 
 /// A store whose connections the server ended (a restart) goes on: each
@@ -269,8 +256,8 @@ fn a_store_whose_connections_the_server_ended_goes_on() {
     assert!(leads, "it no longer leads the schedules");
 }
 
-/// Runs `sql` on its own connection.
-fn admin(url: &str, sql: &str) {
+/// Runs `sql` on its own connection; how many rows it answered.
+fn admin(url: &str, sql: &str) -> usize {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -280,10 +267,14 @@ fn admin(url: &str, sql: &str) {
             .await
             .unwrap();
         let driver = tokio::spawn(connection);
-        client.batch_execute(sql).await.unwrap();
+        let answered = client.simple_query(sql).await.unwrap();
         drop(client);
         let _ = driver.await;
-    });
+        answered
+            .iter()
+            .filter(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(_)))
+            .count()
+    })
 }
 
 /// A commit's last statements go with its `COMMIT`: when one of them

@@ -427,6 +427,20 @@ impl PostgresStore {
             (Ok(()), Err(e)) => Err(E::from(error(name, &e))),
             (Ok(()), Ok(micros)) => self.run_on(conn, Instant(i128::from(micros) * 1000), op),
         };
+        self.end(lent, result)
+    }
+
+    /// Ends the transaction open on `lent`: commits when `result` is a
+    /// success, rolls back otherwise; the connection goes back to the pool
+    /// only once that is done.
+    fn end<T, E: From<StoreError>>(
+        &self,
+        mut lent: super::pg_pool::Lent<'_>,
+        result: Result<T, E>,
+    ) -> Result<T, E> {
+        let Some(conn) = lent.conn() else {
+            return Err(E::from(self.no_connection("none lent")));
+        };
         let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
         let ended = conn.block_on(conn.client.batch_execute(end));
         if ended.is_ok() {
@@ -434,7 +448,7 @@ impl PostgresStore {
         }
         match (result, ended) {
             (Ok(v), Ok(())) => Ok(v),
-            (Ok(_), Err(e)) => Err(E::from(error(name, &e))),
+            (Ok(_), Err(e)) => Err(E::from(error(&self.name, &e))),
             (Err(e), _) => Err(e),
         }
     }
@@ -468,32 +482,17 @@ impl PostgresStore {
             schema: &self.schema,
             now: super::clock::now(),
         });
-        let (sent, ended) = (!sql.begin, sql.ended);
-        let end = match (sent, ended, result.is_ok()) {
+        match (!sql.begin, sql.ended, result.is_ok()) {
             // Nothing was sent, or the transaction committed with its
             // last statements: the connection is as it was lent.
-            (false, _, _) | (true, true, true) => None,
+            (false, _, _) | (true, true, true) => {
+                lent.set_clean(true);
+                result
+            }
             // Its last statements failed: whatever the connection's state,
             // it is not lent again.
-            (true, true, false) => return result,
-            (true, false, true) => Some("COMMIT"),
-            (true, false, false) => Some("ROLLBACK"),
-        };
-        let Some(end) = end else {
-            lent.set_clean(true);
-            return result;
-        };
-        let conn = lent
-            .conn()
-            .ok_or_else(|| E::from(self.no_connection("none lent")))?;
-        let ended = conn.block_on(conn.client.batch_execute(end));
-        if ended.is_ok() {
-            lent.set_clean(true);
-        }
-        match (result, ended) {
-            (Ok(v), Ok(())) => Ok(v),
-            (Ok(_), Err(e)) => Err(E::from(error(name, &e))),
-            (Err(e), _) => Err(e),
+            (true, true, false) => result,
+            (true, false, _) => self.end(lent, result),
         }
     }
 
