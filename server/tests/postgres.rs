@@ -319,3 +319,22 @@ fn a_commit_whose_last_statements_fail_keeps_nothing() {
     assert_eq!(s.select(entity("Counter"), &[]).unwrap().len(), 1);
     assert!(s.handled("d_bad").unwrap());
 }
+
+/// A new Idempotency-Key's row and its delivery commit together: when the
+/// delivery cannot be inserted (its id taken, which 128 random bits never
+/// give), the key is not left claimed, and the next request claims it.
+#[test]
+fn a_new_keys_row_and_delivery_commit_together() {
+    use jadpo_runtime::store::KeyClaim;
+    let Some(url) = postgres_url() else { return };
+    let app = format!("t{}_newkey", std::process::id());
+    let s = store(&url, &app);
+    s.enqueue(&[delivery("r_taken", "default", 0, now())], now())
+        .unwrap();
+    let refused = s.claim_key(&key_request("k1", 1, "r_taken"));
+    assert!(refused.is_err(), "{refused:?}");
+    let again = s.claim_key(&key_request("k1", 1, "r_fresh")).unwrap();
+    assert!(matches!(again, KeyClaim::New { .. }), "{again:?}");
+    let row = s.delivery("r_fresh").unwrap().expect("its delivery");
+    assert_eq!(row.lease_generation, 1);
+}

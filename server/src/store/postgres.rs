@@ -716,7 +716,7 @@ impl RouteKeys for PostgresStore {
         if let Some(settled) = self.read_once(|cx| ops::settled_key(cx, request))? {
             return Ok(settled);
         }
-        self.tx(|cx| ops::claim_key(cx, request))
+        self.tx_pipelined(|cx| ops::claim_key(cx, request))
     }
 
     fn release_key(

@@ -1537,10 +1537,16 @@ pub fn claim_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<KeyClaim> {
     })
 }
 
+/// The database's clock in microseconds since the epoch.
+const DB_MICROS: &str = "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint";
+
 /// Claims `request`'s key when no request holds it: the key's row, and
 /// its delivery inserted already taken (one statement each). `None` when
 /// the key exists.
 fn claim_new_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>> {
+    if cx.dialect == Dialect::Postgres {
+        return claim_new_key_pipelined(cx, request);
+    }
     let mut params = key_at(request);
     params.extend([
         P::Bytes(request.fingerprint.to_vec()),
@@ -1573,6 +1579,65 @@ fn claim_new_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>>
         let waiting = initial_state(d.run_at, cx.now);
         unique_moved(cx, &d.id, (key, states), waiting, DeliveryState::Running)?;
     }
+    Ok(Some(KeyClaim::New {
+        lease: Lease {
+            generation: 1,
+            until,
+            ms: request.lease_ms,
+        },
+    }))
+}
+
+/// [`claim_new_key`] on Postgres in two round trips, its transaction
+/// begun by the store with the first and, for a new key, committed with
+/// the second (`Conn::rows_all_last`): first the key's row (skipped when
+/// the key exists) and the database's clock, which is the operation's
+/// time from then on; then the delivery, inserted taken, which fails the
+/// whole transaction if its id were taken, and its unique claim's count.
+fn claim_new_key_pipelined(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>> {
+    let mut params = key_at(request);
+    params.extend([
+        P::Bytes(request.fingerprint.to_vec()),
+        P::text(&request.delivery.id),
+    ]);
+    let first = [
+        (
+            format!(
+                "INSERT INTO {} (route, principal, key, fingerprint, delivery, created_at) VALUES ($1, $2, $3, $4, $5, {DB_NOW}) ON CONFLICT (route, principal, key) DO NOTHING RETURNING 1",
+                cx.t("jadpo_route_key")
+            ),
+            params,
+        ),
+        (DB_MICROS.to_string(), Vec::new()),
+    ];
+    let answers = cx.rows_all(&first)?;
+    let inserted = answers.first().is_some_and(|rows| !rows.is_empty());
+    let micros = answers
+        .get(1)
+        .and_then(|rows| rows.first())
+        .and_then(|row| row.first())
+        .and_then(P::as_int)
+        .ok_or_else(|| rows::damaged(cx.store, "the database's clock"))?;
+    cx.now = Instant(i128::from(micros) * 1000);
+    if !inserted {
+        return Ok(None);
+    }
+    let d = &request.delivery;
+    let until = until(cx.now, request.lease_ms);
+    let (sql, params) = leased_insert(cx, d, cx.now, Some((until, 1)));
+    let mut last = vec![(sql.replace(" ON CONFLICT (id) DO NOTHING", ""), params)];
+    if let Some((key, states)) = &d.unique {
+        let waiting = initial_state(d.run_at, cx.now);
+        let running = DeliveryState::Running;
+        last.extend(unique_statements(
+            cx,
+            &d.id,
+            (key, states),
+            waiting,
+            running,
+        ));
+    }
+    cx.rows_all_last(&last)?;
     Ok(Some(KeyClaim::New {
         lease: Lease {
             generation: 1,
