@@ -431,9 +431,8 @@ pub struct DevArgs {
     /// The address the routes answer on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// The SQLite file of the app's default store (default
-    /// `.jadpo/dev.sqlite` in the app's folder); any other store's file is
-    /// beside it (`dev.<store>.sqlite`).
+    /// The SQLite file of the app's stores, each under its own prefix
+    /// (default `.jadpo/dev.sqlite` in the app's folder).
     #[arg(long, value_name = "FILE")]
     pub db: Option<String>,
     /// The fixture whose fakes answer the providers (default: `dev`).
@@ -445,7 +444,7 @@ pub struct DevArgs {
     /// Config values from a file of NAME=value lines (config bindings).
     #[arg(long, value_name = "FILE")]
     pub env_file: Option<String>,
-    /// Start with empty stores (removes the SQLite files first).
+    /// Start with empty stores (removes the SQLite file first).
     #[arg(long)]
     pub reset: bool,
     /// Do not rebuild when the app's files change.
@@ -552,7 +551,7 @@ pub struct OperatorStore {
     pub app: String,
     /// The store's URL (`sqlite:PATH`, `postgres://...`), for an app of
     /// one store; default `JADPO_STORE_<NAME>` for each store, else the
-    /// app's `jadpo dev` files (`.jadpo/dev.sqlite`, `dev.<store>.sqlite`).
+    /// app's `jadpo dev` file, `.jadpo/dev.sqlite`.
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
     /// The variable holding the steps key answers are sealed with.

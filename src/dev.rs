@@ -29,7 +29,7 @@ use jadpo_server::fakes::SharedFake;
 use jadpo_server::http::{self, Auth, Http};
 use jadpo_server::http_provider::HttpProviders;
 use jadpo_server::store::several::{Placement, Several};
-use jadpo_server::store::sqlite::{Options, SqliteStore};
+use jadpo_server::store::sqlite::Options;
 
 use crate::check::{check_app_lowering, Outcome};
 use crate::cli::{DevArgs, WatchFormat};
@@ -640,45 +640,45 @@ fn open_store(
     if args.reset {
         if let Some((name, url)) = args.stores.last() {
             return Err(format!(
-                "--reset removes the SQLite files only; store `{name}` is at {url}: empty it there, or drop --store"
+                "--reset removes the SQLite file only; store `{name}` is at {url}: empty it there, or drop --store"
             ));
         }
         let _ = std::fs::remove_file(args.journal_path(dir));
     }
-    stores.open_all(|name| {
-        let schema = Schema::of(program, name, &program.app.name).with_queries(&plan.queries);
-        match args.stores.iter().rev().find(|(n, _)| n == name) {
-            Some((_, url)) => {
-                jadpo_server::store::open(url, schema, jadpo_server::store::OpenOptions::default())
-                    .map_err(|e| e.to_string())
-            }
-            None => open_dev_file(
-                &stores.dev_file(&args.db_path(dir), name),
-                schema,
-                args.reset,
-            ),
-        }
-    })
-}
-
-/// A store's `jadpo dev` file, emptied first on `--reset`.
-fn open_dev_file(path: &Path, schema: Schema, reset: bool) -> Result<Arc<dyn Store>, String> {
-    if reset {
+    // Every store not moved to Postgres lives in the one dev file, each
+    // under its prefix (design section 14).
+    let db = args.db_path(dir);
+    if args.reset {
         for suffix in ["", "-wal", "-shm", ".lock"] {
-            let mut p = path.to_path_buf().into_os_string();
+            let mut p = db.clone().into_os_string();
             p.push(suffix);
             let _ = std::fs::remove_file(PathBuf::from(p));
         }
     }
-    if let Some(parent) = path.parent() {
+    if let Some(parent) = db.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
-    let options = Options {
-        full_sync: false,
-        ..Options::default()
+    let bindings = stores
+        .names
+        .iter()
+        .map(|name| {
+            let schema = Schema::of(program, name, &program.app.name).with_queries(&plan.queries);
+            let url = match args.stores.iter().rev().find(|(n, _)| n == name) {
+                Some((_, url)) => url.clone(),
+                None => format!("sqlite:{}", db.display()),
+            };
+            (url, schema)
+        })
+        .collect();
+    let options = jadpo_server::store::OpenOptions {
+        sqlite: Options {
+            full_sync: false,
+            ..Options::default()
+        },
+        ..jadpo_server::store::OpenOptions::default()
     };
-    let store = SqliteStore::open(path, schema, options).map_err(|e| {
+    let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| {
         let hint = match e.kind {
             jadpo_runtime::store::ErrorKind::Incompatible => {
                 "\n  the store holds data of an earlier build: `jadpo dev --reset` starts it empty"
@@ -687,31 +687,32 @@ fn open_dev_file(path: &Path, schema: Schema, reset: bool) -> Result<Arc<dyn Sto
         };
         format!("{e}{hint}")
     })?;
-    Ok(Arc::new(store))
+    Ok(stores.join(opened))
 }
 
 /// Where the stores are, as the first line says it: a store's file, or
 /// the Postgres it was moved to (without the password a URL may carry);
 /// with several, each by name.
 fn store_places(dir: &str, args: &DevArgs, stores: &AppStores) -> String {
-    let place = |name: &str| match args.stores.iter().rev().find(|(n, _)| n == name) {
-        Some((_, url)) => format!("{name} on {}", without_password(url)),
-        None => stores
-            .dev_file(&args.db_path(dir), name)
-            .display()
-            .to_string(),
+    let moved = |name: &str| args.stores.iter().rev().find(|(n, _)| n == name);
+    let file = args.db_path(dir).display().to_string();
+    let local: Vec<&str> = stores
+        .names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| moved(n).is_none())
+        .collect();
+    let mut places: Vec<String> = match &local[..] {
+        [] => Vec::new(),
+        [_] if stores.names.len() == 1 => vec![file],
+        names => vec![format!("{} at {file}", names.join(" and "))],
     };
-    match &stores.names[..] {
-        [one] => place(one),
-        names => names
-            .iter()
-            .map(|n| match args.stores.iter().any(|(m, _)| m == n) {
-                true => place(n),
-                false => format!("{n} at {}", place(n)),
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
+    for name in &stores.names {
+        if let Some((_, url)) = moved(name) {
+            places.push(format!("{name} on {}", without_password(url)));
+        }
     }
+    places.join(", ")
 }
 
 /// `postgres://user:secret@host/db` as `postgres://user:***@host/db`.
@@ -736,37 +737,13 @@ pub(crate) struct AppStores {
 }
 
 impl AppStores {
-    /// The stores named, opened by `open`, as one store.
-    pub(crate) fn open_all(
-        &self,
-        mut open: impl FnMut(&str) -> Result<Arc<dyn Store>, String>,
-    ) -> Result<Arc<dyn Store>, String> {
-        let mut stores = Vec::with_capacity(self.names.len());
-        for name in &self.names {
-            stores.push(open(name)?);
+    /// The stores opened, in the order of [`AppStores::names`], as one
+    /// store.
+    pub(crate) fn join(&self, mut stores: Vec<Arc<dyn Store>>) -> Arc<dyn Store> {
+        match stores.len() {
+            1 => stores.remove(0),
+            _ => Arc::new(Several::new(stores, &self.placement)),
         }
-        if stores.len() == 1 {
-            if let Some(one) = stores.pop() {
-                return Ok(one);
-            }
-        }
-        Ok(Arc::new(Several::new(stores, &self.placement)))
-    }
-
-    /// `jadpo dev`'s file of store `name`: the default store's is `db`,
-    /// another's is beside it (`dev.sqlite` gives `dev.ledger.sqlite`).
-    pub(crate) fn dev_file(&self, db: &Path, name: &str) -> PathBuf {
-        if name == self.placement.default {
-            return db.to_path_buf();
-        }
-        let stem = db
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-        let file = match db.extension() {
-            Some(ext) => format!("{stem}.{name}.{}", ext.to_string_lossy()),
-            None => format!("{stem}.{name}"),
-        };
-        db.with_file_name(file)
     }
 }
 

@@ -16,7 +16,7 @@ use jadpo_runtime::record::{Doubt, Resume, RowState, Sealer, StoredRecord};
 use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{DeliveryRow, DeliveryState, ListFilter, Operated, Source, Store};
 use jadpo_runtime::value::{instant_text, Instant};
-use jadpo_server::store::sqlite::{Options, SqliteStore};
+use jadpo_server::store::sqlite::Options;
 use serde_json::json;
 
 use crate::cli::{DeliveriesArgs, DeliveriesCommand, OperatorStore, UnfinishedArgs};
@@ -29,30 +29,14 @@ struct Opened {
     sealer: Option<Sealer>,
 }
 
-/// Store `name` at `url`, for operators: they never change the app's
+/// Store `name`'s schema for operators: they never change the app's
 /// tables, only the runtime's are read (and made, for a store that has
 /// none yet).
-fn operator_store(program: &Program, name: &str, url: &str) -> Result<Arc<dyn Store>, String> {
+fn operator_schema(program: &Program, name: &str) -> Schema {
     let mut schema = Schema::of(program, name, &program.app.name);
     schema.entities.clear();
     schema.indexes.clear();
-    match url.strip_prefix("sqlite:") {
-        Some(path) => {
-            let path = std::path::Path::new(path.strip_prefix("//").unwrap_or(path));
-            if !path.is_file() {
-                return Err(format!("there is no store at {}", path.display()));
-            }
-            let options = Options {
-                exclusive: false,
-                ..Options::default()
-            };
-            Ok(Arc::new(
-                SqliteStore::open(path, schema, options).map_err(|e| e.to_string())?,
-            ))
-        }
-        None => jadpo_server::store::open(url, schema, jadpo_server::store::OpenOptions::default())
-            .map_err(|e| e.to_string()),
-    }
+    schema
 }
 
 fn open(at: &OperatorStore) -> Result<Opened, String> {
@@ -83,21 +67,38 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
         ));
     }
     let dev_db = std::path::Path::new(&dir).join(".jadpo").join("dev.sqlite");
-    let store = stores.open_all(|name| {
+    let mut bindings = Vec::with_capacity(stores.names.len());
+    for name in &stores.names {
         let var = format!("JADPO_STORE_{}", name.to_ascii_uppercase());
-        let dev_file = stores.dev_file(&dev_db, name);
         let url = match (&at.store, std::env::var(&var)) {
             (Some(url), _) => url.clone(),
             (None, Ok(url)) => url,
-            (None, Err(_)) if dev_file.is_file() => format!("sqlite:{}", dev_file.display()),
+            (None, Err(_)) if dev_db.is_file() => format!("sqlite:{}", dev_db.display()),
             (None, Err(_)) => {
                 return Err(format!(
                     "no store `{name}` to read: give --store URL, set {var}, or run `jadpo dev` in the app first"
                 ))
             }
         };
-        operator_store(&program, name, &url)
-    })?;
+        bindings.push((url, operator_schema(&program, name)));
+    }
+    for (url, _) in &bindings {
+        let path = url
+            .strip_prefix("sqlite:")
+            .map(|p| p.strip_prefix("//").unwrap_or(p));
+        if let Some(path) = path.filter(|p| !std::path::Path::new(p).is_file()) {
+            return Err(format!("there is no store at {path}"));
+        }
+    }
+    let options = jadpo_server::store::OpenOptions {
+        sqlite: Options {
+            exclusive: false,
+            ..Options::default()
+        },
+        ..jadpo_server::store::OpenOptions::default()
+    };
+    let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| e.to_string())?;
+    let store = stores.join(opened);
     let sealer = std::env::var(&at.steps_key_env)
         .ok()
         .filter(|k| !k.is_empty())

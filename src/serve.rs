@@ -208,11 +208,16 @@ fn open_store(
         })?;
         urls.insert(name.clone(), url);
     }
-    stores.open_all(|name| {
-        let schema = Schema::of(program, name, &program.app.name).with_queries(&plan.queries);
-        let url = urls.get(name).map_or("", String::as_str);
-        jadpo_server::store::open(url, schema, options).map_err(|e| e.to_string())
-    })
+    let bindings = stores
+        .names
+        .iter()
+        .map(|name| {
+            let schema = Schema::of(program, name, &program.app.name).with_queries(&plan.queries);
+            (urls.get(name).cloned().unwrap_or_default(), schema)
+        })
+        .collect();
+    let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| e.to_string())?;
+    Ok(stores.join(opened))
 }
 
 fn roles(list: &[String]) -> Result<Roles, String> {

@@ -550,7 +550,7 @@ fn jadpo_dev_moves_its_store_to_postgres() {
         ),
         (
             vec!["--store", moved.as_str(), "--reset"],
-            "--reset removes the SQLite files only",
+            "--reset removes the SQLite file only",
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))

@@ -91,13 +91,13 @@ fn open(app: &Path, file: &Path, store: &str) -> SqliteStore {
 }
 
 fn left(app: &Path, db: &Path) -> (Left, Vec<(String, String)>) {
-    let ledger_file = db.with_file_name("dev.ledger.sqlite");
     let mut rows = Vec::new();
     let mut events = Vec::new();
     let mut deliveries = Vec::new();
     let mut welcomes = Vec::new();
-    for (name, file) in [("primary", db), ("ledger", &ledger_file)] {
-        let store = open(app, file, name);
+    // Both stores live in the one dev file, each under its prefix.
+    for name in ["primary", "ledger"] {
+        let store = open(app, db, name);
         for i in 0..8u32 {
             let e = jadpo_compiler::ir::EntityId(i);
             for r in store.select(e, &[]).unwrap_or_default() {
@@ -124,7 +124,7 @@ fn left(app: &Path, db: &Path) -> (Left, Vec<(String, String)>) {
         }
     }
     // The welcome's copy in the record store, which holds its marker.
-    let ledger = open(app, &ledger_file, "ledger");
+    let ledger = open(app, db, "ledger");
     for id in welcomes {
         let copy = ledger.delivery(&id).unwrap_or_else(|e| panic!("{e}"));
         let copy = copy.map(|d| format!("{} {}", d.queue, d.state.as_str()));
@@ -176,6 +176,14 @@ fn run(app: &Path, crash: Option<&str>, name: &str) -> (Left, Vec<(String, Strin
     server.stop();
     if crash.is_none() {
         operators_see_each_delivery_once(app, &db);
+        // One file holds both stores (design section 14).
+        let files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+            .map(|f| f.file_name().to_string_lossy().into_owned())
+            .filter(|f| f.ends_with(".sqlite"))
+            .collect();
+        assert_eq!(files, ["dev.sqlite"], "{name}");
     }
     left(app, &db)
 }
@@ -216,12 +224,11 @@ fn a_subscriber_writing_another_store_is_killed_at_each_point_and_resumes() {
 /// `jadpo deliveries list` reads both stores, and shows the welcome once,
 /// as its home row (not its copy in the record store).
 fn operators_see_each_delivery_once(app: &Path, db: &Path) {
-    let ledger = db.with_file_name("dev.ledger.sqlite");
     let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
         .args(["deliveries", "list", "--app"])
         .arg(app)
         .env("JADPO_STORE_PRIMARY", format!("sqlite:{}", db.display()))
-        .env("JADPO_STORE_LEDGER", format!("sqlite:{}", ledger.display()))
+        .env("JADPO_STORE_LEDGER", format!("sqlite:{}", db.display()))
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -33,10 +33,51 @@ impl Default for OpenOptions {
     }
 }
 
+/// The file a `sqlite:` URL names.
+fn sqlite_path(url: &str) -> Option<&str> {
+    let path = url.strip_prefix("sqlite:")?;
+    Some(path.strip_prefix("//").unwrap_or(path))
+}
+
+/// Opens the stores of `bindings` (each a URL and the store's schema), in
+/// their order. Those whose `sqlite:` URLs name one file are opened
+/// together in it, each under its prefix behind the file's one writer
+/// (design section 14: SQLite keeps an app's stores in one file).
+pub fn open_each(
+    bindings: Vec<(String, Schema)>,
+    options: OpenOptions,
+) -> Result<Vec<Arc<dyn Store>>, StoreError> {
+    let mut opened: Vec<Option<Arc<dyn Store>>> = Vec::with_capacity(bindings.len());
+    let mut files: std::collections::BTreeMap<String, Vec<(usize, Schema)>> = Default::default();
+    for (i, (url, schema)) in bindings.into_iter().enumerate() {
+        match sqlite_path(&url) {
+            Some(path) => {
+                files.entry(path.to_string()).or_default().push((i, schema));
+                opened.push(None);
+            }
+            None => opened.push(Some(open(&url, schema, options)?)),
+        }
+    }
+    let sqlite = sqlite::Options {
+        apply: options.apply,
+        ..options.sqlite
+    };
+    for (path, stores) in files {
+        let (at, schemas): (Vec<usize>, Vec<Schema>) = stores.into_iter().unzip();
+        let path = std::path::Path::new(&path);
+        for (i, store) in at
+            .into_iter()
+            .zip(sqlite::SqliteStore::open_all(path, schemas, sqlite)?)
+        {
+            opened[i] = Some(Arc::new(store));
+        }
+    }
+    Ok(opened.into_iter().flatten().collect())
+}
+
 /// Opens the store `schema.store` at `url`, set up for the build.
 pub fn open(url: &str, schema: Schema, options: OpenOptions) -> Result<Arc<dyn Store>, StoreError> {
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        let path = path.strip_prefix("//").unwrap_or(path);
+    if let Some(path) = sqlite_path(url) {
         let sqlite = sqlite::Options {
             apply: options.apply,
             ..options.sqlite

@@ -107,16 +107,22 @@ pub struct SqliteStore {
     name: String,
     prefix: String,
     schema: Arc<Schema>,
+    file: Arc<DbFile>,
+    /// What opening it set up.
+    pub migrated: Migrated,
+}
+
+/// What the stores of one file share (design section 14: one file, a
+/// prefix per store): its one writer, its read connections, its lock.
+struct DbFile {
     path: PathBuf,
     jobs: Mutex<Option<Sender<Job>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     readers: Mutex<Vec<Connection>>,
-    /// The lock file, held while the store is open.
+    /// The lock file, held while a store of the file is open.
     _lock: Option<File>,
     /// Transactions the writer committed (each one sync with FULL).
     transactions: Arc<AtomicU64>,
-    /// What opening it set up.
-    pub migrated: Migrated,
 }
 
 fn error(store: &str, e: &rusqlite::Error) -> StoreError {
@@ -196,6 +202,21 @@ impl SqliteStore {
     /// Opens (and sets up) the store `schema.store` in the file at `path`.
     pub fn open(path: &Path, schema: Schema, options: Options) -> Result<SqliteStore, StoreError> {
         let name = schema.store.clone();
+        Self::open_all(path, vec![schema], options)?
+            .pop()
+            .ok_or_else(|| StoreError::new(&name, ErrorKind::Failed, "no store was opened"))
+    }
+
+    /// Opens (and sets up) every store of `schemas` in the one file at
+    /// `path`, each under its own prefix, behind one writer: an app's
+    /// several stores in one file (design section 14).
+    pub fn open_all(
+        path: &Path,
+        schemas: Vec<Schema>,
+        options: Options,
+    ) -> Result<Vec<SqliteStore>, StoreError> {
+        let names: Vec<&str> = schemas.iter().map(|s| s.store.as_str()).collect();
+        let name = names.join("+");
         let lock = if options.exclusive {
             Some(lock_file(&name, path)?)
         } else {
@@ -203,8 +224,12 @@ impl SqliteStore {
         };
         let conn = connect(&name, path, options)?;
         check_whole(&name, &conn)?;
-        let prefix = format!("{name}__");
-        let migrated = migrate_in(&conn, &name, &prefix, &schema, options.apply)?;
+        let mut opened = Vec::with_capacity(schemas.len());
+        for schema in schemas {
+            let prefix = format!("{}__", schema.store);
+            let migrated = migrate_in(&conn, &schema.store, &prefix, &schema, options.apply)?;
+            opened.push((prefix, schema, migrated));
+        }
         let (jobs, receiver) = mpsc::channel::<Job>();
         let thread_name = name.clone();
         let transactions = Arc::new(AtomicU64::new(0));
@@ -215,24 +240,30 @@ impl SqliteStore {
             .map_err(|e| {
                 StoreError::new(&name, ErrorKind::Failed, format!("no writer thread: {e}"))
             })?;
-        Ok(SqliteStore {
-            name,
-            prefix,
-            schema: Arc::new(schema),
+        let file = Arc::new(DbFile {
             path: path.to_path_buf(),
             jobs: Mutex::new(Some(jobs)),
             writer: Mutex::new(Some(writer)),
             readers: Mutex::new(Vec::new()),
             _lock: lock,
             transactions,
-            migrated,
-        })
+        });
+        Ok(opened
+            .into_iter()
+            .map(|(prefix, schema, migrated)| SqliteStore {
+                name: schema.store.clone(),
+                prefix,
+                schema: Arc::new(schema),
+                file: file.clone(),
+                migrated,
+            })
+            .collect())
     }
 
     /// Write transactions committed since the store opened: with group
     /// commit, fewer than the writes they carried.
     pub fn transactions(&self) -> u64 {
-        self.transactions.load(Ordering::Relaxed)
+        self.file.transactions.load(Ordering::Relaxed)
     }
 
     /// Runs `op` on the writer, in its own savepoint of the next batch;
@@ -280,6 +311,7 @@ impl SqliteStore {
             ))
         };
         let sent = self
+            .file
             .jobs
             .lock()
             .map_err(|_| gone())?
@@ -297,14 +329,14 @@ impl SqliteStore {
         &self,
         op: impl FnOnce(&mut Cx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let conn = match self.readers.lock().ok().and_then(|mut r| r.pop()) {
+        let conn = match self.file.readers.lock().ok().and_then(|mut r| r.pop()) {
             Some(c) => c,
             None => {
                 let options = Options {
                     exclusive: false,
                     ..Options::default()
                 };
-                connect(&self.name, &self.path, options)?
+                connect(&self.name, &self.file.path, options)?
             }
         };
         let result = {
@@ -322,7 +354,7 @@ impl SqliteStore {
             };
             op(&mut cx)
         };
-        if let Ok(mut r) = self.readers.lock() {
+        if let Ok(mut r) = self.file.readers.lock() {
             if r.len() < READERS {
                 r.push(conn);
             }
@@ -331,7 +363,7 @@ impl SqliteStore {
     }
 }
 
-impl Drop for SqliteStore {
+impl Drop for DbFile {
     fn drop(&mut self) {
         if let Ok(mut jobs) = self.jobs.lock() {
             jobs.take();
