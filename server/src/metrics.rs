@@ -229,21 +229,17 @@ impl Metrics {
 pub const ALERT_AFTER: Duration = Duration::from_secs(3600);
 
 impl Metrics {
-    /// The store's gauges: its unfinished records and the oldest's age,
-    /// the open operator items by ending, and the alert's state.
-    pub fn store_gauges(
-        &self,
-        store: &str,
-        records: usize,
-        oldest: f64,
-        open: &[(DeliveryState, usize)],
-        firing: bool,
-    ) {
+    /// A store's gauges: its unfinished records and the oldest's age.
+    pub fn store_gauges(&self, store: &str, records: usize, oldest: f64) {
         let store_label = labels(&[("store", store)]);
         self.unfinished
             .get_or_create(&store_label)
             .set(records as i64);
         self.oldest.get_or_create(&store_label).set(oldest);
+    }
+
+    /// The app's open operator items by ending, and the alert's state.
+    pub fn item_gauges(&self, open: &[(DeliveryState, usize)], firing: bool) {
         for (state, count) in open {
             self.items
                 .get_or_create(&labels(&[("outcome", state.as_str())]))

@@ -386,3 +386,26 @@ fn a_record_store_down_at_the_claim_leaves_the_row_to_run_later() {
     let keep = jadpo_runtime::store::Retention::default();
     assert!(several.prune(now(), keep, 10).is_err());
 }
+
+/// The gauges of unfinished records count each store by its own name.
+#[test]
+fn unfinished_records_are_counted_by_store() {
+    for kind in kinds() {
+        let label = format!("several gauges on {}", kind.label());
+        let (primary, _ledger, several) = stores(&kind, "several_gauges");
+        emitted(&*primary, "d1");
+        let c = claim_at(&several, now(), 60_000).pop().expect("claimed");
+        several
+            .put_step("d1", &c.lease, &record(), &step(1, false))
+            .unwrap();
+        let mut counted: Vec<(String, usize)> = several
+            .unfinished_by_store()
+            .unwrap()
+            .into_iter()
+            .map(|(store, held)| (store, held.len()))
+            .collect();
+        counted.sort();
+        let expected = vec![("ledger".to_string(), 1), ("primary".to_string(), 0)];
+        assert_eq!(counted, expected, "{label}");
+    }
+}

@@ -226,10 +226,19 @@ pub trait RunStore: Records + Rows + Commits {}
 
 impl<T: Records + Rows + Commits + ?Sized> RunStore for T {}
 
+/// Unfinished records, each with its delivery's id.
+pub type Unfinished = Vec<(String, StoredRecord)>;
+
 /// One store of an app, whole.
 pub trait Store: RunStore + Queue + RouteKeys + Items + Operate + Send + Sync {
     /// The store's name in the app (`primary`).
     fn name(&self) -> &str;
+
+    /// [`Operate::unfinished`] by store, each with its name: an app's
+    /// several stores each apart.
+    fn unfinished_by_store(&self) -> Result<Vec<(String, Unfinished)>> {
+        Ok(vec![(self.name().to_string(), self.unfinished()?)])
+    }
 }
 
 /// Whether a row's fields equal every condition.

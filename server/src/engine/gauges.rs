@@ -61,11 +61,21 @@ pub fn refresh(engine: &Engine, alert_after: Duration, state: &AlertState) {
 /// too, so `/metrics` is never older than the store.
 pub fn gauges(engine: &Engine, alert_after: Duration) -> (bool, usize, usize, f64) {
     let now = crate::store::clock::now();
-    let records = engine.store.unfinished().unwrap_or_default();
-    let oldest = records
-        .iter()
-        .map(|(_, r)| ((now.0 - r.started_at.0) as f64 / 1e9).max(0.0))
-        .fold(0.0f64, f64::max);
+    let age = |records: &[(String, jadpo_runtime::record::StoredRecord)]| {
+        records
+            .iter()
+            .map(|(_, r)| ((now.0 - r.started_at.0) as f64 / 1e9).max(0.0))
+            .fold(0.0f64, f64::max)
+    };
+    // Each store by its own name (design section 21), an app's several
+    // stores each.
+    let (mut records, mut oldest) = (0, 0.0f64);
+    for (store, held) in engine.store.unfinished_by_store().unwrap_or_default() {
+        let age = age(&held);
+        engine.metrics.store_gauges(&store, held.len(), age);
+        records += held.len();
+        oldest = oldest.max(age);
+    }
     let items = engine.store.items(true).unwrap_or_default();
     // Every ending is listed, at 0 when none is open, so a rule can
     // compare it without `absent()`.
@@ -75,8 +85,6 @@ pub fn gauges(engine: &Engine, alert_after: Duration) -> (bool, usize, usize, f6
         .map(|state| (*state, items.iter().filter(|i| i.outcome == *state).count()))
         .collect();
     let firing = !items.is_empty() || oldest > alert_after.as_secs_f64();
-    engine
-        .metrics
-        .store_gauges(engine.store.name(), records.len(), oldest, &open, firing);
-    (firing, items.len(), records.len(), oldest)
+    engine.metrics.item_gauges(&open, firing);
+    (firing, items.len(), records, oldest)
 }

@@ -514,4 +514,16 @@ impl Store for Several {
     fn name(&self) -> &str {
         &self.name
     }
+
+    /// Each store that answers, by its own name (a store that cannot be
+    /// reached keeps its gauges as they were).
+    fn unfinished_by_store(&self) -> Res<Vec<(String, jadpo_runtime::store::Unfinished)>> {
+        let mut out = Vec::with_capacity(self.stores.len());
+        for store in &self.stores {
+            if let Ok(held) = store.unfinished() {
+                out.push((store.name().to_string(), held));
+            }
+        }
+        Ok(out)
+    }
 }
