@@ -29,6 +29,15 @@ pub fn parse(spec: &str) -> Option<(String, CrashAt)> {
     Some((action, CrashAt { step, point }))
 }
 
+/// Whether the hook names the point between an app's two stores
+/// (`JADPO_CRASH_AT=between_stores`): after a delivery's commit landed in
+/// its action's record store, before its row in its home store is
+/// completed (design section 14.5).
+pub fn between_stores() -> bool {
+    cfg!(feature = "crash-hooks")
+        && std::env::var("JADPO_CRASH_AT").is_ok_and(|v| v == "between_stores")
+}
+
 /// Dies as a crash does: no destructor runs, nothing is flushed.
 pub fn die() -> ! {
     #[cfg(all(unix, feature = "crash-hooks"))]

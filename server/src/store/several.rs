@@ -232,6 +232,9 @@ impl Commits for Several {
         let id = &commit.delivery;
         let (home, away) = self.placed(id).map_err(CommitError::Store)?;
         self.stores[away].commit(commit, lease)?;
+        if home != away && crate::crash::between_stores() {
+            crate::crash::die();
+        }
         if home != away {
             // The commit landed: a failure to copy it is left to the next
             // claim, which finds the copy completed.
