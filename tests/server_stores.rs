@@ -18,7 +18,7 @@ use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{ListFilter, Operate, Queue, Rows};
 use jadpo_server::store::sqlite::{Options, SqliteStore};
 
-use crate::server_support::{copy_billing, scratch, spawn, Dev, BODY, KEYS};
+use crate::server_support::{copy_billing, scratch, spawn, text, Dev, BODY, KEYS};
 
 const LEDGER: &str = r#"
 store ledger { kind: postgres }
@@ -54,18 +54,40 @@ fn app_with(dir: &Path, name: &str, extra: &str) -> PathBuf {
 }
 
 fn dev(app: &Path, db: &Path, crash: Option<&str>) -> Dev {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.arg("dev")
+    crate::server_support::dev_crashing(app, db, "dev", &[], crash)
+}
+
+/// `jadpo deliveries list` of the app with both stores at `url`.
+fn listed(app: &Path, url: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_jadpo"))
+        .args(["deliveries", "list", "--app"])
         .arg(app)
-        .args(["--listen", "127.0.0.1:0", "--no-reload", "--format", "json"])
-        .args(["--lease", "1", "--fakes", "dev", "--db"])
-        .arg(db)
-        .env("JADPO_API_KEYS", KEYS)
-        .env_remove("JADPO_CRASH_AT");
-    if let Some(c) = crash {
-        cmd.env("JADPO_CRASH_AT", c);
+        .env("JADPO_STORE_PRIMARY", url)
+        .env("JADPO_STORE_LEDGER", url)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The listing once it shows the welcome completed, or after 20 s.
+fn listed_done(app: &Path, url: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let said = String::from_utf8_lossy(&listed(app, url).stdout).into_owned();
+        let done = said
+            .lines()
+            .any(|l| l.contains(" welcome ") && l.contains("completed"));
+        if done || std::time::Instant::now() > deadline {
+            return said;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    spawn(cmd).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// The welcome listed once, completed.
+fn one_welcome_completed(said: &str) {
+    let welcomes: Vec<&str> = said.lines().filter(|l| l.contains(" welcome ")).collect();
+    assert_eq!(welcomes.len(), 1, "{said}");
+    assert!(welcomes[0].contains("completed"), "{said}");
 }
 
 /// What a run leaves in both stores and at the fake provider.
@@ -171,11 +193,13 @@ fn run(app: &Path, crash: Option<&str>, name: &str) -> (Left, Vec<(String, Strin
     assert_eq!(answer, Some(200), "{name}");
     // Not by its listing: killed between the stores, the welcome's commit
     // landed and the next claim completes its row without running it.
-    assert!(
-        welcome_done(app, &db),
-        "{name}: the welcome was not completed within 20 s"
-    );
+    let said = listed_done(app, &format!("sqlite:{}", db.display()));
     server.stop();
+    assert!(
+        said.lines()
+            .any(|l| l.contains(" welcome ") && l.contains("completed")),
+        "{name}: the welcome was not completed within 20 s:\n{said}"
+    );
     if crash.is_none() {
         operators_see_each_delivery_once(app, &db);
         // One file holds both stores (design section 14).
@@ -230,49 +254,13 @@ fn a_subscriber_writing_another_store_is_killed_at_each_point_and_resumes() {
     );
 }
 
-/// Whether the operators' listing shows the welcome completed within
-/// 20 s.
-fn welcome_done(app: &Path, db: &Path) -> bool {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::time::Instant::now() < deadline {
-        let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-            .args(["deliveries", "list", "--app"])
-            .arg(app)
-            .env("JADPO_STORE_PRIMARY", format!("sqlite:{}", db.display()))
-            .env("JADPO_STORE_LEDGER", format!("sqlite:{}", db.display()))
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let said = String::from_utf8_lossy(&out.stdout).into_owned();
-        if said
-            .lines()
-            .any(|l| l.contains(" welcome ") && l.contains("completed"))
-        {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    false
-}
-
 /// `jadpo deliveries list` reads both stores, and shows the welcome once,
 /// as its home row (not its copy in the record store).
 fn operators_see_each_delivery_once(app: &Path, db: &Path) {
-    let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-        .args(["deliveries", "list", "--app"])
-        .arg(app)
-        .env("JADPO_STORE_PRIMARY", format!("sqlite:{}", db.display()))
-        .env("JADPO_STORE_LEDGER", format!("sqlite:{}", db.display()))
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = listed(app, &format!("sqlite:{}", db.display()));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let welcomes: Vec<&str> = said.lines().filter(|l| l.contains(" welcome ")).collect();
-    assert_eq!(welcomes.len(), 1, "{said}");
-    assert!(welcomes[0].contains("completed"), "{said}");
+    assert!(out.status.success(), "{}", text(&out));
+    one_welcome_completed(&said);
     assert!(said.lines().any(|l| l.contains(" subscribe ")), "{said}");
 }
 
@@ -308,27 +296,7 @@ fn two_processes_run_an_app_of_two_stores_on_postgres() {
     let key = [("idempotency-key", "stores-1")];
     let answer = a.request("POST", "/subscriptions", &key, BODY);
     assert_eq!(answer.map(|a| a.0), Some(200));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let listed = loop {
-        let out = Command::new(env!("CARGO_BIN_EXE_jadpo"))
-            .args(["deliveries", "list", "--app"])
-            .arg(&app)
-            .env("JADPO_STORE_PRIMARY", &url)
-            .env("JADPO_STORE_LEDGER", &url)
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let said = String::from_utf8_lossy(&out.stdout).into_owned();
-        let done = said
-            .lines()
-            .any(|l| l.contains(" welcome ") && l.contains("completed"));
-        if done || std::time::Instant::now() > deadline {
-            break said;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
-    let welcomes: Vec<&str> = listed.lines().filter(|l| l.contains(" welcome ")).collect();
-    assert_eq!(welcomes.len(), 1, "{listed}");
-    assert!(welcomes[0].contains("completed"), "{listed}");
+    one_welcome_completed(&listed_done(&app, &url));
     a.stop();
     b.stop();
 }
@@ -336,12 +304,7 @@ fn two_processes_run_an_app_of_two_stores_on_postgres() {
 /// What `jadpo` says, exit status and both streams.
 fn said(cmd: &mut Command) -> (Option<i32>, String) {
     let out = cmd.output().unwrap_or_else(|e| panic!("{e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
+    (out.status.code(), text(&out))
 }
 
 /// An operator's one `--store URL` is refused for an app of several

@@ -207,6 +207,18 @@ pub fn dev_at(app: &Path, db: &Path, fakes: &str) -> Dev {
 /// [`dev_at`] with more flags; `--no-reload` unless `flags` holds
 /// `reload` (which is not passed on).
 pub fn dev_with(app: &Path, db: &Path, fakes: &str, flags: &[&str]) -> Dev {
+    dev_crashing(app, db, fakes, flags, None)
+}
+
+/// [`dev_with`], killed by the crash hook at `crash` (`JADPO_CRASH_AT`)
+/// when given.
+pub fn dev_crashing(
+    app: &Path,
+    db: &Path,
+    fakes: &str,
+    flags: &[&str],
+    crash: Option<&str>,
+) -> Dev {
     let reload = flags.contains(&"reload");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
     cmd.arg("dev")
@@ -218,6 +230,9 @@ pub fn dev_with(app: &Path, db: &Path, fakes: &str, flags: &[&str]) -> Dev {
         .arg(db)
         .env("JADPO_API_KEYS", KEYS)
         .env_remove("JADPO_CRASH_AT");
+    if let Some(c) = crash {
+        cmd.env("JADPO_CRASH_AT", c);
+    }
     spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -180,8 +180,9 @@ fn at_once(
 ) -> (String, Vec<P>) {
     use std::fmt::Write as _;
     let mut sql = format!(
-        "WITH f AS (UPDATE {} SET lease_until = {DB_UNTIL} WHERE id = $1 AND lease_gen = $2 RETURNING id)",
-        cx.t("jadpo_delivery")
+        "WITH f AS (UPDATE {} SET lease_until = {} WHERE id = $1 AND lease_gen = $2 RETURNING id)",
+        cx.t("jadpo_delivery"),
+        db_until(3)
     );
     for (i, w) in writes.iter().enumerate() {
         let _ = write!(sql, ", w{i} AS ({w})");
@@ -196,14 +197,18 @@ fn at_once(
     (sql, all)
 }
 
-/// `lease_until` a lease (`$3`, milliseconds) from the database's clock,
-/// written as the stores write every time (RFC 3339, nine digits).
-const DB_UNTIL: &str = "to_char((clock_timestamp() + $3::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"000Z\"')";
-
 /// The database's clock now, in the stores' 9-digit RFC 3339 text (times
 /// so written compare as they sort).
 const DB_NOW: &str =
     "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"000Z\"')";
+
+/// `lease_until` a lease (parameter `$slot`, milliseconds) from the
+/// database's clock, written as [`DB_NOW`] writes the time.
+fn db_until(slot: usize) -> String {
+    format!(
+        "to_char((clock_timestamp() + ${slot}::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"000Z\"')"
+    )
+}
 
 /// [`put_step`] as one statement (see `at_once`). The step replaces
 /// its position's row in place and later ones go, which is what removing
@@ -502,7 +507,8 @@ fn commit_pipelined(cx: &mut Cx<'_>, c: &Commit, lease: &Lease) -> Result<(), Co
     let d = cx.t("jadpo_delivery");
     let mut checked = vec![(
         format!(
-            "UPDATE {d} SET lease_until = {DB_UNTIL} WHERE id = $1 AND lease_gen = $2 RETURNING state, unique_key, unique_states"
+            "UPDATE {d} SET lease_until = {} WHERE id = $1 AND lease_gen = $2 RETURNING state, unique_key, unique_states",
+            db_until(3)
         ),
         vec![
             P::text(&c.delivery),
@@ -767,17 +773,23 @@ fn insert_delivery(cx: &mut Cx<'_>, d: &NewDelivery, now: Instant) -> Res<u64> {
 
 /// The statement inserting a delivery (skipped when its id exists).
 fn delivery_insert(cx: &Cx<'_>, d: &NewDelivery, now: Instant) -> (String, Vec<P>) {
-    leased_insert(cx, d, now, None)
+    leased_insert(cx, d, now, None, SKIP_TAKEN_ID)
 }
+
+/// A delivery whose id exists is kept as it is.
+const SKIP_TAKEN_ID: &str = " ON CONFLICT (id) DO NOTHING";
 
 /// [`delivery_insert`], taken as it is inserted when a lease is given:
 /// running at the lease's generation, leased until its end (as [`take`]
-/// leaves a delivery it takes).
+/// leaves a delivery it takes). `on_conflict` ends the statement: what a
+/// delivery whose id exists meets (skipped, raised, or a failure when
+/// empty).
 fn leased_insert(
     cx: &Cx<'_>,
     d: &NewDelivery,
     now: Instant,
     lease: Option<(Instant, u64)>,
+    on_conflict: &str,
 ) -> (String, Vec<P>) {
     let (source, reference) = rows::source(&d.source);
     let (key, states) = unique_columns(&d.unique);
@@ -791,7 +803,7 @@ fn leased_insert(
     };
     (
         format!(
-            "INSERT INTO {} (id, source, source_ref, action, subscriber, queue, priority, tags, max_attempts, state, run_at, build_id, args, created_at, unique_key, unique_states, lease_gen, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO {} (id, source, source_ref, action, subscriber, queue, priority, tags, max_attempts, state, run_at, build_id, args, created_at, unique_key, unique_states, lease_gen, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18){on_conflict}",
             cx.t("jadpo_delivery")
         ),
         vec![
@@ -1145,7 +1157,7 @@ fn lease_sets(d: &str, rescued: bool, n: usize) -> String {
 /// known from the states the read returned under the rows' locks.
 fn take_all(cx: &mut Cx<'_>, due: &[Due], request: &ClaimRequest) -> Res<Vec<Claimed>> {
     let d = cx.t("jadpo_delivery");
-    let lease_until = DB_UNTIL.replace("$3", "$2");
+    let lease_until = db_until(2);
     let mut last: Vec<(String, Vec<P>)> = due
         .iter()
         .map(|due| {
@@ -1369,12 +1381,13 @@ pub fn adopt(cx: &mut Cx<'_>, row: &DeliveryRow, lease: &Lease) -> Res<Adopted> 
         unique: None,
     };
     let now = cx.now;
-    let (insert, params) = leased_insert(cx, &copy, now, Some((lease.until, lease.generation)));
     let d = cx.t("jadpo_delivery");
     let raise = format!(
-        "DO UPDATE SET lease_gen = excluded.lease_gen, lease_until = excluded.lease_until, state = 'running' WHERE {d}.lease_gen < excluded.lease_gen AND {d}.state <> 'completed'"
+        " ON CONFLICT (id) DO UPDATE SET lease_gen = excluded.lease_gen, lease_until = excluded.lease_until, state = 'running' WHERE {d}.lease_gen < excluded.lease_gen AND {d}.state <> 'completed'"
     );
-    if cx.exec(&insert.replace("DO NOTHING", &raise), &params)? == 1 {
+    let lease_at = Some((lease.until, lease.generation));
+    let (insert, params) = leased_insert(cx, &copy, now, lease_at, &raise);
+    if cx.exec(&insert, &params)? == 1 {
         return Ok(Adopted::Running);
     }
     Ok(match delivery(cx, &row.id)? {
@@ -1565,7 +1578,7 @@ fn claim_new_key(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<KeyClaim>>
     }
     let d = &request.delivery;
     let until = until(cx.now, request.lease_ms);
-    let (sql, params) = leased_insert(cx, d, cx.now, Some((until, 1)));
+    let (sql, params) = leased_insert(cx, d, cx.now, Some((until, 1)), SKIP_TAKEN_ID);
     if cx.exec(&sql, &params)? == 0 {
         // Ids are 128 random bits: fail, and roll the key back with it.
         return Err(cx.error(
@@ -1624,8 +1637,9 @@ fn claim_new_key_pipelined(cx: &mut Cx<'_>, request: &KeyRequest) -> Res<Option<
     }
     let d = &request.delivery;
     let until = until(cx.now, request.lease_ms);
-    let (sql, params) = leased_insert(cx, d, cx.now, Some((until, 1)));
-    let mut last = vec![(sql.replace(" ON CONFLICT (id) DO NOTHING", ""), params)];
+    // A taken id fails the transaction: the key is not kept without it.
+    let (sql, params) = leased_insert(cx, d, cx.now, Some((until, 1)), "");
+    let mut last = vec![(sql, params)];
     if let Some((key, states)) = &d.unique {
         let waiting = initial_state(d.run_at, cx.now);
         let running = DeliveryState::Running;
