@@ -73,6 +73,11 @@ pub enum Command {
     /// Records not yet committed, checked against a build before deploying
     /// it.
     Runs(RunsArgs),
+    /// An app's stores against its build: what a start would change or
+    /// refuse, and the columns, tables and schedules earlier builds left
+    /// (`status`), which only `prune --yes` drops.
+    #[command(subcommand)]
+    Db(DbCommand),
     /// Alerting rules matching the server's metrics: `jadpo alerts
     /// prometheus > jadpo.rules.yml`.
     #[command(subcommand)]
@@ -655,6 +660,32 @@ pub struct UnfinishedArgs {
     pub build: String,
     #[command(flatten)]
     pub at: OperatorStore,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Each store against the app: its runtime tables' version, the
+    /// changes a server of this build would make at start or refuse, and
+    /// what earlier builds left (removed fields' columns, removed
+    /// entities' tables, removed schedules). Exit 1 when a start would be
+    /// refused.
+    Status {
+        #[arg(long, value_enum, default_value_t = OutFormat::Human)]
+        format: OutFormat,
+        #[command(flatten)]
+        at: OperatorStore,
+    },
+    /// Drop what earlier builds left: removed fields' columns, removed
+    /// entities' tables and removed schedules' last ticks. Without
+    /// `--yes`, lists them and drops nothing. Run it once no server of an
+    /// earlier build runs: its writes still name them.
+    Prune {
+        /// Drop them.
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        at: OperatorStore,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,6 +7,7 @@ pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod crash;
+pub mod db;
 pub mod describe;
 pub mod dev;
 pub mod doc;

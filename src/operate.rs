@@ -39,7 +39,20 @@ fn operator_schema(program: &Program, name: &str) -> Schema {
     schema
 }
 
-fn open(at: &OperatorStore) -> Result<Opened, String> {
+/// An app's program and plan, and the URL of each of its stores: what
+/// the commands that read stores directly start from.
+pub(crate) struct AppAt {
+    pub program: Program,
+    pub plan: Option<Plan>,
+    pub stores: crate::dev::AppStores,
+    /// Each store's URL, in the order of `stores.names`.
+    pub urls: Vec<String>,
+}
+
+/// The app `at` names, checked, and where its stores are: `--store URL`,
+/// else `JADPO_STORE_<NAME>`, else the app's `jadpo dev` file (which
+/// must exist: an operator never makes a store).
+pub(crate) fn app_at(at: &OperatorStore) -> Result<AppAt, String> {
     let dir = match crate::locate::locate(&at.app)? {
         crate::locate::Project::App(dir) | crate::locate::Project::Neither(dir) => dir,
         crate::locate::Project::Package(dir) => {
@@ -67,7 +80,7 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
         ));
     }
     let dev_db = std::path::Path::new(&dir).join(".jadpo").join("dev.sqlite");
-    let mut bindings = Vec::with_capacity(stores.names.len());
+    let mut urls = Vec::with_capacity(stores.names.len());
     for name in &stores.names {
         let var = format!("JADPO_STORE_{}", name.to_ascii_uppercase());
         let url = match (&at.store, std::env::var(&var)) {
@@ -80,16 +93,30 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
                 ))
             }
         };
-        bindings.push((url, operator_schema(&program, name)));
-    }
-    for (url, _) in &bindings {
         let path = url
             .strip_prefix("sqlite:")
             .map(|p| p.strip_prefix("//").unwrap_or(p));
         if let Some(path) = path.filter(|p| !std::path::Path::new(p).is_file()) {
             return Err(format!("there is no store at {path}"));
         }
+        urls.push(url);
     }
+    Ok(AppAt {
+        program,
+        plan,
+        stores,
+        urls,
+    })
+}
+
+fn open(at: &OperatorStore) -> Result<Opened, String> {
+    let app = app_at(at)?;
+    let bindings = app
+        .urls
+        .iter()
+        .zip(&app.stores.names)
+        .map(|(url, name)| (url.clone(), operator_schema(&app.program, name)))
+        .collect();
     let options = jadpo_server::store::OpenOptions {
         sqlite: Options {
             exclusive: false,
@@ -98,7 +125,7 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
         ..jadpo_server::store::OpenOptions::default()
     };
     let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| e.to_string())?;
-    let store = stores.join(opened);
+    let store = app.stores.join(opened);
     let sealer = std::env::var(&at.steps_key_env)
         .ok()
         .filter(|k| !k.is_empty())
@@ -107,8 +134,8 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
             Sealer::rotating(&k, previous.as_deref())
         });
     Ok(Opened {
-        program,
-        plan,
+        program: app.program,
+        plan: app.plan,
         store,
         sealer,
     })

@@ -18,6 +18,7 @@ mod publish;
 mod render;
 mod server_chaos;
 mod server_crash;
+mod server_db;
 mod server_http;
 mod server_operators;
 mod server_outcomes;

@@ -268,11 +268,7 @@ fn schedules(program: &Program) -> Vec<ScheduleDef> {
             continue;
         };
         let Some(action) = e.action else { continue };
-        let name = e
-            .label
-            .strip_prefix("schedule ")
-            .unwrap_or(&e.label)
-            .to_string();
+        let name = e.schedule_name().unwrap_or(&e.label).to_string();
         if every_ms > 0 {
             out.push(ScheduleDef {
                 entry: i,

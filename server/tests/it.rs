@@ -8,6 +8,7 @@ mod billing;
 mod conformance;
 mod http_provider;
 mod postgres;
+mod prune;
 mod several;
 mod sqlite;
 mod support;

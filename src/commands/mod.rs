@@ -41,6 +41,7 @@ pub fn run(command: Command) -> u8 {
             0
         }
         Command::Deliveries(args) => crate::operate::deliveries(&args),
+        Command::Db(command) => crate::db::run(&command),
         Command::Runs(args) => match &args.command {
             crate::cli::RunsCommand::Unfinished(a) => crate::operate::unfinished(a),
         },

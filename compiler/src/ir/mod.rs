@@ -674,6 +674,14 @@ impl Entry {
             _ => None,
         }
     }
+
+    /// A schedule's name (`nightly_reconcile`), from its label.
+    pub fn schedule_name(&self) -> Option<&str> {
+        match self.kind {
+            EntryKind::Schedule { .. } => self.label.strip_prefix("schedule "),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -24,6 +24,9 @@ pub struct Schema {
     pub entities: Vec<EntitySchema>,
     /// Field lists queried with `where:`, one index each.
     pub indexes: Vec<(EntityId, Vec<String>)>,
+    /// The app's schedules by name: a store keeps each one's last tick,
+    /// and lists those of schedules the app no longer has.
+    pub schedules: Vec<String>,
     /// The program's type table, to read JSON columns back.
     types: Vec<TypeDef>,
 }
@@ -138,6 +141,11 @@ impl Schema {
             store: store.to_string(),
             entities,
             indexes: Vec::new(),
+            schedules: program
+                .entries
+                .iter()
+                .filter_map(|e| e.schedule_name().map(str::to_string))
+                .collect(),
             types: program.types.iter().cloned().collect(),
         }
     }

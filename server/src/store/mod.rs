@@ -15,7 +15,7 @@ use std::sync::Arc;
 use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::store::{ErrorKind, Store, StoreError};
 
-pub use sql::migrate::{Apply, Migrated};
+pub use sql::migrate::{Apply, Kept, Migrated};
 
 /// How a store URL is opened.
 #[derive(Clone, Copy, Debug)]
@@ -47,7 +47,55 @@ pub fn open_each(
     bindings: Vec<(String, Schema)>,
     options: OpenOptions,
 ) -> Result<Vec<Arc<dyn Store>>, StoreError> {
-    let mut opened: Vec<Option<Arc<dyn Store>>> = Vec::with_capacity(bindings.len());
+    Ok(opened_each(bindings, options)?
+        .into_iter()
+        .map(Opened::into_store)
+        .collect())
+}
+
+/// Sets up the stores of `bindings` as `apply` says and closes them: what
+/// each holds against its build (`Apply::Inspect`, `jadpo db status`), or
+/// what pruning dropped (`Apply::Prune`), by store name, in their order.
+pub fn set_up_each(
+    bindings: Vec<(String, Schema)>,
+    apply: Apply,
+) -> Result<Vec<(String, Migrated)>, StoreError> {
+    let options = OpenOptions {
+        sqlite: sqlite::Options {
+            exclusive: false,
+            ..sqlite::Options::default()
+        },
+        apply,
+    };
+    Ok(opened_each(bindings, options)?
+        .into_iter()
+        .map(|o| match o {
+            Opened::Sqlite(s) => (s.name().to_string(), s.migrated.clone()),
+            Opened::Postgres(s) => (s.name().to_string(), s.migrated.clone()),
+        })
+        .collect())
+}
+
+/// A store as opened, before it is one of the app's `dyn Store`s.
+enum Opened {
+    Sqlite(sqlite::SqliteStore),
+    Postgres(Box<postgres::PostgresStore>),
+}
+
+impl Opened {
+    fn into_store(self) -> Arc<dyn Store> {
+        match self {
+            Opened::Sqlite(s) => Arc::new(s),
+            Opened::Postgres(s) => Arc::new(*s),
+        }
+    }
+}
+
+fn opened_each(
+    bindings: Vec<(String, Schema)>,
+    options: OpenOptions,
+) -> Result<Vec<Opened>, StoreError> {
+    let mut opened: Vec<Option<Opened>> = Vec::with_capacity(bindings.len());
     let mut files: std::collections::BTreeMap<String, Vec<(usize, Schema)>> = Default::default();
     for (i, (url, schema)) in bindings.into_iter().enumerate() {
         match sqlite_path(&url) {
@@ -55,7 +103,7 @@ pub fn open_each(
                 files.entry(path.to_string()).or_default().push((i, schema));
                 opened.push(None);
             }
-            None => opened.push(Some(open(&url, schema, options)?)),
+            None => opened.push(Some(open_one(&url, schema, options)?)),
         }
     }
     let sqlite = sqlite::Options {
@@ -69,7 +117,7 @@ pub fn open_each(
             .into_iter()
             .zip(sqlite::SqliteStore::open_all(path, schemas, sqlite)?)
         {
-            opened[i] = Some(Arc::new(store));
+            opened[i] = Some(Opened::Sqlite(store));
         }
     }
     Ok(opened.into_iter().flatten().collect())
@@ -77,23 +125,24 @@ pub fn open_each(
 
 /// Opens the store `schema.store` at `url`, set up for the build.
 pub fn open(url: &str, schema: Schema, options: OpenOptions) -> Result<Arc<dyn Store>, StoreError> {
+    open_one(url, schema, options).map(Opened::into_store)
+}
+
+fn open_one(url: &str, schema: Schema, options: OpenOptions) -> Result<Opened, StoreError> {
     if let Some(path) = sqlite_path(url) {
         let sqlite = sqlite::Options {
             apply: options.apply,
             ..options.sqlite
         };
-        return Ok(Arc::new(sqlite::SqliteStore::open(
+        return Ok(Opened::Sqlite(sqlite::SqliteStore::open(
             std::path::Path::new(path),
             schema,
             sqlite,
         )?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(Arc::new(postgres::PostgresStore::open(
-            url,
-            schema,
-            options.apply,
-        )?));
+        let store = postgres::PostgresStore::open(url, schema, options.apply)?;
+        return Ok(Opened::Postgres(Box::new(store)));
     }
     Err(StoreError::new(
         &schema.store,

@@ -297,6 +297,18 @@ fn leader_key(app: &str, store: &str) -> i64 {
     i64::from_le_bytes(bytes)
 }
 
+/// How a store's setup ended: `Inspected` rolls its transaction back.
+enum Setup {
+    Failed(StoreError),
+    Inspected(Box<Migrated>),
+}
+
+impl From<StoreError> for Setup {
+    fn from(e: StoreError) -> Setup {
+        Setup::Failed(e)
+    }
+}
+
 /// The database's clock, in the runtime's [`Instant`].
 const NOW: &str = "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint";
 
@@ -345,11 +357,21 @@ impl PostgresStore {
     /// lock so two processes starting together set up once.
     fn setup(&self, db_schema: &str, apply: Apply) -> Result<Migrated, StoreError> {
         let create = format!("CREATE SCHEMA IF NOT EXISTS {}", quoted(db_schema));
-        self.tx(move |cx| {
+        let setup = self.tx(move |cx| {
             cx.exec("SELECT pg_advisory_xact_lock(7326351204)", &[])?;
             cx.exec(&create, &[])?;
-            migrate::run(cx, apply)
-        })
+            let done = migrate::run(cx, apply)?;
+            match apply.commits() {
+                true => Ok(done),
+                // An error ends the transaction with a rollback.
+                false => Err(Setup::Inspected(Box::new(done))),
+            }
+        });
+        match setup {
+            Ok(done) => Ok(done),
+            Err(Setup::Inspected(done)) => Ok(*done),
+            Err(Setup::Failed(e)) => Err(e),
+        }
     }
 
     /// Runs one statement outside a transaction (a read, or a write made

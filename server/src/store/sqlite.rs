@@ -466,7 +466,10 @@ fn migrate_in(
         };
         migrate::run(&mut cx, apply)
     };
-    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    let end = match result.is_ok() && apply.commits() {
+        true => "COMMIT",
+        false => "ROLLBACK",
+    };
     conn.execute_batch(end).map_err(|e| error(store, &e))?;
     result
 }

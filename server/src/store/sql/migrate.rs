@@ -10,32 +10,89 @@
 
 use std::collections::BTreeMap;
 
-use jadpo_runtime::store::schema::{ColumnKind, EntitySchema};
+use jadpo_runtime::store::schema::{ColumnKind, EntitySchema, FieldSchema};
 use jadpo_runtime::store::{ErrorKind, StoreError};
 
 use super::ddl::{column_type, latest, migration_table, migrations, version_type};
 use super::rows::time;
 use super::{quoted, Cx, P};
 
-/// What was done, for the server's start-up line.
+/// What was done, for the server's start-up line; for `Inspect`, what a
+/// start would do and what the store keeps (`jadpo db status`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Migrated {
-    /// Runtime migrations applied (their versions).
+    /// Runtime migrations applied (their versions); for `Inspect`, those
+    /// a start would apply.
     pub runtime: Vec<u32>,
     /// `created table subscription`, `added subscription.note`, ...
     pub entities: Vec<String>,
+    /// `Inspect`: the entity changes a start would make, in order
+    /// (`create table refund`, `add column subscription.note`, ...).
+    pub pending: Vec<String>,
+    /// `Inspect`: why a start would refuse this build.
+    pub refused: Vec<String>,
+    /// `Inspect`: what earlier builds left that this one does not use.
+    pub kept: Vec<Kept>,
+    /// `Inspect`: schedules the store holds a last tick of that the app
+    /// no longer declares, with that tick.
+    pub schedules: Vec<(String, Option<String>)>,
 }
 
-/// How a store's setup is allowed to change it: `check` refuses any
-/// change (the server's `--migrate check`).
+/// A column or table an earlier build made and this one no longer uses:
+/// kept, so an older server sharing the store during a deploy still
+/// works, until `jadpo db prune --yes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kept {
+    Column {
+        table: String,
+        column: String,
+        kind: String,
+    },
+    Table {
+        table: String,
+        columns: usize,
+    },
+}
+
+/// How a store's setup is allowed to change it: `Check` refuses any
+/// change (the server's `--migrate check`); `Inspect` changes nothing and
+/// reports (`jadpo db status`); `Prune` drops what earlier builds left
+/// (`jadpo db prune --yes`) and nothing else.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Apply {
     Auto,
     Check,
+    Inspect,
+    Prune,
+}
+
+impl Apply {
+    /// Whether the setup's transaction is kept: `Inspect` rolls back even
+    /// the runtime tables it made to look.
+    pub fn commits(self) -> bool {
+        self != Apply::Inspect
+    }
 }
 
 pub fn run(cx: &mut Cx<'_>, apply: Apply) -> Result<Migrated, StoreError> {
     let mut done = Migrated::default();
+    runtime(cx, apply, &mut done)?;
+    let found = entities(cx)?;
+    match apply {
+        Apply::Auto | Apply::Check => {
+            for change in &found.changes {
+                change.make(cx, apply, &mut done)?;
+            }
+        }
+        Apply::Inspect => report(found, &mut done),
+        Apply::Prune => prune(cx, found, &mut done)?,
+    }
+    Ok(done)
+}
+
+/// The runtime tables' migrations: applied (for `Inspect`, in the
+/// transaction it rolls back, so the entities can be read).
+fn runtime(cx: &mut Cx<'_>, apply: Apply, done: &mut Migrated) -> Result<(), StoreError> {
     let table = migration_table(cx.dialect).replace("{p}", cx.prefix);
     cx.exec(&table, &[])?;
     let versions = cx.rows(
@@ -60,11 +117,20 @@ pub fn run(cx: &mut Cx<'_>, apply: Apply) -> Result<Migrated, StoreError> {
         if applied.contains(&i64::from(version)) {
             continue;
         }
-        if apply == Apply::Check {
-            return Err(cx.error(
-                ErrorKind::Incompatible,
-                format!("its runtime tables need migration {version}, and `--migrate check` applies none"),
-            ));
+        match apply {
+            Apply::Check => {
+                return Err(cx.error(
+                    ErrorKind::Incompatible,
+                    format!("its runtime tables need migration {version}, and `--migrate check` applies none"),
+                ))
+            }
+            Apply::Prune => {
+                return Err(cx.error(
+                    ErrorKind::Incompatible,
+                    format!("its runtime tables need migration {version}: start a server of this build first, which applies it, then prune"),
+                ))
+            }
+            Apply::Auto | Apply::Inspect => {}
         }
         for s in statements {
             cx.exec(&s.replace("{p}", cx.prefix), &[])?;
@@ -79,8 +145,7 @@ pub fn run(cx: &mut Cx<'_>, apply: Apply) -> Result<Migrated, StoreError> {
         )?;
         done.runtime.push(version);
     }
-    entities(cx, apply, &mut done)?;
-    Ok(done)
+    Ok(())
 }
 
 /// A field as `schema` records it.
@@ -101,7 +166,89 @@ struct Held {
 /// An index's row in `schema`: its field is `@index NAME`.
 const INDEX: &str = "@index ";
 
-fn entities(cx: &mut Cx<'_>, apply: Apply, done: &mut Migrated) -> Result<(), StoreError> {
+/// One change the build needs, in the order a start makes them.
+enum Change<'s> {
+    /// The build cannot run on this store: the reason.
+    Refuse(String),
+    Create(&'s EntitySchema),
+    AddColumn(&'s EntitySchema, &'s FieldSchema, usize),
+    /// The entity's `_v` view, made again after its table changed.
+    View(&'s EntitySchema),
+    CreateIndex(&'s EntitySchema, String, &'s [String]),
+    DropIndex(&'s EntitySchema, String),
+}
+
+/// The build's entities against what the store holds.
+struct Found<'s> {
+    changes: Vec<Change<'s>>,
+    kept: Vec<Kept>,
+    schedules: Vec<(String, Option<String>)>,
+}
+
+fn entities<'s>(cx: &mut Cx<'s>) -> Result<Found<'s>, StoreError> {
+    let recorded = recorded(cx)?;
+    let schema = cx.schema;
+    let mut changes = Vec::new();
+    let mut kept = Vec::new();
+    for e in &schema.entities {
+        let before = changes.len();
+        match recorded.get(&e.table) {
+            None => changes.push(Change::Create(e)),
+            Some(held) => extend(cx, e, &held.fields, &mut changes)?,
+        }
+        if changes[before..]
+            .iter()
+            .any(|c| !matches!(c, Change::Refuse(_)))
+        {
+            changes.push(Change::View(e));
+        }
+        let held = recorded.get(&e.table);
+        for (name, fields) in &schema.indexes {
+            if *name != e.id {
+                continue;
+            }
+            let index = index_name(&e.table, fields);
+            if !held.is_some_and(|h| h.indexes.contains(&index)) {
+                changes.push(Change::CreateIndex(e, index, fields));
+            }
+        }
+        for index in held.map(|h| &h.indexes[..]).unwrap_or_default() {
+            let wanted = schema
+                .indexes
+                .iter()
+                .any(|(id, fields)| *id == e.id && index_name(&e.table, fields) == *index);
+            if !wanted {
+                changes.push(Change::DropIndex(e, index.clone()));
+            }
+        }
+        for (column, was) in held.map(|h| &h.fields[..]).unwrap_or_default() {
+            if !e.fields.iter().any(|f| f.name.as_str() == column) {
+                kept.push(Kept::Column {
+                    table: e.table.clone(),
+                    column: column.clone(),
+                    kind: was.kind.as_str().to_string(),
+                });
+            }
+        }
+    }
+    for (table, held) in &recorded {
+        if !schema.entities.iter().any(|e| e.table == *table) {
+            kept.push(Kept::Table {
+                table: table.clone(),
+                columns: held.fields.len(),
+            });
+        }
+    }
+    let schedules = removed_schedules(cx)?;
+    Ok(Found {
+        changes,
+        kept,
+        schedules,
+    })
+}
+
+/// What `schema` records, by table.
+fn recorded(cx: &mut Cx<'_>) -> Result<BTreeMap<String, Held>, StoreError> {
     let rows = cx.rows(
         &format!(
             "SELECT entity, field, kind, required FROM {} ORDER BY entity, position",
@@ -125,28 +272,194 @@ fn entities(cx: &mut Cx<'_>, apply: Apply, done: &mut Migrated) -> Result<(), St
             .ok_or_else(|| super::rows::damaged(cx.store, "a schema row's kind"))?;
         held.fields.push((field, Recorded { kind, required }));
     }
-    let schema = cx.schema;
-    for e in &schema.entities {
-        let before = done.entities.len();
-        match recorded.get(&e.table) {
-            None => create(cx, apply, e, done)?,
-            Some(held) => extend(cx, apply, e, &held.fields, done)?,
+    Ok(recorded)
+}
+
+/// The schedules the store holds a last tick of that the app no longer
+/// declares, by name.
+fn removed_schedules(cx: &mut Cx<'_>) -> Result<Vec<(String, Option<String>)>, StoreError> {
+    let rows = cx.rows(
+        &format!(
+            "SELECT name, last_tick FROM {} ORDER BY name",
+            cx.t("jadpo_schedule")
+        ),
+        &[],
+    )?;
+    let mut out = Vec::new();
+    for row in rows {
+        let mut r = super::rows::Reader::new(cx.store, row);
+        let name = r.text("a schedule's name")?;
+        let last = r.opt_text();
+        if !cx.schema.schedules.contains(&name) {
+            out.push((name, last));
         }
-        if done.entities.len() > before {
+    }
+    Ok(out)
+}
+
+impl Change<'_> {
+    /// Makes the change (`Auto`), or refuses it (`Check`, and any
+    /// `Refuse`).
+    fn make(&self, cx: &mut Cx<'_>, apply: Apply, done: &mut Migrated) -> Result<(), StoreError> {
+        if let Change::Refuse(why) = self {
+            return Err(cx.error(ErrorKind::Incompatible, why.clone()));
+        }
+        if apply == Apply::Check {
+            return Err(cx.error(
+                ErrorKind::Incompatible,
+                format!(
+                    "{} is needed, and `--migrate check` applies none",
+                    self.what()
+                ),
+            ));
+        }
+        match self {
+            Change::Refuse(_) => {}
+            Change::Create(e) => create(cx, e, done)?,
+            Change::AddColumn(e, f, position) => {
+                let name = f.name.as_str();
+                cx.exec(
+                    &format!(
+                        "ALTER TABLE {} ADD COLUMN {} {}",
+                        cx.t(&e.table),
+                        quoted(name),
+                        column_type(cx.dialect, f.kind)
+                    ),
+                    &[],
+                )?;
+                record_field(cx, e, name, Some(f.kind), !f.nullable, *position)?;
+                done.entities.push(format!("added {}.{name}", e.table));
+            }
+            Change::View(e) => view(cx, e)?,
+            Change::CreateIndex(e, name, fields) => {
+                let cols: Vec<String> = fields.iter().map(|f| quoted(f)).collect();
+                cx.exec(
+                    &format!(
+                        "CREATE INDEX IF NOT EXISTS {} ON {} ({})",
+                        cx.t(name),
+                        cx.t(&e.table),
+                        cols.join(", ")
+                    ),
+                    &[],
+                )?;
+                record_field(cx, e, &format!("{INDEX}{name}"), None, false, 0)?;
+                done.entities.push(format!("created index {name}"));
+            }
+            Change::DropIndex(e, name) => {
+                cx.exec(&format!("DROP INDEX IF EXISTS {}", cx.t(name)), &[])?;
+                forget_field(cx, &e.table, Some(&format!("{INDEX}{name}")))?;
+                done.entities.push(format!("dropped index {name}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The change, as `--migrate check` names what it would need.
+    fn what(&self) -> String {
+        match self {
+            Change::Refuse(why) => why.clone(),
+            Change::Create(e) => format!("a table for `{}`", e.name),
+            Change::AddColumn(e, f, _) => format!("a column for `{}.{}`", e.name, f.name.as_str()),
+            Change::View(e) => format!("the view {}_v", e.table),
+            Change::CreateIndex(_, name, _) => format!("the index {name}"),
+            Change::DropIndex(_, name) => format!("dropping the index {name}"),
+        }
+    }
+
+    /// The change, as `jadpo db status` lists what a start would make.
+    fn pending(&self) -> Option<String> {
+        Some(match self {
+            Change::Refuse(_) | Change::View(_) => return None,
+            Change::Create(e) => format!("create table {}", e.table),
+            Change::AddColumn(e, f, _) => format!("add column {}.{}", e.table, f.name.as_str()),
+            Change::CreateIndex(_, name, _) => format!("create index {name}"),
+            Change::DropIndex(_, name) => format!("drop index {name}"),
+        })
+    }
+}
+
+/// `Inspect`: what a start would do, and what the store keeps.
+fn report(found: Found<'_>, done: &mut Migrated) {
+    for change in &found.changes {
+        match change {
+            Change::Refuse(why) => done.refused.push(why.clone()),
+            other => done.pending.extend(other.pending()),
+        }
+    }
+    done.kept = found.kept;
+    done.schedules = found.schedules;
+}
+
+/// `Prune`: drops what earlier builds left, once the store is this
+/// build's in every other way (a pending change may need a kept column,
+/// as an index over it, so the build's start comes first).
+fn prune(cx: &mut Cx<'_>, found: Found<'_>, done: &mut Migrated) -> Result<(), StoreError> {
+    if let Some(change) = found.changes.first() {
+        return Err(cx.error(
+            ErrorKind::Incompatible,
+            format!(
+                "this build still needs {}: start a server of it first, then prune",
+                change.what()
+            ),
+        ));
+    }
+    let schema = cx.schema;
+    for kept in &found.kept {
+        match kept {
+            Kept::Column { table, column, .. } => {
+                // A view naming the column would stop its drop.
+                cx.exec(
+                    &format!("DROP VIEW IF EXISTS {}", cx.t(&format!("{table}_v"))),
+                    &[],
+                )?;
+                cx.exec(
+                    &format!("ALTER TABLE {} DROP COLUMN {}", cx.t(table), quoted(column)),
+                    &[],
+                )?;
+                forget_field(cx, table, Some(column))?;
+                done.entities
+                    .push(format!("dropped column {table}.{column}"));
+            }
+            Kept::Table { table, .. } => {
+                cx.exec(
+                    &format!("DROP VIEW IF EXISTS {}", cx.t(&format!("{table}_v"))),
+                    &[],
+                )?;
+                cx.exec(&format!("DROP TABLE IF EXISTS {}", cx.t(table)), &[])?;
+                forget_field(cx, table, None)?;
+                done.entities.push(format!("dropped table {table}"));
+            }
+        }
+    }
+    for e in &schema.entities {
+        let dropped = |k: &Kept| matches!(k, Kept::Column { table, .. } if *table == e.table);
+        if found.kept.iter().any(dropped) {
             view(cx, e)?;
         }
-        let wanted: Vec<(String, Vec<String>)> = schema
-            .indexes
-            .iter()
-            .filter(|(id, _)| *id == e.id)
-            .map(|(_, fields)| (index_name(&e.table, fields), fields.clone()))
-            .collect();
-        let held = recorded
-            .get(&e.table)
-            .map(|h| h.indexes.clone())
-            .unwrap_or_default();
-        indexes(cx, apply, e, &wanted, &held, done)?;
     }
+    for (name, _) in &found.schedules {
+        cx.exec(
+            &format!("DELETE FROM {} WHERE name = $1", cx.t("jadpo_schedule")),
+            &[P::text(name)],
+        )?;
+        done.entities.push(format!("forgot schedule {name}"));
+    }
+    Ok(())
+}
+
+/// Removes a field's row from `schema` (without a field, the entity's).
+fn forget_field(cx: &mut Cx<'_>, table: &str, field: Option<&str>) -> Result<(), StoreError> {
+    let t = cx.t("jadpo_schema");
+    match field {
+        Some(field) => cx.exec(
+            &format!("DELETE FROM {t} WHERE entity = $1 AND field = $2"),
+            &[P::text(table), P::text(field)],
+        ),
+        None => cx.exec(
+            &format!("DELETE FROM {t} WHERE entity = $1"),
+            &[P::text(table)],
+        ),
+    }?;
     Ok(())
 }
 
@@ -161,52 +474,6 @@ fn index_name(table: &str, fields: &[String]) -> String {
     let hash = blake3::hash(fields.join("\0").as_bytes()).to_hex();
     let short: String = table.chars().take(20).collect();
     format!("{short}_by_{}", hash.get(..16).unwrap_or(""))
-}
-
-/// Creates the indexes the build's queries need and drops those it no
-/// longer does.
-fn indexes(
-    cx: &mut Cx<'_>,
-    apply: Apply,
-    e: &EntitySchema,
-    wanted: &[(String, Vec<String>)],
-    held: &[String],
-    done: &mut Migrated,
-) -> Result<(), StoreError> {
-    for (name, fields) in wanted {
-        if held.contains(name) {
-            continue;
-        }
-        refuse_in_check(cx, apply, &format!("the index {name}"))?;
-        let cols: Vec<String> = fields.iter().map(|f| quoted(f)).collect();
-        cx.exec(
-            &format!(
-                "CREATE INDEX IF NOT EXISTS {} ON {} ({})",
-                cx.t(name),
-                cx.t(&e.table),
-                cols.join(", ")
-            ),
-            &[],
-        )?;
-        record_field(cx, e, &format!("{INDEX}{name}"), None, false, 0)?;
-        done.entities.push(format!("created index {name}"));
-    }
-    for name in held {
-        if wanted.iter().any(|(w, _)| w == name) {
-            continue;
-        }
-        refuse_in_check(cx, apply, &format!("dropping the index {name}"))?;
-        cx.exec(&format!("DROP INDEX IF EXISTS {}", cx.t(name)), &[])?;
-        cx.exec(
-            &format!(
-                "DELETE FROM {} WHERE entity = $1 AND field = $2",
-                cx.t("jadpo_schema")
-            ),
-            &[P::text(&e.table), P::Text(format!("{INDEX}{name}"))],
-        )?;
-        done.entities.push(format!("dropped index {name}"));
-    }
-    Ok(())
 }
 
 /// `<entity>_v`: the table with native types where the database has
@@ -243,23 +510,7 @@ fn view(cx: &mut Cx<'_>, e: &EntitySchema) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn refuse_in_check(cx: &Cx<'_>, apply: Apply, what: &str) -> Result<(), StoreError> {
-    match apply {
-        Apply::Check => Err(cx.error(
-            ErrorKind::Incompatible,
-            format!("{what} is needed, and `--migrate check` applies none"),
-        )),
-        Apply::Auto => Ok(()),
-    }
-}
-
-fn create(
-    cx: &mut Cx<'_>,
-    apply: Apply,
-    e: &EntitySchema,
-    done: &mut Migrated,
-) -> Result<(), StoreError> {
-    refuse_in_check(cx, apply, &format!("a table for `{}`", e.name))?;
+fn create(cx: &mut Cx<'_>, e: &EntitySchema, done: &mut Migrated) -> Result<(), StoreError> {
     let mut cols = Vec::with_capacity(e.fields.len() + 1);
     for (i, f) in e.fields.iter().enumerate() {
         let ty = column_type(cx.dialect, f.kind);
@@ -278,86 +529,70 @@ fn create(
     Ok(())
 }
 
-fn extend(
+/// The changes an entity the store already holds needs, in field order:
+/// new columns, or why the build cannot have them.
+fn extend<'s>(
     cx: &mut Cx<'_>,
-    apply: Apply,
-    e: &EntitySchema,
+    e: &'s EntitySchema,
     fields: &[(String, Recorded)],
-    done: &mut Migrated,
+    changes: &mut Vec<Change<'s>>,
 ) -> Result<(), StoreError> {
     let key = e.fields.first().map(|f| f.name.as_str());
     let kept_key = fields.first().map(|(n, _)| n.as_str());
     if key.is_some() && kept_key.is_some() && key != kept_key {
-        return Err(cx.error(
-            ErrorKind::Incompatible,
-            format!(
-                "`{}`'s key (its first field) was `{}` and this build makes it `{}`: a changed key is refused",
-                e.name,
-                kept_key.unwrap_or_default(),
-                key.unwrap_or_default()
-            ),
-        ));
+        changes.push(Change::Refuse(format!(
+            "`{}`'s key (its first field) was `{}` and this build makes it `{}`: a changed key is refused",
+            e.name,
+            kept_key.unwrap_or_default(),
+            key.unwrap_or_default()
+        )));
+        return Ok(());
     }
     let mut rows = None;
     for (i, f) in e.fields.iter().enumerate() {
         let name = f.name.as_str();
         match fields.iter().find(|(n, _)| n == name).map(|(_, r)| r) {
             Some(was) if was.kind != f.kind => {
-                return Err(cx.error(
-                    ErrorKind::Incompatible,
-                    format!(
-                        "`{}.{name}` was stored as {} and this build makes it {}: a changed type is refused; keep the field's type, or add a new field",
-                        e.name,
-                        was.kind.as_str(),
-                        f.kind.as_str()
-                    ),
-                ));
+                changes.push(Change::Refuse(format!(
+                    "`{}.{name}` was stored as {} and this build makes it {}: a changed type is refused; keep the field's type, or add a new field",
+                    e.name,
+                    was.kind.as_str(),
+                    f.kind.as_str()
+                )));
             }
             Some(_) => {}
-            None => {
-                let required = !f.nullable;
-                if required {
-                    let n = match rows {
-                        Some(n) => n,
-                        None => {
-                            let got =
-                                cx.rows(&format!("SELECT COUNT(*) FROM {}", cx.t(&e.table)), &[])?;
-                            let n = got
-                                .into_iter()
-                                .next()
-                                .and_then(|r| r.into_iter().next())
-                                .and_then(|p| p.as_int())
-                                .unwrap_or(0);
-                            rows = Some(n);
-                            n
-                        }
-                    };
-                    if n > 0 {
-                        return Err(cx.error(
-                            ErrorKind::Incompatible,
-                            format!(
-                                "`{}.{name}` is a new required field, and `{}` has {n} rows that would have no value for it: make it optional (`{name}: T? optional`), or start from an empty store",
-                                e.name, e.name
-                            ),
-                        ));
-                    }
-                }
-                refuse_in_check(cx, apply, &format!("a column for `{}.{name}`", e.name))?;
-                cx.exec(
-                    &format!(
-                        "ALTER TABLE {} ADD COLUMN {} {}",
-                        cx.t(&e.table),
-                        quoted(name),
-                        column_type(cx.dialect, f.kind)
-                    ),
-                    &[],
-                )?;
-                record_field(cx, e, name, Some(f.kind), required, i)?;
-                done.entities.push(format!("added {}.{name}", e.table));
+            None if !f.nullable && count_rows(cx, e, &mut rows)? > 0 => {
+                changes.push(Change::Refuse(format!(
+                    "`{}.{name}` is a new required field, and `{}` has {} rows that would have no value for it: make it optional (`{name}: T? optional`), or start from an empty store",
+                    e.name,
+                    e.name,
+                    rows.unwrap_or_default()
+                )));
             }
+            None => changes.push(Change::AddColumn(e, f, i)),
         }
     }
     Ok(())
+}
+
+/// The entity's rows, counted once.
+fn count_rows(
+    cx: &mut Cx<'_>,
+    e: &EntitySchema,
+    rows: &mut Option<i64>,
+) -> Result<i64, StoreError> {
+    if let Some(n) = rows {
+        return Ok(*n);
+    }
+    let got = cx.rows(&format!("SELECT COUNT(*) FROM {}", cx.t(&e.table)), &[])?;
+    let n = got
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .and_then(|p| p.as_int())
+        .unwrap_or(0);
+    *rows = Some(n);
+    Ok(n)
 }
 
 /// Records a field (or, without a kind, an index) in `schema`.

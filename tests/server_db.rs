@@ -1,0 +1,111 @@
+//! `jadpo db status` and `jadpo db prune` with the commands alone (design
+//! `server.md` 14.4 and 18): billing run by `jadpo dev` with an entity
+//! more, then changed (the entity gone, a field new, its schedule
+//! renamed). Status lists the start's change and what the store keeps and
+//! changes nothing; prune without `--yes` drops nothing, with it refuses
+//! until a server of the build has started, then drops exactly what was
+//! kept; a changed type makes status exit 1.
+
+use std::path::Path;
+
+use crate::server_support::{copy_billing, dev_at, scratch, text, Backend, Ops};
+
+fn edit(app: &Path, file: &str, from: &str, to: &str) {
+    let path = app.join("src").join(file);
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(source.contains(from), "{file} has no `{from}`");
+    std::fs::write(&path, source.replace(from, to)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// `jadpo db ARGS` on the app's store; its exit status and its output.
+fn db(ops: &Ops, args: &[&str]) -> (Option<i32>, String) {
+    let out = ops.jadpo(&[&["db"], args].concat());
+    (out.status.code(), text(&out))
+}
+
+const ARCHIVE: &str = "entity Subscription {";
+const WITH_ARCHIVE: &str = "entity Archive {\n    store: primary\n    key: Text\n    note: Text\n}\n\nentity Subscription {";
+const PLAN: &str = "    plan: stripe.PriceId\n}";
+
+#[test]
+fn db_status_lists_what_a_build_left_and_prune_drops_it() {
+    let dir = scratch("db-prune");
+    let app = copy_billing(&dir, "billing");
+    let db_file = dir.join("dev.sqlite");
+    let ops = Ops {
+        app: app.clone(),
+        dir: dir.clone(),
+        store: Backend::Sqlite(db_file.clone()),
+    };
+    edit(&app, "model.jadpo", ARCHIVE, WITH_ARCHIVE);
+    let server = dev_at(&app, &db_file, "dev");
+    assert!(
+        server.wait_for("committed", 20).is_some(),
+        "the schedule's first tick ran"
+    );
+    server.stop();
+    let (code, out) = db(&ops, &["status"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("entities: as the app declares them"), "{out}");
+
+    edit(&app, "model.jadpo", WITH_ARCHIVE, ARCHIVE);
+    edit(
+        &app,
+        "model.jadpo",
+        PLAN,
+        "    plan: stripe.PriceId\n    note: Text? optional\n}",
+    );
+    edit(
+        &app,
+        "entries.jadpo",
+        "nightly_price_check",
+        "nightly_price_review",
+    );
+    let (code, out) = db(&ops, &["status"]);
+    assert_eq!(code, Some(0), "{out}");
+    for line in [
+        "  a start of this build makes:\n    add column subscription.note\n",
+        "    table archive (2 columns): its entity was removed\n",
+        "  schedules the app no longer has:\n    nightly_price_check (last tick ",
+    ] {
+        assert!(out.contains(line), "no `{line}` in:\n{out}");
+    }
+    let (_, json) = db(&ops, &["status", "--format", "json"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(doc["stores"][0]["kept"][0]["table"], "archive", "{json}");
+    assert_eq!(doc["refused"], false, "{json}");
+
+    let (code, out) = db(&ops, &["prune"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("nothing dropped"), "{out}");
+    let (code, out) = db(&ops, &["prune", "--yes"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("start a server of it first"), "{out}");
+
+    dev_at(&app, &db_file, "dev").stop();
+    let (code, out) = db(&ops, &["prune", "--yes"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        out,
+        "primary: dropped table archive\nprimary: forgot schedule nightly_price_check\n"
+    );
+    let (code, out) = db(&ops, &["status"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("kept"), "{out}");
+
+    edit(
+        &app,
+        "model.jadpo",
+        "note: Text? optional",
+        "note: Int? optional",
+    );
+    let (code, out) = db(&ops, &["status"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains(
+            "a start of this build is refused:\n    `Subscription.note` was stored as text"
+        ),
+        "{out}"
+    );
+}
