@@ -68,7 +68,7 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         return Err(format!("the fixture's fakes cannot be made: {why}"));
     }
     let config = config_values(&program, Some(&prepared), &env, fixture.is_some())?;
-    let store = open_store(dir, args, &program, &plan)?;
+    let (store, setup) = open_store(dir, args, &program, &plan)?;
     let fixture_name = fixture
         .and_then(|f| program.fixtures.get(f))
         .map(|f| f.name.as_str().to_string());
@@ -117,6 +117,9 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
     };
     run_server(&engine, auth, roles, edge, GRACE, extra, |address| {
         announce(&*listing, build, address, fixture_name.as_deref(), &db);
+        for line in &setup {
+            listing.note(line);
+        }
         if let Some(url) = &fakes_at {
             listing.note(&fake_server_line(url));
         }
@@ -629,7 +632,7 @@ fn open_store(
     args: &DevArgs,
     program: &Program,
     plan: &Plan,
-) -> Result<Arc<dyn Store>, String> {
+) -> Result<(Arc<dyn Store>, Vec<String>), String> {
     let stores = app_stores(program, Some(plan))?;
     if let Some((other, _)) = args.stores.iter().find(|(n, _)| !stores.names.contains(n)) {
         return Err(format!(
@@ -687,7 +690,8 @@ fn open_store(
         };
         format!("{e}{hint}")
     })?;
-    Ok(stores.join(opened))
+    let lines = opened.setup_lines();
+    Ok((stores.join(opened.stores), lines))
 }
 
 /// Where the stores are, as the first line says it: a store's file, or

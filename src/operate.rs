@@ -125,7 +125,7 @@ fn open(at: &OperatorStore) -> Result<Opened, String> {
         ..jadpo_server::store::OpenOptions::default()
     };
     let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| e.to_string())?;
-    let store = app.stores.join(opened);
+    let store = app.stores.join(opened.stores);
     let sealer = std::env::var(&at.steps_key_env)
         .ok()
         .filter(|k| !k.is_empty())

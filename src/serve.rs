@@ -97,7 +97,7 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
     let config = config_values(&program, None, &env, scripts.is_some())?;
     // The rebuilt plan is the file's, with the program's action ids.
     let plan = rebuilt;
-    let store = open_store(&program, &plan, args)?;
+    let (store, setup) = open_store(&program, &plan, args)?;
     let auth = Auth::from_env(|k| env.get(k))?;
     let build = Build::new(program, plan);
     // Fakes answer behind the fake provider server, as in `jadpo dev`: the
@@ -148,6 +148,9 @@ fn serve(args: &ServeArgs) -> Result<(), String> {
             "jadpo serve: build {id} of `{}` on {scheme}://{address} (runner {})",
             build.program.app.name, engine.settings.runner
         ));
+        for line in &setup {
+            listing.note(line);
+        }
         if let Some(url) = &fakes_at {
             listing.note(&fake_server_line(url));
         }
@@ -189,7 +192,7 @@ fn open_store(
     program: &jadpo_compiler::ir::Program,
     plan: &Plan,
     args: &ServeArgs,
-) -> Result<Arc<dyn jadpo_runtime::store::Store>, String> {
+) -> Result<(Arc<dyn jadpo_runtime::store::Store>, Vec<String>), String> {
     let stores = crate::dev::app_stores(program, Some(plan))?;
     let options = OpenOptions {
         apply: match args.migrate {
@@ -217,7 +220,8 @@ fn open_store(
         })
         .collect();
     let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| e.to_string())?;
-    Ok(stores.join(opened))
+    let lines = opened.setup_lines();
+    Ok((stores.join(opened.stores), lines))
 }
 
 fn roles(list: &[String]) -> Result<Roles, String> {

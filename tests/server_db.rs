@@ -83,7 +83,15 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("start a server of it first"), "{out}");
 
-    dev_at(&app, &db_file, "dev").stop();
+    // The build's start adds the column and says what is kept.
+    let server = dev_at(&app, &db_file, "dev");
+    for line in [
+        "store primary: added subscription.note",
+        "store primary keeps what earlier builds left (1 table, 1 schedule): `jadpo db status` lists it",
+    ] {
+        assert!(server.wait_for(line, 20).is_some(), "no `{line}`");
+    }
+    server.stop();
     let (code, out) = db(&ops, &["prune", "--yes"]);
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(

@@ -46,11 +46,29 @@ fn sqlite_path(url: &str) -> Option<&str> {
 pub fn open_each(
     bindings: Vec<(String, Schema)>,
     options: OpenOptions,
-) -> Result<Vec<Arc<dyn Store>>, StoreError> {
-    Ok(opened_each(bindings, options)?
-        .into_iter()
-        .map(Opened::into_store)
-        .collect())
+) -> Result<OpenedStores, StoreError> {
+    let mut opened = OpenedStores::default();
+    for store in opened_each(bindings, options)? {
+        let (name, setup) = store.setup();
+        opened.setup.push((name.to_string(), setup.clone()));
+        opened.stores.push(store.into_store());
+    }
+    Ok(opened)
+}
+
+/// The stores [`open_each`] opened, and what setting each up did.
+#[derive(Default)]
+pub struct OpenedStores {
+    pub stores: Vec<Arc<dyn Store>>,
+    /// By store name, in the stores' order.
+    pub setup: Vec<(String, Migrated)>,
+}
+
+impl OpenedStores {
+    /// What a server says of its stores' setup at start.
+    pub fn setup_lines(&self) -> Vec<String> {
+        self.setup.iter().flat_map(|(n, m)| m.lines(n)).collect()
+    }
 }
 
 /// Sets up the stores of `bindings` as `apply` says and closes them: what
@@ -68,10 +86,10 @@ pub fn set_up_each(
         apply,
     };
     Ok(opened_each(bindings, options)?
-        .into_iter()
-        .map(|o| match o {
-            Opened::Sqlite(s) => (s.name().to_string(), s.migrated.clone()),
-            Opened::Postgres(s) => (s.name().to_string(), s.migrated.clone()),
+        .iter()
+        .map(|o| {
+            let (name, setup) = o.setup();
+            (name.to_string(), setup.clone())
         })
         .collect())
 }
@@ -83,6 +101,13 @@ enum Opened {
 }
 
 impl Opened {
+    fn setup(&self) -> (&str, &Migrated) {
+        match self {
+            Opened::Sqlite(s) => (s.name(), &s.migrated),
+            Opened::Postgres(s) => (s.name(), &s.migrated),
+        }
+    }
+
     fn into_store(self) -> Arc<dyn Store> {
         match self {
             Opened::Sqlite(s) => Arc::new(s),

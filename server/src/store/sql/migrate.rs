@@ -31,11 +31,56 @@ pub struct Migrated {
     pub pending: Vec<String>,
     /// `Inspect`: why a start would refuse this build.
     pub refused: Vec<String>,
-    /// `Inspect`: what earlier builds left that this one does not use.
+    /// What earlier builds left that this one does not use (kept by
+    /// every mode but `Prune`).
     pub kept: Vec<Kept>,
-    /// `Inspect`: schedules the store holds a last tick of that the app
-    /// no longer declares, with that tick.
+    /// Schedules the store holds a last tick of that the app no longer
+    /// declares, with that tick.
     pub schedules: Vec<(String, Option<String>)>,
+}
+
+impl Migrated {
+    /// What a server says at start of store `store`'s setup: what it
+    /// changed, and that earlier builds left something; nothing when
+    /// neither.
+    pub fn lines(&self, store: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(last) = self.runtime.last() {
+            out.push(format!(
+                "store {store}: runtime tables set up to version {last}"
+            ));
+        }
+        if !self.entities.is_empty() {
+            out.push(format!("store {store}: {}", self.entities.join(", ")));
+        }
+        let columns = self
+            .kept
+            .iter()
+            .filter(|k| matches!(k, Kept::Column { .. }));
+        let counts = [
+            (columns.count(), "column"),
+            (
+                self.kept
+                    .iter()
+                    .filter(|k| matches!(k, Kept::Table { .. }))
+                    .count(),
+                "table",
+            ),
+            (self.schedules.len(), "schedule"),
+        ];
+        let parts: Vec<String> = counts
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}{}", if *n == 1 { "" } else { "s" }))
+            .collect();
+        if !parts.is_empty() {
+            out.push(format!(
+                "store {store} keeps what earlier builds left ({}): `jadpo db status` lists it, `jadpo db prune --yes` drops it",
+                parts.join(", ")
+            ));
+        }
+        out
+    }
 }
 
 /// A column or table an earlier build made and this one no longer uses:
@@ -83,6 +128,8 @@ pub fn run(cx: &mut Cx<'_>, apply: Apply) -> Result<Migrated, StoreError> {
             for change in &found.changes {
                 change.make(cx, apply, &mut done)?;
             }
+            done.kept = found.kept;
+            done.schedules = found.schedules;
         }
         Apply::Inspect => report(found, &mut done),
         Apply::Prune => prune(cx, found, &mut done)?,
