@@ -400,12 +400,45 @@ fn unfinished_records_are_counted_by_store() {
             .unwrap();
         let mut counted: Vec<(String, usize)> = several
             .unfinished_by_store()
-            .unwrap()
             .into_iter()
-            .map(|(store, held)| (store, held.len()))
+            .map(|(store, held)| (store, held.unwrap().len()))
             .collect();
         counted.sort();
         let expected = vec![("ledger".to_string(), 1), ("primary".to_string(), 0)];
         assert_eq!(counted, expected, "{label}");
     }
+}
+
+/// A store down while another answers: the claim runs the other's
+/// deliveries and gives the error once to the dispatcher, which says it;
+/// the gauges are not read from what answered (an outage is no reason to
+/// end the alert).
+#[test]
+fn a_store_down_is_said_by_the_claim_and_keeps_the_gauges() {
+    let primary: Arc<dyn Store> = Arc::new(jadpo_runtime::store::MemStore::named("primary"));
+    let placement = Placement {
+        records: Default::default(),
+        entities: Default::default(),
+        default: "primary".into(),
+    };
+    let several = Several::new(vec![primary.clone(), Arc::new(Down)], &placement);
+    emitted(&*primary, "d1");
+    assert_eq!(claim_at(&several, now(), 60_000).len(), 1);
+    let errors = several.claim_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].to_string().contains("ledger"), "{errors:?}");
+    assert!(
+        several.claim_errors().is_empty(),
+        "each error is given once"
+    );
+
+    let read = jadpo_server::engine::gauges::read(&several, now());
+    let Err(errors) = read else {
+        panic!("the gauges were read from one store of two");
+    };
+    // Its unfinished records and the operator items both went unread.
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].to_string().contains("ledger"), "{errors:?}");
+    let alone = jadpo_server::engine::gauges::read(&*primary, now()).expect("read");
+    assert_eq!(alone.stores, vec![("primary".to_string(), 0, 0.0)]);
 }

@@ -235,9 +235,16 @@ pub trait Store: RunStore + Queue + RouteKeys + Items + Operate + Send + Sync {
     fn name(&self) -> &str;
 
     /// [`Operate::unfinished`] by store, each with its name: an app's
-    /// several stores each apart.
-    fn unfinished_by_store(&self) -> Result<Vec<(String, Unfinished)>> {
-        Ok(vec![(self.name().to_string(), self.unfinished()?)])
+    /// several stores each apart, one that cannot be read with its error.
+    fn unfinished_by_store(&self) -> Vec<(String, Result<Unfinished>)> {
+        vec![(self.name().to_string(), self.unfinished())]
+    }
+
+    /// The errors of stores that did not answer a claim another store
+    /// answered (an app's several stores: the claim went on without
+    /// them), each given once.
+    fn claim_errors(&self) -> Vec<StoreError> {
+        Vec::new()
     }
 }
 

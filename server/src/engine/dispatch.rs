@@ -85,6 +85,11 @@ fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize,
             };
             match engine.store.claim(&request) {
                 Ok(found) => {
+                    for e in engine.store.claim_errors() {
+                        engine.listing.note(&format!(
+                            "claiming failed: {e} (the other stores' deliveries were claimed)"
+                        ));
+                    }
                     claimed = found.len();
                     for c in found {
                         if c.rescued {

@@ -6,7 +6,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jadpo_runtime::store::DeliveryState;
+use jadpo_runtime::store::{DeliveryState, Item, Store, StoreError};
+use jadpo_runtime::value::Instant;
 
 use super::Engine;
 
@@ -36,9 +37,20 @@ pub fn start(engine: Arc<Engine>) -> std::io::Result<std::thread::JoinHandle<()>
         })
 }
 
-/// One refresh of the gauges and the alert.
+/// One refresh of the gauges and the alert. A store that cannot be read
+/// is said, every time: the gauges and the alert keep their last values.
 pub fn refresh(engine: &Engine, alert_after: Duration, state: &AlertState) {
-    let (firing, items, records, oldest) = gauges(engine, alert_after);
+    let (firing, items, records, oldest) = match gauges(engine, alert_after) {
+        Ok(read) => read,
+        Err(errors) => {
+            for e in errors {
+                engine
+                    .listing
+                    .note(&format!("WARN the gauges keep their last values: {e}"));
+            }
+            return;
+        }
+    };
     if !firing {
         return;
     }
@@ -56,27 +68,56 @@ pub fn refresh(engine: &Engine, alert_after: Duration, state: &AlertState) {
     ));
 }
 
-/// Reads the store's gauges and sets the alert's; (firing, open items,
-/// unfinished records, the oldest's age in seconds). A scrape calls it
-/// too, so `/metrics` is never older than the store.
-pub fn gauges(engine: &Engine, alert_after: Duration) -> (bool, usize, usize, f64) {
-    let now = crate::store::clock::now();
+/// What the gauges read from the stores.
+pub struct Readings {
+    /// Each store's unfinished records: its name, how many, and the
+    /// oldest's age in seconds.
+    pub stores: Vec<(String, usize, f64)>,
+    pub items: Vec<Item>,
+}
+
+/// The gauges' values from every store, or the errors of those that
+/// cannot be read: an outage never reads as no unfinished work, which
+/// would end the alert.
+pub fn read(store: &dyn Store, now: Instant) -> Result<Readings, Vec<StoreError>> {
     let age = |records: &[(String, jadpo_runtime::record::StoredRecord)]| {
         records
             .iter()
             .map(|(_, r)| ((now.0 - r.started_at.0) as f64 / 1e9).max(0.0))
             .fold(0.0f64, f64::max)
     };
+    let mut errors = Vec::new();
+    let mut stores = Vec::new();
     // Each store by its own name (design section 21), an app's several
     // stores each.
-    let (mut records, mut oldest) = (0, 0.0f64);
-    for (store, held) in engine.store.unfinished_by_store().unwrap_or_default() {
-        let age = age(&held);
-        engine.metrics.store_gauges(&store, held.len(), age);
-        records += held.len();
-        oldest = oldest.max(age);
+    for (name, held) in store.unfinished_by_store() {
+        match held {
+            Ok(held) => stores.push((name, held.len(), age(&held))),
+            Err(e) => errors.push(e),
+        }
     }
-    let items = engine.store.items(true).unwrap_or_default();
+    let items = store.items(true).map_err(|e| errors.push(e));
+    match (items, errors.is_empty()) {
+        (Ok(items), true) => Ok(Readings { stores, items }),
+        _ => Err(errors),
+    }
+}
+
+/// Reads the store's gauges and sets the alert's; (firing, open items,
+/// unfinished records, the oldest's age in seconds). A scrape calls it
+/// too, so `/metrics` is never older than the store.
+pub fn gauges(
+    engine: &Engine,
+    alert_after: Duration,
+) -> Result<(bool, usize, usize, f64), Vec<StoreError>> {
+    let read = read(&*engine.store, crate::store::clock::now())?;
+    let (mut records, mut oldest) = (0, 0.0f64);
+    for (store, held, age) in &read.stores {
+        engine.metrics.store_gauges(store, *held, *age);
+        records += held;
+        oldest = oldest.max(*age);
+    }
+    let items = read.items;
     // Every ending is listed, at 0 when none is open, so a rule can
     // compare it without `absent()`.
     let open: Vec<(DeliveryState, usize)> = DeliveryState::ALL
@@ -86,5 +127,5 @@ pub fn gauges(engine: &Engine, alert_after: Duration) -> (bool, usize, usize, f6
         .collect();
     let firing = !items.is_empty() || oldest > alert_after.as_secs_f64();
     engine.metrics.item_gauges(&open, firing);
-    (firing, items.len(), records, oldest)
+    Ok((firing, items.len(), records, oldest))
 }

@@ -80,7 +80,9 @@ async fn handle(State(http): State<Arc<Http>>, request: Request) -> Response {
 /// afresh (on the blocking pool: they are store reads).
 pub async fn metrics_response(engine: Arc<Engine>) -> Response {
     let text = tokio::task::spawn_blocking(move || {
-        crate::engine::gauges::gauges(&engine, engine.settings.alert_after());
+        // A store that cannot be read leaves the last values; the gauge
+        // thread says so.
+        let _ = crate::engine::gauges::gauges(&engine, engine.settings.alert_after());
         engine.metrics.text()
     })
     .await

@@ -56,7 +56,12 @@ pub struct Several {
     held: Mutex<HashMap<String, (usize, usize)>>,
     /// Where the next claim starts, so no store waits behind another.
     turn: std::sync::atomic::AtomicUsize,
+    /// Errors of stores a claim went on without, until read.
+    claim_errors: Mutex<Vec<StoreError>>,
 }
+
+/// A bound on [`Several::claim_errors`] while nobody reads them.
+const MAX_CLAIM_ERRORS: usize = 16;
 
 /// A bound on [`Several::held`]: entries are removed as attempts end, and
 /// a lost lease may leave one behind.
@@ -90,6 +95,7 @@ impl Several {
             name,
             held: Mutex::new(HashMap::new()),
             turn: std::sync::atomic::AtomicUsize::new(0),
+            claim_errors: Mutex::new(Vec::new()),
         }
     }
 
@@ -288,6 +294,15 @@ impl Queue for Several {
         }
         match (answered, first_error) {
             (false, Some(e)) => Err(e),
+            (true, Some(e)) => {
+                if let Ok(mut errors) = self.claim_errors.lock() {
+                    // Until the dispatcher reads them: a few say it.
+                    if errors.len() < MAX_CLAIM_ERRORS {
+                        errors.push(e);
+                    }
+                }
+                Ok(out)
+            }
             _ => Ok(out),
         }
     }
@@ -518,13 +533,17 @@ impl Store for Several {
 
     /// Each store that answers, by its own name (a store that cannot be
     /// reached keeps its gauges as they were).
-    fn unfinished_by_store(&self) -> Res<Vec<(String, jadpo_runtime::store::Unfinished)>> {
-        let mut out = Vec::with_capacity(self.stores.len());
-        for store in &self.stores {
-            if let Ok(held) = store.unfinished() {
-                out.push((store.name().to_string(), held));
-            }
-        }
-        Ok(out)
+    fn unfinished_by_store(&self) -> Vec<(String, Res<jadpo_runtime::store::Unfinished>)> {
+        self.stores
+            .iter()
+            .map(|store| (store.name().to_string(), store.unfinished()))
+            .collect()
+    }
+
+    fn claim_errors(&self) -> Vec<StoreError> {
+        self.claim_errors
+            .lock()
+            .map(|mut errors| std::mem::take(&mut *errors))
+            .unwrap_or_default()
     }
 }
