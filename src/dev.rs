@@ -353,6 +353,26 @@ fn first_build(dir: &str, args: &DevArgs) -> Result<(Program, Plan), String> {
     }
 }
 
+/// How the stores the running build set up would serve the new one
+/// otherwise (a row written or read through another table or column
+/// would be lost, not refused); `None` when they serve it as they are.
+fn tables_change(old: (&Program, &Plan), new: (&Program, &Plan)) -> Option<String> {
+    let schema = |(program, plan): (&Program, &Plan), store: &str| {
+        Schema::of(program, store, &program.app.name).with_queries(&plan.queries)
+    };
+    let names = |(program, plan): (&Program, &Plan)| {
+        app_stores(program, Some(plan))
+            .map(|s| s.names)
+            .unwrap_or_default()
+    };
+    if names(old) != names(new) {
+        return Some("the stores changed".into());
+    }
+    names(new)
+        .iter()
+        .find_map(|store| schema(old, store).differs(&schema(new, store)))
+}
+
 /// Rebuilds the app when its files change.
 fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
@@ -369,14 +389,6 @@ fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::Jo
                 match checked(&dir) {
                     Ok((program, plan)) => {
                         let old = engine.build();
-                        if Schema::of(&program, "", "").entities.len()
-                            != Schema::of(old.program, "", "").entities.len()
-                        {
-                            engine.listing.note(
-                                "reload: the entities changed; restart `jadpo dev` to set the store up for them",
-                            );
-                            continue;
-                        }
                         let placed = |program: &Program, plan: &Plan| {
                             app_stores(program, Some(plan)).map(|s| s.placement)
                         };
@@ -392,6 +404,12 @@ fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::Jo
                                 engine.listing.note(&format!("reload refused: {why}"));
                                 continue;
                             }
+                        }
+                        if let Some(why) = tables_change((old.program, old.plan), (&program, &plan)) {
+                            engine.listing.note(&format!(
+                                "reload: {why}; restart `jadpo dev` to set the store up for them"
+                            ));
+                            continue;
                         }
                         let id = plan.build_id.get(..12).unwrap_or("").to_string();
                         let stranded = stranded(&engine, &plan);

@@ -117,3 +117,35 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
         "{out}"
     );
 }
+
+/// A reload whose build writes an entity's rows otherwise (a field more)
+/// asks for a restart and keeps the running build: the store set up for
+/// it would drop the new field's values without a word.
+#[test]
+fn a_reload_that_changes_a_table_asks_for_a_restart() {
+    let dir = scratch("db-reload");
+    let app = copy_billing(&dir, "billing");
+    let db_file = dir.join("dev.sqlite");
+    let server = crate::server_support::dev_with(&app, &db_file, "dev", &["reload"]);
+    // The reloader reads the files' times once it runs: the edit comes
+    // after that.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    edit(
+        &app,
+        "model.jadpo",
+        PLAN,
+        "    plan: stripe.PriceId\n    note: Text? optional\n}",
+    );
+    let note = server.wait_for("restart `jadpo dev`", 20);
+    let all = server
+        .lines
+        .lock()
+        .map(|l| l.join("\n"))
+        .unwrap_or_default();
+    server.stop();
+    assert!(
+        note.is_some_and(|l| l[0].contains("reload: `Subscription`'s fields changed")),
+        "{all}"
+    );
+    assert!(!all.contains("reloaded: build"), "{all}");
+}

@@ -241,3 +241,42 @@ fn a_field_removed_alone_is_pruned_past_its_view() {
         removed_alone(&url, &format!("t{}_prune_alone", std::process::id()));
     }
 }
+
+/// What `jadpo dev` compares before swapping a build in on reload.
+#[test]
+fn a_build_is_served_by_a_store_set_up_for_another_only_with_the_same_tables() {
+    let differs = |a: &str, b: &str| schema(a, "shop").differs(&schema(b, "shop"));
+    // Spans and type ids move without changing a table.
+    let moved = format!("\n// a comment\ntype Other = Text\n{SECOND}");
+    assert_eq!(differs(SECOND, &moved), None);
+    let more = SECOND.replace(
+        "note: Text? optional",
+        "note: Text? optional\n    extra: Text? optional",
+    );
+    assert_eq!(
+        differs(SECOND, &more),
+        Some("`Counter`'s fields changed".into())
+    );
+    assert_eq!(differs(SECOND, FIRST), Some("the entities changed".into()));
+    let typed = SECOND.replace("note: Text? optional", "note: Int? optional");
+    assert_eq!(
+        differs(SECOND, &typed),
+        Some("`Counter`'s fields changed".into())
+    );
+    let renamed = FIRST.replace("Counter", "Tally");
+    assert_eq!(
+        differs(FIRST, &renamed),
+        Some("the entities changed".into())
+    );
+    // A JSON column's record gains a field: same column, other values.
+    let nested = |fields: &str| {
+        format!(
+            "type Detail = Object {{ a: Text {fields} }}\nentity Counter {{\n    store: primary\n    n: Int\n    detail: Detail\n}}\n"
+        )
+    };
+    assert_eq!(differs(&nested(""), &nested("")), None);
+    assert_eq!(
+        differs(&nested(""), &nested("b: Int")),
+        Some("`Counter.detail`'s type changed".into())
+    );
+}

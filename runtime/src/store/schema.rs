@@ -150,6 +150,41 @@ impl Schema {
         }
     }
 
+    /// How a store set up for `self` would read or write `other`'s rows
+    /// otherwise: the first difference in its entities (their ids, names
+    /// and tables), their fields (names, columns, nullability and the
+    /// structure of each field's type, spans and type ids aside) or the
+    /// indexes; `None` when a store set up for one serves the other.
+    /// `jadpo dev` swaps a build in on reload only then.
+    pub fn differs(&self, other: &Schema) -> Option<String> {
+        if self.indexes != other.indexes {
+            return Some("the field lists queried with `where:` changed".into());
+        }
+        let names = |s: &Schema| -> Vec<(EntityId, String)> {
+            s.entities.iter().map(|e| (e.id, e.name.clone())).collect()
+        };
+        if names(self) != names(other) {
+            return Some("the entities changed".into());
+        }
+        for (a, b) in self.entities.iter().zip(&other.entities) {
+            let fields = |e: &EntitySchema| -> Vec<(Name, ColumnKind, bool)> {
+                e.fields
+                    .iter()
+                    .map(|f| (f.name, f.kind, f.nullable))
+                    .collect()
+            };
+            if fields(a) != fields(b) {
+                return Some(format!("`{}`'s fields changed", a.name));
+            }
+            for (f, g) in a.fields.iter().zip(&b.fields) {
+                if shape(Types(&self.types), &f.ty) != shape(Types(&other.types), &g.ty) {
+                    return Some(format!("`{}.{}`'s type changed", a.name, f.name));
+                }
+            }
+        }
+        None
+    }
+
     /// The indexes the plan's `queries` need: one per field list of an
     /// entity of this store, but none for the key alone (the primary key
     /// serves it).
@@ -271,4 +306,70 @@ pub fn snake(name: &str) -> String {
 /// The time a store writes for `now`.
 pub fn time_text(i: Instant) -> String {
     instant_text(i)
+}
+
+/// A type's structure as text: declared types expanded by name and kind
+/// (each once; a second use, or a recursive one, by name), spans and ids
+/// left out, so two programs' types compare by what a column holds.
+fn shape(types: Types<'_>, ty: &Ty) -> String {
+    let mut out = String::new();
+    let mut seen = std::collections::HashSet::new();
+    shape_into(types, ty, &mut seen, &mut out);
+    out
+}
+
+fn shape_into(
+    types: Types<'_>,
+    ty: &Ty,
+    seen: &mut std::collections::HashSet<jadpo_compiler::ir::TypeId>,
+    out: &mut String,
+) {
+    use std::fmt::Write;
+    match ty {
+        Ty::Named(t) => {
+            let Some(def) = types.def(*t) else {
+                out.push('?');
+                return;
+            };
+            let _ = write!(out, "{}", def.name);
+            if !seen.insert(*t) {
+                return;
+            }
+            match &def.kind {
+                TypeKind::Pending => out.push_str("=pending"),
+                TypeKind::Alias(inner) => {
+                    out.push('=');
+                    shape_into(types, inner, seen, out);
+                }
+                TypeKind::Enum(names) => {
+                    let _ = write!(out, "={names:?}");
+                }
+                TypeKind::Record(fields) => {
+                    out.push('{');
+                    for f in fields {
+                        let _ = write!(out, "{}{}:", f.name, if f.optional { "?" } else { "" });
+                        shape_into(types, &f.ty, seen, out);
+                        out.push(',');
+                    }
+                    out.push('}');
+                }
+            }
+        }
+        Ty::List(inner) => {
+            out.push('[');
+            shape_into(types, inner, seen, out);
+            out.push(']');
+        }
+        Ty::Optional(inner) => {
+            shape_into(types, inner, seen, out);
+            out.push('?');
+        }
+        Ty::Bounded(inner, bounds) => {
+            shape_into(types, inner, seen, out);
+            let _ = write!(out, "{bounds:?}");
+        }
+        Ty::Error | Ty::Prim(_) | Ty::NoneValue => {
+            let _ = write!(out, "{ty:?}");
+        }
+    }
 }
