@@ -137,12 +137,7 @@ fn a_reload_that_changes_a_table_asks_for_a_restart() {
         "    plan: stripe.PriceId\n    note: Text? optional\n}",
     );
     let note = server.wait_for("restart `jadpo dev`", 20);
-    let all = server
-        .lines
-        .lock()
-        .map(|l| l.join("\n"))
-        .unwrap_or_default();
-    server.stop();
+    let all = server.stop_with_lines();
     assert!(
         note.is_some_and(|l| l[0].contains("reload: `Subscription`'s fields changed")),
         "{all}"

@@ -306,12 +306,7 @@ fn a_reload_that_strands_a_parked_run_says_so() {
         "    attempt stripe.customers.create(stripe.CustomerCreate { email: request.email })\n    attempt stripe.payment_methods.attach(",
     );
     let said = server.wait_for("as diverged", 20);
-    let all = server
-        .lines
-        .lock()
-        .map(|l| l.join("\n"))
-        .unwrap_or_default();
-    server.stop();
+    let all = server.stop_with_lines();
     let said = said.unwrap_or_else(|| panic!("no warning about the stranded record:\n{all}"));
     let text = said.join("\n");
     assert!(

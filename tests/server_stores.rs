@@ -342,12 +342,7 @@ fn a_reload_moving_a_record_store_asks_for_a_restart() {
     assert_ne!(moved, text);
     std::fs::write(&source, moved).unwrap_or_else(|e| panic!("{e}"));
     let note = server.wait_for("record store changed", 20);
-    let all = server
-        .lines
-        .lock()
-        .map(|l| l.join("\n"))
-        .unwrap_or_default();
-    server.stop();
+    let all = server.stop_with_lines();
     assert!(note.is_some(), "no word of the moved record store:\n{all}");
     assert!(!all.contains("reloaded: build"), "{all}");
 }

@@ -153,6 +153,13 @@ impl Dev {
         false
     }
 
+    /// Every line it printed, then [`Dev::stop`].
+    pub fn stop_with_lines(self) -> String {
+        let all = self.lines.lock().map(|l| l.join("\n")).unwrap_or_default();
+        self.stop();
+        all
+    }
+
     /// SIGTERM, then at most 15 s for a clean exit.
     pub fn stop(mut self) {
         #[cfg(unix)]

@@ -14,17 +14,6 @@ use jadpo_server::store::{open, set_up_each, Apply, Kept, Migrated, OpenOptions}
 
 use crate::support::*;
 
-const HEAD: &str = "
-application Shop {
-    steps: { encryption_key: config.steps_key }
-}
-config ShopConfig {
-    steps_key: Key { binding: \"STEPS_KEY\" secret: true }
-}
-type Key = Text { max_length: 128 }
-store primary { kind: postgres }
-";
-
 /// The first build: `Counter` with a field the second removes, and an
 /// entity the second removes.
 const FIRST: &str = "
@@ -52,7 +41,11 @@ entity Counter {
 ";
 
 fn schema(entities: &str, app: &str) -> Schema {
-    Schema::of(&program_of(&format!("{HEAD}{entities}")), "primary", app)
+    Schema::of(
+        &program_of(&format!("{SHOP_HEAD}{entities}")),
+        "primary",
+        app,
+    )
 }
 
 fn set_up(url: &str, entities: &str, app: &str, apply: Apply) -> Result<Migrated, String> {

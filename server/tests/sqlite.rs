@@ -251,25 +251,8 @@ fn concurrent_writers_share_transactions() {
     assert!(used < 400, "400 writes took {used} transactions");
 }
 
-const WITH_NOTE_REQUIRED: &str = "
-application Shop {
-    steps: { encryption_key: config.steps_key }
-}
-config ShopConfig {
-    steps_key: Key { binding: \"STEPS_KEY\" secret: true }
-}
-type Key = Text { max_length: 128 }
-store primary { kind: postgres }
-entity Counter {
-    store: primary
-    n: Int
-    label: Text
-    FIELD
-}
-";
-
 fn counter_with(field: &str) -> String {
-    WITH_NOTE_REQUIRED.replace("FIELD", field)
+    format!("{SHOP_HEAD}entity Counter {{\n    store: primary\n    n: Int\n    label: Text\n    {field}\n}}\n")
 }
 
 #[test]
@@ -352,15 +335,8 @@ fn a_url_opens_the_store_it_names() {
     assert!(e.to_string().contains("sqlite:PATH"), "{e}");
 }
 
+/// Entities queried by their fields, after [`SHOP_HEAD`].
 const QUERIED: &str = "
-application Shop {
-    steps: { encryption_key: config.steps_key }
-}
-config ShopConfig {
-    steps_key: Key { binding: \"STEPS_KEY\" secret: true }
-}
-type Key = Text { max_length: 128 }
-store primary { kind: postgres }
 type Id = Text { max_length: 64 }
 entity Sub {
     store: primary
@@ -385,7 +361,8 @@ action drop(id: Id) fails Gone -> Bool {
 fn the_plans_queries_become_indexes_and_each_entity_a_view() {
     let mut m = jadpo_compiler::load::loaders::MemLoader::new();
     m.insert("app/jadpo.yaml", "app: shop\n".as_bytes());
-    m.insert("app/app.jadpo", QUERIED.as_bytes());
+    let source = format!("{SHOP_HEAD}{QUERIED}");
+    m.insert("app/app.jadpo", source.as_bytes());
     let compiled = jadpo_compiler::compile_with(&m, "app", jadpo_compiler::resolve::Lowering::Code);
     let program = compiled.program.expect("a program");
     let (diags, plan) =

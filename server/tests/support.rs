@@ -21,6 +21,19 @@ use jadpo_runtime::value::{Instant, Value};
 use jadpo_server::store::sqlite::{Options, SqliteStore};
 use jadpo_server::store::{Apply, OpenOptions};
 
+/// An app `Shop` with a steps key and a store `primary`, without
+/// entities: a test adds its own.
+pub const SHOP_HEAD: &str = "
+application Shop {
+    steps: { encryption_key: config.steps_key }
+}
+config ShopConfig {
+    steps_key: Key { binding: \"STEPS_KEY\" secret: true }
+}
+type Key = Text { max_length: 128 }
+store primary { kind: postgres }
+";
+
 pub const SOURCE: &str = "
 application Shop {
     steps: { encryption_key: config.steps_key }

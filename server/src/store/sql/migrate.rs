@@ -632,12 +632,7 @@ fn count_rows(
         return Ok(*n);
     }
     let got = cx.rows(&format!("SELECT COUNT(*) FROM {}", cx.t(&e.table)), &[])?;
-    let n = got
-        .into_iter()
-        .next()
-        .and_then(|r| r.into_iter().next())
-        .and_then(|p| p.as_int())
-        .unwrap_or(0);
+    let n = super::rows::first_int(got);
     *rows = Some(n);
     Ok(n)
 }

@@ -624,12 +624,7 @@ fn insert_events(
                 ),
                 &[P::text(key)],
             )?;
-            let blocking = held
-                .into_iter()
-                .next()
-                .and_then(|r| r.into_iter().next())
-                .and_then(|p| p.as_int())
-                .unwrap_or(0);
+            let blocking = rows::first_int(held);
             if blocking > 0 {
                 continue;
             }

@@ -23,6 +23,16 @@ pub fn opt_time(i: Option<Instant>) -> P {
 }
 
 /// A damaged row, named.
+/// The first column of the first row as an integer (a count), 0 without
+/// one.
+pub fn first_int(rows: Vec<Vec<P>>) -> i64 {
+    rows.into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .and_then(|p| p.as_int())
+        .unwrap_or(0)
+}
+
 pub fn damaged(store: &str, what: &str) -> StoreError {
     StoreError::new(
         store,
