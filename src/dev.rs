@@ -55,19 +55,12 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         WatchFormat::Json => Arc::new(JsonLines(std::sync::Mutex::new(std::io::stdout()))),
     };
     let (program, plan) = first_build(dir, args)?;
-    let env = Env::read(args.env_file.as_deref())?;
-    // The fixture `dev` answers when there is one; without it (and without
-    // `--fakes`) the app calls its providers over HTTP.
-    let fixture = match fakes_fixture(&program, args.fakes.as_deref()) {
-        Ok(id) => Some(id),
-        Err(_) if args.fakes.is_none() => None,
-        Err(why) => return Err(why),
+    let from = ConfigFrom {
+        env: Env::read(args.env_file.as_deref())?,
+        fakes: args.fakes.clone(),
     };
-    let prepared = prepare_fixture(&program, fixture);
-    if let Some(why) = &prepared.error {
-        return Err(format!("the fixture's fakes cannot be made: {why}"));
-    }
-    let config = config_values(&program, Some(&prepared), &env, fixture.is_some())?;
+    let (fixture, prepared, config) = from.read(&program)?;
+    let env = &from.env;
     let (store, setup) = open_store(dir, args, &program, &plan)?;
     let fixture_name = fixture
         .and_then(|f| program.fixtures.get(f))
@@ -104,7 +97,8 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
     }
     let mut extra = Vec::new();
     if !args.no_reload {
-        extra.push(reloader(dir.to_string(), engine.clone()).map_err(|e| e.to_string())?);
+        let reload = reloader(dir.to_string(), engine.clone(), from);
+        extra.push(reload.map_err(|e| e.to_string())?);
     }
     // Where the store is, as the first line says it: its file, or the
     // Postgres it was moved to (without the password a URL may carry).
@@ -373,8 +367,42 @@ fn tables_change(old: (&Program, &Plan), new: (&Program, &Plan)) -> Option<Strin
         .find_map(|store| schema(old, store).differs(&schema(new, store)))
 }
 
+/// What the config values are read from, at start and again at a reload.
+struct ConfigFrom {
+    env: Env,
+    /// `--fakes`: the fixture whose fakes answer (`dev` when present).
+    fakes: Option<String>,
+}
+
+impl ConfigFrom {
+    /// The fixture whose fakes answer (none: real providers), its
+    /// preparation, and the config values `program` reads.
+    fn read(&self, program: &Program) -> Result<(Option<FixtureId>, Prepared, Config), String> {
+        // The fixture `dev` answers when there is one; without it (and
+        // without `--fakes`) the app calls its providers over HTTP.
+        let fixture = match fakes_fixture(program, self.fakes.as_deref()) {
+            Ok(id) => Some(id),
+            Err(_) if self.fakes.is_none() => None,
+            Err(why) => return Err(why),
+        };
+        let prepared = prepare_fixture(program, fixture);
+        if let Some(why) = &prepared.error {
+            return Err(format!("the fixture's fakes cannot be made: {why}"));
+        }
+        let config = config_values(program, Some(&prepared), &self.env, fixture.is_some())?;
+        Ok((fixture, prepared, config))
+    }
+}
+
+type Config = BTreeMap<Name, Value>;
+type FixtureId = jadpo_compiler::ir::test::FixtureId;
+
 /// Rebuilds the app when its files change.
-fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::JoinHandle<()>> {
+fn reloader(
+    dir: String,
+    engine: Arc<Engine>,
+    from: ConfigFrom,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("jadpo-reload".into())
         .spawn(move || {
@@ -410,6 +438,21 @@ fn reloader(dir: String, engine: Arc<Engine>) -> std::io::Result<std::thread::Jo
                                 "reload: {why}; restart `jadpo dev` to set the store up for them"
                             ));
                             continue;
+                        }
+                        // The engine and the providers keep the values read
+                        // at start: a build reading others would fault.
+                        match from.read(&program) {
+                            Ok((_, _, config)) if config == engine.config => {}
+                            Ok(_) => {
+                                engine.listing.note(
+                                    "reload: the config values changed; restart `jadpo dev` to read them",
+                                );
+                                continue;
+                            }
+                            Err(why) => {
+                                engine.listing.note(&format!("reload refused: {why}"));
+                                continue;
+                            }
                         }
                         let id = plan.build_id.get(..12).unwrap_or("").to_string();
                         let stranded = stranded(&engine, &plan);

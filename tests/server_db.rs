@@ -4,7 +4,9 @@
 //! renamed). Status lists the start's change and what the store keeps and
 //! changes nothing; prune without `--yes` drops nothing, with it refuses
 //! until a server of the build has started, then drops exactly what was
-//! kept; a changed type makes status exit 1.
+//! kept; a changed type makes status exit 1. A reload of `jadpo dev`
+//! whose build the stores or the config read at start would serve
+//! otherwise asks for a restart.
 
 use std::path::Path;
 
@@ -118,28 +120,55 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
     );
 }
 
+/// Reloads under `jadpo dev` after `change`; what it printed, once it
+/// said `expected` or 20 s passed.
+fn reloaded(name: &str, change: impl Fn(&Path), expected: &str) -> (bool, String) {
+    let dir = scratch(name);
+    let app = copy_billing(&dir, "billing");
+    let server = crate::server_support::dev_with(&app, &dir.join("dev.sqlite"), "dev", &["reload"]);
+    // The reloader reads the files' times once it runs: the edit comes
+    // after that.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    change(&app);
+    let said = server.wait_for(expected, 20).is_some();
+    (said, server.stop_with_lines())
+}
+
+/// A reload whose build reads other config values asks for a restart:
+/// the engine and the providers keep the values read at start, and a
+/// build reading a value they lack would fault its deliveries.
+#[test]
+fn a_reload_that_changes_the_config_asks_for_a_restart() {
+    let fixture = |app: &Path| {
+        let path = app.join("tests").join("dev.jadpo");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        let changed = text.replace("basic_price: \"price_basic\"", "basic_price: \"price_pro\"");
+        assert_ne!(changed, text);
+        std::fs::write(&path, changed).unwrap_or_else(|e| panic!("{e}"));
+    };
+    let (said, all) = reloaded("db-reload-config", fixture, "restart `jadpo dev`");
+    assert!(said, "{all}");
+    assert!(all.contains("reload: the config values changed"), "{all}");
+    assert!(!all.contains("reloaded: build"), "{all}");
+}
+
 /// A reload whose build writes an entity's rows otherwise (a field more)
 /// asks for a restart and keeps the running build: the store set up for
 /// it would drop the new field's values without a word.
 #[test]
 fn a_reload_that_changes_a_table_asks_for_a_restart() {
-    let dir = scratch("db-reload");
-    let app = copy_billing(&dir, "billing");
-    let db_file = dir.join("dev.sqlite");
-    let server = crate::server_support::dev_with(&app, &db_file, "dev", &["reload"]);
-    // The reloader reads the files' times once it runs: the edit comes
-    // after that.
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    edit(
-        &app,
-        "model.jadpo",
-        PLAN,
-        "    plan: stripe.PriceId\n    note: Text? optional\n}",
-    );
-    let note = server.wait_for("restart `jadpo dev`", 20);
-    let all = server.stop_with_lines();
+    let field = |app: &Path| {
+        edit(
+            app,
+            "model.jadpo",
+            PLAN,
+            "    plan: stripe.PriceId\n    note: Text? optional\n}",
+        );
+    };
+    let (said, all) = reloaded("db-reload", field, "restart `jadpo dev`");
+    assert!(said, "{all}");
     assert!(
-        note.is_some_and(|l| l[0].contains("reload: `Subscription`'s fields changed")),
+        all.contains("reload: `Subscription`'s fields changed"),
         "{all}"
     );
     assert!(!all.contains("reloaded: build"), "{all}");
