@@ -61,7 +61,11 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
     };
     let (fixture, prepared, config) = from.read(&program)?;
     let env = &from.env;
-    let (store, setup) = open_store(dir, args, &program, &plan)?;
+    let DevStores {
+        store,
+        setup,
+        places: db,
+    } = open_store(dir, args, &program, &plan)?;
     let fixture_name = fixture
         .and_then(|f| program.fixtures.get(f))
         .map(|f| f.name.as_str().to_string());
@@ -100,9 +104,6 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         let reload = reloader(dir.to_string(), engine.clone(), from);
         extra.push(reload.map_err(|e| e.to_string())?);
     }
-    // Where the store is, as the first line says it: its file, or the
-    // Postgres it was moved to (without the password a URL may carry).
-    let db = store_places(dir, args, &app_stores(build.program, Some(build.plan))?);
     let roles = Roles::all();
     let edge = Edge {
         listen: &args.listen,
@@ -687,13 +688,23 @@ fn config_value(ty: &Ty, text: &str) -> Option<Value> {
     })
 }
 
+/// The app's stores, opened for `jadpo dev`.
+struct DevStores {
+    store: Arc<dyn Store>,
+    /// What setting them up did, a line each.
+    setup: Vec<String>,
+    /// Where they are, as the first line says it: a store's file, or the
+    /// Postgres it was moved to (without the password a URL may carry).
+    places: String,
+}
+
 /// The store's file, set up for the build.
 fn open_store(
     dir: &str,
     args: &DevArgs,
     program: &Program,
     plan: &Plan,
-) -> Result<(Arc<dyn Store>, Vec<String>), String> {
+) -> Result<DevStores, String> {
     let stores = app_stores(program, Some(plan))?;
     if let Some((other, _)) = args.stores.iter().find(|(n, _)| !stores.names.contains(n)) {
         return Err(format!(
@@ -751,8 +762,11 @@ fn open_store(
         };
         format!("{e}{hint}")
     })?;
-    let lines = opened.setup_lines();
-    Ok((stores.join(opened.stores), lines))
+    Ok(DevStores {
+        setup: opened.setup_lines(),
+        places: store_places(dir, args, &stores),
+        store: stores.join(opened.stores),
+    })
 }
 
 /// Where the stores are, as the first line says it: a store's file, or
