@@ -219,7 +219,15 @@ fn open_store(
             (urls.get(name).cloned().unwrap_or_default(), schema)
         })
         .collect();
-    let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| e.to_string())?;
+    let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| {
+        let hint = match e.kind {
+            jadpo_runtime::store::ErrorKind::Incompatible => {
+                "\n  `jadpo db status --app APP_DIR`, with the same JADPO_STORE_<NAME>, lists every change this build needs and why a start refuses it"
+            }
+            _ => "",
+        };
+        format!("{e}{hint}")
+    })?;
     let lines = opened.setup_lines();
     Ok((stores.join(opened.stores), lines))
 }

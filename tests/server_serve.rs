@@ -77,6 +77,47 @@ fn serve_refuses_to_start_and_names_the_cause() {
     assert!(why.contains("does not match its checksum"), "{why}");
 }
 
+/// `--migrate check` refuses any change and `auto` makes the additive
+/// ones; a build the store cannot take is refused by name either way,
+/// with the command that lists the rest.
+#[test]
+fn serve_sets_its_store_up_or_refuses_a_build_it_cannot_take() {
+    let dir = scratch("serve-migrate");
+    let bundle = dir.join("build");
+    build(&bundle);
+    let store = format!("sqlite:{}", dir.join("app.sqlite").display());
+    let mut check = serve(&bundle, &store);
+    check.args(["--migrate", "check"]);
+    let why = spawn(check).err().unwrap_or_default();
+    assert!(why.contains("`--migrate check` applies none"), "{why}");
+    assert!(why.contains("`jadpo db status --app APP_DIR`"), "{why}");
+
+    let first = spawn(serve(&bundle, &store)).unwrap_or_else(|e| panic!("{e}"));
+    let set_up = first.wait_for("store primary: created table subscription", 20);
+    first.stop();
+    assert!(set_up.is_some(), "the start said what it set up");
+    let mut check = serve(&bundle, &store);
+    check.args(["--migrate", "check"]);
+    spawn(check).unwrap_or_else(|e| panic!("{e}")).stop();
+
+    let app = crate::server_support::copy_billing(&dir, "billing");
+    let model = app.join("src/model.jadpo");
+    let text = std::fs::read_to_string(&model).unwrap_or_default();
+    let changed = text.replace(
+        "    id: stripe.SubscriptionId\n    customer: stripe.CustomerId\n",
+        "    customer: stripe.CustomerId\n    id: stripe.SubscriptionId\n",
+    );
+    assert_ne!(changed, text);
+    std::fs::write(&model, changed).unwrap_or_else(|e| panic!("{e}"));
+    let other = dir.join("other-build");
+    crate::server_support::jadpo_build(&app, &other);
+    let why = spawn(serve(&other, &store)).err().unwrap_or_default();
+    assert!(
+        why.contains("`Subscription`'s key (its first field) was `id`"),
+        "{why}"
+    );
+}
+
 fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
