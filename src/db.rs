@@ -162,7 +162,10 @@ fn status_json(places: &[(String, String)], found: &[Migrated]) -> String {
         })
         .collect();
     let refused = found.iter().any(|m| !m.refused.is_empty());
-    format!("{}\n", json!({ "stores": stores, "refused": refused }))
+    format!(
+        "{}\n",
+        json!({ "format": 1, "stores": stores, "refused": refused })
+    )
 }
 
 fn kept_json(k: &Kept) -> serde_json::Value {

@@ -75,6 +75,7 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
     let (_, json) = db(&ops, &["status", "--format", "json"]);
     let doc: serde_json::Value =
         serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    crate::server_outcomes::validate("db-status.schema.json", &doc);
     assert_eq!(doc["stores"][0]["kept"][0]["table"], "archive", "{json}");
     assert_eq!(doc["refused"], false, "{json}");
 

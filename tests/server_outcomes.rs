@@ -42,7 +42,8 @@ fn edit(file: &Path, from: &str, to: &str) {
     std::fs::write(file, text.replacen(from, to, 1)).unwrap_or_else(|e| panic!("{e}"));
 }
 
-fn validate(schema_file: &str, doc: &serde_json::Value) {
+/// Checks `doc` against `spec/SCHEMA_FILE`.
+pub fn validate(schema_file: &str, doc: &serde_json::Value) {
     let read = |name: &str| -> serde_json::Value {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("spec")
