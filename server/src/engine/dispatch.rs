@@ -70,44 +70,9 @@ pub fn start(engine: Arc<Engine>) -> std::io::Result<Vec<JoinHandle<()>>> {
     Ok(threads)
 }
 
-/// Claim failures said at most once a minute: a store down for an hour
-/// is polled every second.
-#[derive(Default)]
-struct Said {
-    last: Option<std::time::Instant>,
-    /// Failures since the last said, not said.
-    quiet: u32,
-}
-
-impl Said {
-    /// The line to say for a failure at `now`, if any.
-    fn failed(&mut self, what: String, now: std::time::Instant) -> Option<String> {
-        if self
-            .last
-            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(60))
-        {
-            self.quiet += 1;
-            return None;
-        }
-        let more = match self.quiet {
-            0 => String::new(),
-            n => format!(" ({n} more failures since the last said)"),
-        };
-        self.last = Some(now);
-        self.quiet = 0;
-        Some(format!("{what}{more}"))
-    }
-
-    fn say(&mut self, engine: &Engine, what: String) {
-        if let Some(line) = self.failed(what, std::time::Instant::now()) {
-            engine.listing.note(&line);
-        }
-    }
-}
-
 fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize, slots: usize) {
     let mut seen = engine.notices();
-    let mut said = Said::default();
+    let mut said = super::listing::Said::default();
     while !engine.stopping() {
         let free = slots.saturating_sub(busy.load(Ordering::Acquire));
         let mut claimed = 0;
@@ -123,7 +88,7 @@ fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize,
                 Ok(found) => {
                     for e in engine.store.claim_errors() {
                         said.say(
-                            engine,
+                            &*engine.listing,
                             format!(
                                 "claiming failed: {e} (the other stores' deliveries were claimed)"
                             ),
@@ -143,7 +108,7 @@ fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize,
                         }
                     }
                 }
-                Err(e) => said.say(engine, format!("claiming failed: {e}")),
+                Err(e) => said.say(&*engine.listing, format!("claiming failed: {e}")),
             }
         }
         if claimed == 0 || claimed == free {
@@ -170,29 +135,5 @@ fn runner(engine: &Engine, receive: &Mutex<mpsc::Receiver<Claimed>>, busy: &Atom
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Said;
-    use std::time::{Duration, Instant};
-
-    #[test]
-    fn claim_failures_are_said_at_most_once_a_minute() {
-        let mut said = Said::default();
-        let t0 = Instant::now();
-        assert_eq!(said.failed("a".into(), t0), Some("a".into()));
-        for s in 1..30 {
-            assert_eq!(said.failed("a".into(), t0 + Duration::from_secs(s)), None);
-        }
-        assert_eq!(
-            said.failed("b".into(), t0 + Duration::from_secs(61)),
-            Some("b (29 more failures since the last said)".into())
-        );
-        assert_eq!(
-            said.failed("c".into(), t0 + Duration::from_secs(200)),
-            Some("c".into())
-        );
     }
 }

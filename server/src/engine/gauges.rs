@@ -15,6 +15,8 @@ use super::Engine;
 #[derive(Default)]
 pub struct AlertState {
     last_warned: Mutex<Option<std::time::Instant>>,
+    /// Stores that could not be read, said at most once a minute.
+    unread: Mutex<super::listing::Said>,
 }
 
 /// Refreshes the store's gauges every 15 s and fires the alert; runs
@@ -43,10 +45,11 @@ pub fn refresh(engine: &Engine, alert_after: Duration, state: &AlertState) {
     let (firing, items, records, oldest) = match gauges(engine, alert_after) {
         Ok(read) => read,
         Err(errors) => {
-            for e in errors {
-                engine
-                    .listing
-                    .note(&format!("WARN the gauges keep their last values: {e}"));
+            if let Ok(mut said) = state.unread.lock() {
+                for e in errors {
+                    let what = format!("WARN the gauges keep their last values: {e}");
+                    said.say(&*engine.listing, what);
+                }
             }
             return;
         }

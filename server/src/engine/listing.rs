@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use jadpo_runtime::delivery::ListedStep;
 
@@ -172,5 +173,64 @@ impl<W: Write + Send> Listen for JsonLines<W> {
             let _ = writeln!(w, "{line}");
             let _ = w.flush();
         }
+    }
+}
+
+/// A failure said at most once a minute: a store down for an hour is
+/// polled every second by a dispatcher and every 15 s by the gauges.
+#[derive(Default)]
+pub struct Said {
+    last: Option<std::time::Instant>,
+    /// Failures since the last said, not said.
+    quiet: u32,
+}
+
+impl Said {
+    /// The line to say for a failure at `now`, if any.
+    fn failed(&mut self, what: String, now: std::time::Instant) -> Option<String> {
+        if self
+            .last
+            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(60))
+        {
+            self.quiet += 1;
+            return None;
+        }
+        let more = match self.quiet {
+            0 => String::new(),
+            n => format!(" ({n} more failures since the last said)"),
+        };
+        self.last = Some(now);
+        self.quiet = 0;
+        Some(format!("{what}{more}"))
+    }
+
+    pub fn say(&mut self, listing: &dyn Listen, what: String) {
+        if let Some(line) = self.failed(what, std::time::Instant::now()) {
+            listing.note(&line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Said;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn failures_are_said_at_most_once_a_minute() {
+        let mut said = Said::default();
+        let t0 = Instant::now();
+        assert_eq!(said.failed("a".into(), t0), Some("a".into()));
+        for s in 1..30 {
+            assert_eq!(said.failed("a".into(), t0 + Duration::from_secs(s)), None);
+        }
+        assert_eq!(
+            said.failed("b".into(), t0 + Duration::from_secs(61)),
+            Some("b (29 more failures since the last said)".into())
+        );
+        assert_eq!(
+            said.failed("c".into(), t0 + Duration::from_secs(200)),
+            Some("c".into())
+        );
     }
 }
