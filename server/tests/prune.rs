@@ -267,6 +267,15 @@ fn a_build_is_served_by_a_store_set_up_for_another_only_with_the_same_tables() {
             "type Detail = Object {{ a: Text {fields} }}\nentity Counter {{\n    store: primary\n    n: Int\n    detail: Detail\n}}\n"
         )
     };
+    // A new `where:` field list needs an index.
+    let queried = schema(SECOND, "shop").with_queries(&[jadpo_plan::QueryPlan {
+        entity: "Counter".into(),
+        fields: vec!["label".into()],
+    }]);
+    assert_eq!(
+        schema(SECOND, "shop").differs(&queried),
+        Some("the field lists queried with `where:` changed".into())
+    );
     assert_eq!(differs(&nested(""), &nested("")), None);
     assert_eq!(
         differs(&nested(""), &nested("b: Int")),
