@@ -756,7 +756,7 @@ fn open_store(
     let opened = jadpo_server::store::open_each(bindings, options).map_err(|e| {
         let hint = match e.kind {
             jadpo_runtime::store::ErrorKind::Incompatible => {
-                "\n  the store holds data of an earlier build: `jadpo dev --reset` starts it empty"
+                "\n  the store holds data of an earlier build: `jadpo db status` lists every change this build needs, and `jadpo dev --reset` starts the store empty"
             }
             _ => "",
         };

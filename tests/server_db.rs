@@ -119,6 +119,32 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
         ),
         "{out}"
     );
+    // `jadpo dev` refuses it too, and names both ways on.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jadpo"));
+    cmd.arg("dev")
+        .arg(&app)
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--no-reload",
+            "--fakes",
+            "dev",
+            "--db",
+        ])
+        .arg(&db_file);
+    let why = crate::server_support::spawn(cmd).err().unwrap_or_default();
+    assert!(
+        why.contains("`Subscription.note` was stored as text"),
+        "{why}"
+    );
+    assert!(
+        why.contains("`jadpo db status` lists every change"),
+        "{why}"
+    );
+    assert!(
+        why.contains("`jadpo dev --reset` starts the store empty"),
+        "{why}"
+    );
 }
 
 /// Reloads under `jadpo dev` after `change`; what it printed, once it
