@@ -55,11 +55,13 @@ fn serve(dir: &str, args: &DevArgs) -> Result<(), String> {
         WatchFormat::Json => Arc::new(JsonLines(std::sync::Mutex::new(std::io::stdout()))),
     };
     let (program, plan) = first_build(dir, args)?;
-    let from = ConfigFrom {
+    let mut from = ConfigFrom {
         env: Env::read(args.env_file.as_deref())?,
         fakes: args.fakes.clone(),
+        started_fakes: String::new(),
     };
     let (fixture, prepared, config) = from.read(&program)?;
+    from.started_fakes = fakes_text(&program, &prepared);
     let env = &from.env;
     let DevStores {
         store,
@@ -373,6 +375,47 @@ struct ConfigFrom {
     env: Env,
     /// `--fakes`: the fixture whose fakes answer (`dev` when present).
     fakes: Option<String>,
+    /// The fakes the server started with ([`fakes_text`]).
+    started_fakes: String,
+}
+
+/// A fixture's fakes as text naming operations and failures (their ids
+/// differ between builds), one line per operation, sorted: two builds'
+/// compare equal when their fakes answer alike.
+fn fakes_text(program: &Program, prepared: &Prepared) -> String {
+    let mut lines: Vec<String> = prepared
+        .scripts
+        .iter()
+        .map(|(op, script)| {
+            let name = program
+                .operations
+                .get(*op)
+                .map_or("?", |o| o.qualified.as_str());
+            let answers: Vec<String> = script
+                .answers
+                .iter()
+                .map(|a| scripted_text(program, a))
+                .collect();
+            format!("{name} {} {}", script.replays_failures, answers.join("; "))
+        })
+        .collect();
+    lines.sort();
+    lines.join("\n")
+}
+
+fn scripted_text(program: &Program, scripted: &jadpo_runtime::fake::Scripted) -> String {
+    use jadpo_runtime::fake::Scripted;
+    match scripted {
+        Scripted::Fail { failure, fields } => {
+            let name = program
+                .failures
+                .get(*failure)
+                .map_or("?", |f| f.qualified.as_str());
+            format!("fail {name} {fields:?}")
+        }
+        Scripted::Lost(inner) => format!("lost {}", scripted_text(program, inner)),
+        other => format!("{other:?}"),
+    }
 }
 
 impl ConfigFrom {
@@ -443,13 +486,21 @@ fn reloader(
                         // The engine and the providers keep the values read
                         // at start: a build reading others would fault.
                         match from.read(&program) {
-                            Ok((_, _, config)) if config == engine.config => {}
-                            Ok(_) => {
+                            Ok((_, _, config)) if config != engine.config => {
                                 engine.listing.note(
                                     "reload: the config values changed; restart `jadpo dev` to read them",
                                 );
                                 continue;
                             }
+                            Ok((_, prepared, _))
+                                if fakes_text(&program, &prepared) != from.started_fakes =>
+                            {
+                                engine.listing.note(
+                                    "reload: the fixture's fakes changed; restart `jadpo dev` to answer with them",
+                                );
+                                continue;
+                            }
+                            Ok(_) => {}
                             Err(why) => {
                                 engine.listing.note(&format!("reload refused: {why}"));
                                 continue;

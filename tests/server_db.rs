@@ -179,6 +179,23 @@ fn a_reload_that_changes_the_config_asks_for_a_restart() {
     assert!(!all.contains("reloaded: build"), "{all}");
 }
 
+/// A reload whose fixture's fakes answer otherwise asks for a restart: the
+/// fake provider server keeps the fakes it started with.
+#[test]
+fn a_reload_that_changes_the_fakes_asks_for_a_restart() {
+    let fakes = |app: &Path| {
+        let path = app.join("tests").join("dev.jadpo");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        let changed = text.replacen("id: \"cus_1\"", "id: \"cus_2\"", 1);
+        assert_ne!(changed, text);
+        std::fs::write(&path, changed).unwrap_or_else(|e| panic!("{e}"));
+    };
+    let (said, all) = reloaded("db-reload-fakes", fakes, "restart `jadpo dev`");
+    assert!(said, "{all}");
+    assert!(all.contains("reload: the fixture's fakes changed"), "{all}");
+    assert!(!all.contains("reloaded: build"), "{all}");
+}
+
 /// A reload whose build writes an entity's rows otherwise (a field more)
 /// asks for a restart and keeps the running build: the store set up for
 /// it would drop the new field's values without a word.
