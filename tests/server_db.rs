@@ -12,10 +12,11 @@ use std::path::Path;
 
 use crate::server_support::{copy_billing, dev_at, scratch, text, Backend, Ops};
 
-fn edit(app: &Path, file: &str, from: &str, to: &str) {
-    let path = app.join("src").join(file);
+/// Replaces `from` (which must be there) with `to` in the app's file `rel`.
+fn edit(app: &Path, rel: &str, from: &str, to: &str) {
+    let path = app.join(rel);
     let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert!(source.contains(from), "{file} has no `{from}`");
+    assert!(source.contains(from), "{rel} has no `{from}`");
     std::fs::write(&path, source.replace(from, to)).unwrap_or_else(|e| panic!("{e}"));
 }
 
@@ -39,7 +40,7 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
         dir: dir.clone(),
         store: Backend::Sqlite(db_file.clone()),
     };
-    edit(&app, "model.jadpo", ARCHIVE, WITH_ARCHIVE);
+    edit(&app, "src/model.jadpo", ARCHIVE, WITH_ARCHIVE);
     let server = dev_at(&app, &db_file, "dev");
     assert!(
         server.wait_for("committed", 20).is_some(),
@@ -50,16 +51,16 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("entities: as the app declares them"), "{out}");
 
-    edit(&app, "model.jadpo", WITH_ARCHIVE, ARCHIVE);
+    edit(&app, "src/model.jadpo", WITH_ARCHIVE, ARCHIVE);
     edit(
         &app,
-        "model.jadpo",
+        "src/model.jadpo",
         PLAN,
         "    plan: stripe.PriceId\n    note: Text? optional\n}",
     );
     edit(
         &app,
-        "entries.jadpo",
+        "src/entries.jadpo",
         "nightly_price_check",
         "nightly_price_review",
     );
@@ -107,7 +108,7 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
 
     edit(
         &app,
-        "model.jadpo",
+        "src/model.jadpo",
         "note: Text? optional",
         "note: Int? optional",
     );
@@ -120,18 +121,7 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
         "{out}"
     );
     // `jadpo dev` refuses it too, and names both ways on.
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jadpo"));
-    cmd.arg("dev")
-        .arg(&app)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--no-reload",
-            "--fakes",
-            "dev",
-            "--db",
-        ])
-        .arg(&db_file);
+    let cmd = crate::server_support::dev_command(&app, &db_file, "dev", &[]);
     let why = crate::server_support::spawn(cmd).err().unwrap_or_default();
     assert!(
         why.contains("`Subscription.note` was stored as text"),
@@ -147,9 +137,9 @@ fn db_status_lists_what_a_build_left_and_prune_drops_it() {
     );
 }
 
-/// Reloads under `jadpo dev` after `change`; what it printed, once it
-/// said `expected` or 20 s passed.
-fn reloaded(name: &str, change: impl Fn(&Path), expected: &str) -> (bool, String) {
+/// Reloads under `jadpo dev` after `change`, and checks it asked for a
+/// restart with `why` and kept the running build.
+fn refused_reload(name: &str, change: impl Fn(&Path), why: &str) {
     let dir = scratch(name);
     let app = copy_billing(&dir, "billing");
     let server = crate::server_support::dev_with(&app, &dir.join("dev.sqlite"), "dev", &["reload"]);
@@ -157,8 +147,11 @@ fn reloaded(name: &str, change: impl Fn(&Path), expected: &str) -> (bool, String
     // after that.
     std::thread::sleep(std::time::Duration::from_secs(1));
     change(&app);
-    let said = server.wait_for(expected, 20).is_some();
-    (said, server.stop_with_lines())
+    let said = server.wait_for(why, 20).is_some();
+    let all = server.stop_with_lines();
+    assert!(said, "no `{why}` in:\n{all}");
+    assert!(all.contains("restart `jadpo dev`"), "{all}");
+    assert!(!all.contains("reloaded: build"), "{all}");
 }
 
 /// A reload whose build reads other config values asks for a restart:
@@ -166,34 +159,27 @@ fn reloaded(name: &str, change: impl Fn(&Path), expected: &str) -> (bool, String
 /// build reading a value they lack would fault its deliveries.
 #[test]
 fn a_reload_that_changes_the_config_asks_for_a_restart() {
-    let fixture = |app: &Path| {
-        let path = app.join("tests").join("dev.jadpo");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-        let changed = text.replace("basic_price: \"price_basic\"", "basic_price: \"price_pro\"");
-        assert_ne!(changed, text);
-        std::fs::write(&path, changed).unwrap_or_else(|e| panic!("{e}"));
+    let price = |app: &Path| {
+        let (from, to) = ("basic_price: \"price_basic\"", "basic_price: \"price_pro\"");
+        edit(app, "tests/dev.jadpo", from, to);
     };
-    let (said, all) = reloaded("db-reload-config", fixture, "restart `jadpo dev`");
-    assert!(said, "{all}");
-    assert!(all.contains("reload: the config values changed"), "{all}");
-    assert!(!all.contains("reloaded: build"), "{all}");
+    refused_reload(
+        "db-reload-config",
+        price,
+        "reload: the config values changed",
+    );
 }
 
 /// A reload whose fixture's fakes answer otherwise asks for a restart: the
 /// fake provider server keeps the fakes it started with.
 #[test]
 fn a_reload_that_changes_the_fakes_asks_for_a_restart() {
-    let fakes = |app: &Path| {
-        let path = app.join("tests").join("dev.jadpo");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-        let changed = text.replacen("id: \"cus_1\"", "id: \"cus_2\"", 1);
-        assert_ne!(changed, text);
-        std::fs::write(&path, changed).unwrap_or_else(|e| panic!("{e}"));
-    };
-    let (said, all) = reloaded("db-reload-fakes", fakes, "restart `jadpo dev`");
-    assert!(said, "{all}");
-    assert!(all.contains("reload: the fixture's fakes changed"), "{all}");
-    assert!(!all.contains("reloaded: build"), "{all}");
+    let customer = |app: &Path| edit(app, "tests/dev.jadpo", "id: \"cus_1\"", "id: \"cus_2\"");
+    refused_reload(
+        "db-reload-fakes",
+        customer,
+        "reload: the fixture's fakes changed",
+    );
 }
 
 /// A reload whose build writes an entity's rows otherwise (a field more)
@@ -204,16 +190,14 @@ fn a_reload_that_changes_a_table_asks_for_a_restart() {
     let field = |app: &Path| {
         edit(
             app,
-            "model.jadpo",
+            "src/model.jadpo",
             PLAN,
             "    plan: stripe.PriceId\n    note: Text? optional\n}",
         );
     };
-    let (said, all) = reloaded("db-reload", field, "restart `jadpo dev`");
-    assert!(said, "{all}");
-    assert!(
-        all.contains("reload: `Subscription`'s fields changed"),
-        "{all}"
+    refused_reload(
+        "db-reload",
+        field,
+        "reload: `Subscription`'s fields changed",
     );
-    assert!(!all.contains("reloaded: build"), "{all}");
 }

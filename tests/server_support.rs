@@ -226,6 +226,16 @@ pub fn dev_crashing(
     flags: &[&str],
     crash: Option<&str>,
 ) -> Dev {
+    let mut cmd = dev_command(app, db, fakes, flags);
+    if let Some(c) = crash {
+        cmd.env("JADPO_CRASH_AT", c);
+    }
+    spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The `jadpo dev` command [`dev_with`] starts, for a test that expects
+/// it to refuse.
+pub fn dev_command(app: &Path, db: &Path, fakes: &str, flags: &[&str]) -> Command {
     let reload = flags.contains(&"reload");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jadpo"));
     cmd.arg("dev")
@@ -237,10 +247,7 @@ pub fn dev_crashing(
         .arg(db)
         .env("JADPO_API_KEYS", KEYS)
         .env_remove("JADPO_CRASH_AT");
-    if let Some(c) = crash {
-        cmd.env("JADPO_CRASH_AT", c);
-    }
-    spawn(cmd).unwrap_or_else(|e| panic!("{e}"))
+    cmd
 }
 
 /// An operator command on the app at `app` and its store at `db`, with
