@@ -5,8 +5,10 @@
 //! changes nothing; prune without `--yes` drops nothing, with it refuses
 //! until a server of the build has started, then drops exactly what was
 //! kept; a changed type makes status exit 1. A reload of `jadpo dev`
-//! whose build the stores or the config read at start would serve
-//! otherwise asks for a restart.
+//! whose build the stores, the config or the fakes set up at start would
+//! serve otherwise asks for a restart. On Postgres (through
+//! `scripts/with-postgres.sh`), status reads a store `jadpo serve` set up
+//! and prune forgets a removed schedule.
 
 use std::path::Path;
 
@@ -200,4 +202,31 @@ fn a_reload_that_changes_a_table_asks_for_a_restart() {
         field,
         "reload: `Subscription`'s fields changed",
     );
+}
+
+/// `jadpo db status` and `prune` on a Postgres store `jadpo serve` set
+/// up, through `scripts/with-postgres.sh` (skipped without it).
+#[test]
+fn db_status_and_prune_on_postgres() {
+    let Some(url) = crate::server_support::postgres() else {
+        return;
+    };
+    let dir = scratch("db-postgres");
+    let ops = Ops::postgres(&dir, "db_postgres", &url);
+    ops.start("dev").stop();
+    let (code, out) = db(&ops, &["status"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("store primary (Postgres)\n"), "{out}");
+    assert!(out.contains("entities: as the app declares them"), "{out}");
+    assert!(!out.contains(&url), "a URL may hold a password: {out}");
+
+    edit(
+        &ops.app,
+        "src/entries.jadpo",
+        "nightly_price_check",
+        "nightly_price_review",
+    );
+    let (code, out) = db(&ops, &["prune", "--yes"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(out, "primary: forgot schedule nightly_price_check\n");
 }
