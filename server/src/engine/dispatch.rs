@@ -89,6 +89,7 @@ fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize,
                     for e in engine.store.claim_errors() {
                         said.say(
                             &*engine.listing,
+                            &e.store,
                             format!(
                                 "claiming failed: {e} (the other stores' deliveries were claimed)"
                             ),
@@ -108,7 +109,10 @@ fn claim_loop(engine: &Engine, send: &mpsc::Sender<Claimed>, busy: &AtomicUsize,
                         }
                     }
                 }
-                Err(e) => said.say(&*engine.listing, format!("claiming failed: {e}")),
+                Err(e) => {
+                    let what = format!("claiming failed: {e}");
+                    said.say(&*engine.listing, &e.store, what);
+                }
             }
         }
         if claimed == 0 || claimed == free {

@@ -48,7 +48,7 @@ pub fn refresh(engine: &Engine, alert_after: Duration, state: &AlertState) {
             if let Ok(mut said) = state.unread.lock() {
                 for e in errors {
                     let what = format!("WARN the gauges keep their last values: {e}");
-                    said.say(&*engine.listing, what);
+                    said.say(&*engine.listing, &e.store, what);
                 }
             }
             return;

@@ -176,36 +176,41 @@ impl<W: Write + Send> Listen for JsonLines<W> {
     }
 }
 
-/// A failure said at most once a minute: a store down for an hour is
-/// polled every second by a dispatcher and every 15 s by the gauges.
+/// Failures said at most once a minute each store: a store down for an
+/// hour is polled every second by a dispatcher and every 15 s by the
+/// gauges, and another store's failure is still said when it comes.
 #[derive(Default)]
 pub struct Said {
-    last: Option<std::time::Instant>,
-    /// Failures since the last said, not said.
-    quiet: u32,
+    /// By store: when its failure was last said, and how many since were
+    /// not.
+    stores: std::collections::BTreeMap<String, (std::time::Instant, u32)>,
 }
 
+/// A bound on the stores [`Said`] remembers (an app has a few).
+const SAID_STORES: usize = 64;
+
 impl Said {
-    /// The line to say for a failure at `now`, if any.
-    fn failed(&mut self, what: String, now: std::time::Instant) -> Option<String> {
-        if self
-            .last
-            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(60))
-        {
-            self.quiet += 1;
-            return None;
+    /// The line to say for store `store`'s failure at `now`, if any.
+    fn failed(&mut self, store: &str, what: String, now: std::time::Instant) -> Option<String> {
+        if let Some((at, quiet)) = self.stores.get_mut(store) {
+            if now.duration_since(*at) < Duration::from_secs(60) {
+                *quiet += 1;
+                return None;
+            }
         }
-        let more = match self.quiet {
-            0 => String::new(),
-            n => format!(" ({n} more failures since the last said)"),
+        let more = match self.stores.remove(store) {
+            Some((_, n)) if n > 0 => format!(" ({n} more failures since the last said)"),
+            _ => String::new(),
         };
-        self.last = Some(now);
-        self.quiet = 0;
+        if self.stores.len() >= SAID_STORES {
+            self.stores.clear();
+        }
+        self.stores.insert(store.to_string(), (now, 0));
         Some(format!("{what}{more}"))
     }
 
-    pub fn say(&mut self, listing: &dyn Listen, what: String) {
-        if let Some(line) = self.failed(what, std::time::Instant::now()) {
+    pub fn say(&mut self, listing: &dyn Listen, store: &str, what: String) {
+        if let Some(line) = self.failed(store, what, std::time::Instant::now()) {
             listing.note(&line);
         }
     }
@@ -217,20 +222,27 @@ mod tests {
     use std::time::{Duration, Instant};
 
     #[test]
-    fn failures_are_said_at_most_once_a_minute() {
+    fn failures_are_said_at_most_once_a_minute_each_store() {
         let mut said = Said::default();
         let t0 = Instant::now();
-        assert_eq!(said.failed("a".into(), t0), Some("a".into()));
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        assert_eq!(said.failed("a", "a down".into(), t0), Some("a down".into()));
         for s in 1..30 {
-            assert_eq!(said.failed("a".into(), t0 + Duration::from_secs(s)), None);
+            assert_eq!(said.failed("a", "a down".into(), at(s)), None);
         }
+        // Another store's failure is said when it comes.
         assert_eq!(
-            said.failed("b".into(), t0 + Duration::from_secs(61)),
-            Some("b (29 more failures since the last said)".into())
+            said.failed("b", "b down".into(), at(30)),
+            Some("b down".into())
+        );
+        assert_eq!(said.failed("b", "b down".into(), at(31)), None);
+        assert_eq!(
+            said.failed("a", "a still".into(), at(61)),
+            Some("a still (29 more failures since the last said)".into())
         );
         assert_eq!(
-            said.failed("c".into(), t0 + Duration::from_secs(200)),
-            Some("c".into())
+            said.failed("a", "a again".into(), at(200)),
+            Some("a again".into())
         );
     }
 }
