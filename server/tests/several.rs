@@ -442,3 +442,31 @@ fn a_store_down_is_said_by_the_claim_and_keeps_the_gauges() {
     let alone = jadpo_server::engine::gauges::read(&*primary, now()).expect("read");
     assert_eq!(alone.stores, vec![("primary".to_string(), 0, 0.0)]);
 }
+
+/// A store down does not stop the deliveries of the others: a row is
+/// found where it is whatever store comes first, and the handled marker
+/// of the store that has it settles it; a row found nowhere, with a store
+/// that could not be asked, is an error, not "no such delivery".
+#[test]
+fn a_store_down_leaves_the_others_deliveries_reachable() {
+    let primary: Arc<dyn Store> = Arc::new(jadpo_runtime::store::MemStore::named("primary"));
+    let placement = Placement {
+        records: Default::default(),
+        entities: Default::default(),
+        default: "primary".into(),
+    };
+    // The store down comes first, as `ledger` sorts before `primary`.
+    let several = Several::new(vec![Arc::new(Down), primary.clone()], &placement);
+    emitted(&*primary, "d1");
+    assert!(several.delivery("d1").unwrap().is_some());
+    let lease = several.take("d1", 60_000, now()).unwrap().expect("taken");
+    assert!(
+        several.handled("d1").is_err(),
+        "not handled where it is, and the other cannot say"
+    );
+    several
+        .commit(&commit_of("d1", Vec::new()), &lease)
+        .unwrap();
+    assert!(several.handled("d1").unwrap());
+    assert!(several.delivery("d2").is_err());
+}

@@ -121,15 +121,25 @@ impl Several {
 
     /// The store holding delivery `id`'s row (not an adopted copy), with
     /// the row.
+    /// A store that cannot be reached fails the lookup only when no other
+    /// store holds the row: the others' deliveries go on.
     fn home_of(&self, id: &str) -> Res<Option<(usize, DeliveryRow)>> {
+        let mut first_error = None;
         for (i, store) in self.stores.iter().enumerate() {
-            if let Some(row) = store.delivery(id)? {
-                if row.queue != jadpo_runtime::store::ADOPTED_QUEUE {
+            match store.delivery(id) {
+                Ok(Some(row)) if row.queue != jadpo_runtime::store::ADOPTED_QUEUE => {
                     return Ok(Some((i, row)));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
                 }
             }
         }
-        Ok(None)
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(None),
+        }
     }
 
     /// (home, record store) of delivery `id`; a delivery with no row (a
@@ -365,7 +375,22 @@ impl Queue for Several {
     }
 
     fn handled(&self, id: &str) -> Res<bool> {
-        Ok(self.all(|s| s.handled(id))?.into_iter().any(|h| h))
+        // A store that says it is handled settles it, whatever another
+        // could not answer.
+        let mut first_error = None;
+        for store in &self.stores {
+            match store.handled(id) {
+                Ok(true) => return Ok(true),
+                Ok(false) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(false),
+        }
     }
 
     fn tick(
