@@ -65,6 +65,9 @@ fi
     start >/dev/null
 
 export JADPO_TEST_PG="postgresql:///postgres?host=$dir&user=jadpo"
+# The server's own client tools (psql) first, for tests that administer
+# the test server.
+export PATH="$bin:$PATH"
 status=0
 "$@" || status=$?
 exit "$status"

@@ -346,3 +346,59 @@ fn a_reload_moving_a_record_store_asks_for_a_restart() {
     assert!(note.is_some(), "no word of the moved record store:\n{all}");
     assert!(!all.contains("reloaded: build"), "{all}");
 }
+
+/// SQL on the test server at `url`, through `psql` (`with-postgres.sh`
+/// puts the server's own first on the path).
+fn psql(url: &str, sql: &str) {
+    let out = Command::new("psql")
+        .arg(url)
+        .args(["-qc", sql])
+        .output()
+        .unwrap_or_else(|e| panic!("psql: {e}"));
+    assert!(out.status.success(), "{sql}: {}", text(&out));
+}
+
+/// A store that goes down stops only what lives in it (through
+/// `scripts/with-postgres.sh`; skipped without it). `ledger` on a
+/// database of its own stops taking connections mid-run: a route of
+/// `primary` still answers and commits, the dispatcher and the gauges say
+/// `ledger` cannot be reached, and once it is back the welcome delivery
+/// (whose record is `ledger`'s) runs.
+#[test]
+fn a_store_down_stops_only_what_lives_in_it() {
+    let Some(url) = crate::server_support::postgres() else {
+        return;
+    };
+    let db = format!("t{}_ledger_down", std::process::id());
+    psql(&url, &format!("DROP DATABASE IF EXISTS {db}"));
+    psql(&url, &format!("CREATE DATABASE {db}"));
+    let ledger = url.replacen("/postgres?", &format!("/{db}?"), 1);
+    assert_ne!(ledger, url, "the test server's URL names database postgres");
+    let dir = scratch("stores_down");
+    let app = app_with(&dir, "stores_down", LEDGER);
+    let store = format!("ledger={ledger}");
+    let server =
+        crate::server_support::dev_with(&app, &dir.join("dev.sqlite"), "dev", &["--store", &store]);
+    psql(
+        &url,
+        &format!("ALTER DATABASE {db} ALLOW_CONNECTIONS false"),
+    );
+    psql(
+        &url,
+        &format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{db}'"),
+    );
+    let key = [("idempotency-key", "down-1")];
+    let answer = server.request("POST", "/subscriptions", &key, BODY);
+    let claimed = server.wait_for("claiming failed: store `ledger` cannot be reached", 20);
+    let gauges = server.wait_for("WARN the gauges keep their last values: store `ledger`", 20);
+    psql(&url, &format!("ALTER DATABASE {db} ALLOW_CONNECTIONS true"));
+    let welcomed = server.wait_for("committed: 1 write (Welcome)", 20);
+    let all = server.stop_with_lines();
+    psql(&url, &format!("DROP DATABASE IF EXISTS {db}"));
+    assert_eq!(answer.map(|a| a.0), Some(200), "{all}");
+    assert!(claimed.is_some() && gauges.is_some(), "{all}");
+    assert!(
+        welcomed.is_some(),
+        "the ledger's delivery did not run once back:\n{all}"
+    );
+}
