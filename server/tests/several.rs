@@ -409,19 +409,29 @@ fn unfinished_records_are_counted_by_store() {
     }
 }
 
-/// A store down while another answers: the claim runs the other's
-/// deliveries and gives the error once to the dispatcher, which says it;
-/// the gauges are not read from what answered (an outage is no reason to
-/// end the alert).
-#[test]
-fn a_store_down_is_said_by_the_claim_and_keeps_the_gauges() {
+/// `primary` in memory and a store that is down, every action's record in
+/// `primary`; the store down first when `down_first`.
+fn primary_and_down(down_first: bool) -> (Arc<dyn Store>, Several) {
     let primary: Arc<dyn Store> = Arc::new(jadpo_runtime::store::MemStore::named("primary"));
     let placement = Placement {
         records: Default::default(),
         entities: Default::default(),
         default: "primary".into(),
     };
-    let several = Several::new(vec![primary.clone(), Arc::new(Down)], &placement);
+    let mut stores: Vec<Arc<dyn Store>> = vec![primary.clone(), Arc::new(Down)];
+    if down_first {
+        stores.reverse();
+    }
+    (primary, Several::new(stores, &placement))
+}
+
+/// A store down while another answers: the claim runs the other's
+/// deliveries and gives the error once to the dispatcher, which says it;
+/// the gauges are not read from what answered (an outage is no reason to
+/// end the alert).
+#[test]
+fn a_store_down_is_said_by_the_claim_and_keeps_the_gauges() {
+    let (primary, several) = primary_and_down(false);
     emitted(&*primary, "d1");
     assert_eq!(claim_at(&several, now(), 60_000).len(), 1);
     let errors = several.claim_errors();
@@ -449,14 +459,8 @@ fn a_store_down_is_said_by_the_claim_and_keeps_the_gauges() {
 /// that could not be asked, is an error, not "no such delivery".
 #[test]
 fn a_store_down_leaves_the_others_deliveries_reachable() {
-    let primary: Arc<dyn Store> = Arc::new(jadpo_runtime::store::MemStore::named("primary"));
-    let placement = Placement {
-        records: Default::default(),
-        entities: Default::default(),
-        default: "primary".into(),
-    };
     // The store down comes first, as `ledger` sorts before `primary`.
-    let several = Several::new(vec![Arc::new(Down), primary.clone()], &placement);
+    let (primary, several) = primary_and_down(true);
     emitted(&*primary, "d1");
     assert!(several.delivery("d1").unwrap().is_some());
     let lease = several.take("d1", 60_000, now()).unwrap().expect("taken");
