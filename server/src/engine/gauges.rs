@@ -40,7 +40,8 @@ pub fn start(engine: Arc<Engine>) -> std::io::Result<std::thread::JoinHandle<()>
 }
 
 /// One refresh of the gauges and the alert. A store that cannot be read
-/// is said, every time: the gauges and the alert keep their last values.
+/// is said, at most once a minute: the gauges and the alert keep their
+/// last values.
 pub fn refresh(engine: &Engine, alert_after: Duration, state: &AlertState) {
     let (firing, items, records, oldest) = match gauges(engine, alert_after) {
         Ok(read) => read,

@@ -33,8 +33,8 @@ impl Default for OpenOptions {
     }
 }
 
-/// The file a `sqlite:` URL names.
-fn sqlite_path(url: &str) -> Option<&str> {
+/// The file a `sqlite:` URL names (`sqlite:PATH` or `sqlite://PATH`).
+pub fn sqlite_path(url: &str) -> Option<&str> {
     let path = url.strip_prefix("sqlite:")?;
     Some(path.strip_prefix("//").unwrap_or(path))
 }

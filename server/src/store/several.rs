@@ -121,16 +121,23 @@ impl Several {
 
     /// The store holding delivery `id`'s row (not an adopted copy), with
     /// the row.
-    /// A store that cannot be reached fails the lookup only when no other
-    /// store holds the row: the others' deliveries go on.
     fn home_of(&self, id: &str) -> Res<Option<(usize, DeliveryRow)>> {
+        self.found(|i, store| {
+            let row = store.delivery(id)?;
+            let home = row.filter(|r| r.queue != jadpo_runtime::store::ADOPTED_QUEUE);
+            Ok(home.map(|row| (i, row)))
+        })
+    }
+
+    /// The first store's `Some` answer to `op`, asking each in turn. A
+    /// store that cannot be reached fails the question only when no other
+    /// store answered it: the others' deliveries go on.
+    fn found<T>(&self, mut op: impl FnMut(usize, &dyn Store) -> Res<Option<T>>) -> Res<Option<T>> {
         let mut first_error = None;
         for (i, store) in self.stores.iter().enumerate() {
-            match store.delivery(id) {
-                Ok(Some(row)) if row.queue != jadpo_runtime::store::ADOPTED_QUEUE => {
-                    return Ok(Some((i, row)));
-                }
-                Ok(_) => {}
+            match op(i, &**store) {
+                Ok(Some(v)) => return Ok(Some(v)),
+                Ok(None) => {}
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -375,22 +382,9 @@ impl Queue for Several {
     }
 
     fn handled(&self, id: &str) -> Res<bool> {
-        // A store that says it is handled settles it, whatever another
-        // could not answer.
-        let mut first_error = None;
-        for store in &self.stores {
-            match store.handled(id) {
-                Ok(true) => return Ok(true),
-                Ok(false) => {}
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(false),
-        }
+        // A store that says it is handled settles it.
+        let handled = self.found(|_, s| Ok(s.handled(id)?.then_some(())))?;
+        Ok(handled.is_some())
     }
 
     fn tick(

@@ -348,20 +348,17 @@ impl Change<'_> {
     /// Makes the change (`Auto`), or refuses it (`Check`, and any
     /// `Refuse`).
     fn make(&self, cx: &mut Cx<'_>, apply: Apply, done: &mut Migrated) -> Result<(), StoreError> {
-        if let Change::Refuse(why) = self {
-            return Err(cx.error(ErrorKind::Incompatible, why.clone()));
-        }
-        if apply == Apply::Check {
-            return Err(cx.error(
-                ErrorKind::Incompatible,
-                format!(
-                    "{} is needed, and `--migrate check` applies none",
-                    self.what()
-                ),
-            ));
-        }
         match self {
-            Change::Refuse(_) => {}
+            Change::Refuse(why) => return Err(cx.error(ErrorKind::Incompatible, why.clone())),
+            _ if apply == Apply::Check => {
+                return Err(cx.error(
+                    ErrorKind::Incompatible,
+                    format!(
+                        "{} is needed, and `--migrate check` applies none",
+                        self.what()
+                    ),
+                ))
+            }
             Change::Create(e) => create(cx, e, done)?,
             Change::AddColumn(e, f, position) => {
                 let name = f.name.as_str();
