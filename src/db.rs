@@ -41,12 +41,9 @@ fn bindings(app: &AppAt) -> (Places, Vec<(String, Schema)>) {
     let mut places = Vec::new();
     let mut bindings = Vec::new();
     for (name, url) in app.stores.names.iter().zip(&app.urls) {
-        let mut schema = Schema::of(&app.program, name, &app.program.app.name);
-        if let Some(plan) = &app.plan {
-            schema = schema.with_queries(&plan.queries);
-        }
-        let place = match url.strip_prefix("sqlite:") {
-            Some(path) => format!("SQLite {}", path.strip_prefix("//").unwrap_or(path)),
+        let schema = crate::dev::store_schema(&app.program, app.plan.as_ref(), name);
+        let place = match jadpo_server::store::sqlite_path(url) {
+            Some(path) => format!("SQLite {path}"),
             None => "Postgres".to_string(),
         };
         places.push((name.clone(), place));

@@ -354,20 +354,19 @@ fn first_build(dir: &str, args: &DevArgs) -> Result<(Program, Plan), String> {
 /// otherwise (a row written or read through another table or column
 /// would be lost, not refused); `None` when they serve it as they are.
 fn tables_change(old: (&Program, &Plan), new: (&Program, &Plan)) -> Option<String> {
-    let schema = |(program, plan): (&Program, &Plan), store: &str| {
-        Schema::of(program, store, &program.app.name).with_queries(&plan.queries)
-    };
     let names = |(program, plan): (&Program, &Plan)| {
         app_stores(program, Some(plan))
             .map(|s| s.names)
             .unwrap_or_default()
     };
-    if names(old) != names(new) {
+    let stores = names(new);
+    if names(old) != stores {
         return Some("the stores changed".into());
     }
-    names(new)
-        .iter()
-        .find_map(|store| schema(old, store).differs(&schema(new, store)))
+    stores.iter().find_map(|store| {
+        let schema = |(program, plan): (&Program, &Plan)| store_schema(program, Some(plan), store);
+        schema(old).differs(&schema(new))
+    })
 }
 
 /// What the config values are read from, at start and again at a reload.
@@ -789,7 +788,7 @@ fn open_store(
         .names
         .iter()
         .map(|name| {
-            let schema = Schema::of(program, name, &program.app.name).with_queries(&plan.queries);
+            let schema = store_schema(program, Some(plan), name);
             let url = match args.stores.iter().rev().find(|(n, _)| n == name) {
                 Some((_, url)) => url.clone(),
                 None => format!("sqlite:{}", db.display()),
@@ -874,6 +873,16 @@ impl AppStores {
             1 => stores.remove(0),
             _ => Arc::new(Several::new(stores, &self.placement)),
         }
+    }
+}
+
+/// Store `name`'s schema for a build: its entities and, with the plan,
+/// one index per queried field list.
+pub(crate) fn store_schema(program: &Program, plan: Option<&Plan>, name: &str) -> Schema {
+    let schema = Schema::of(program, name, &program.app.name);
+    match plan {
+        Some(plan) => schema.with_queries(&plan.queries),
+        None => schema,
     }
 }
 

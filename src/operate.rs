@@ -93,9 +93,7 @@ pub(crate) fn app_at(at: &OperatorStore) -> Result<AppAt, String> {
                 ))
             }
         };
-        let path = url
-            .strip_prefix("sqlite:")
-            .map(|p| p.strip_prefix("//").unwrap_or(p));
+        let path = jadpo_server::store::sqlite_path(&url);
         if let Some(path) = path.filter(|p| !std::path::Path::new(p).is_file()) {
             return Err(format!("there is no store at {path}"));
         }

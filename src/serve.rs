@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use jadpo_compiler::resolve::Lowering;
 use jadpo_plan::Plan;
-use jadpo_runtime::store::schema::Schema;
 use jadpo_runtime::suite::prepare_fixture;
 use jadpo_server::build::Build;
 use jadpo_server::engine::listing::{Human, JsonLines, Listen};
@@ -215,7 +214,7 @@ fn open_store(
         .names
         .iter()
         .map(|name| {
-            let schema = Schema::of(program, name, &program.app.name).with_queries(&plan.queries);
+            let schema = crate::dev::store_schema(program, Some(plan), name);
             (urls.get(name).cloned().unwrap_or_default(), schema)
         })
         .collect();
