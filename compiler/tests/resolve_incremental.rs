@@ -419,6 +419,20 @@ fn a_body_edit_above_an_inline_route_action_rechecks_it() {
     ));
 }
 
+/// The same tokens outside bodies on other lines can read differently:
+/// `return` takes a value on its own line only. Such an edit is resolved
+/// afresh.
+#[test]
+fn a_token_moved_to_another_line_resolves_afresh() {
+    cov_mark::check!(patch_finds_a_token_on_another_line);
+    let text = |ret: &str| format!("function one() -> Int {{\n    {ret}\n}}\n{ACTION}");
+    let mut app = one_file(&text("return 1"));
+    let mut session = Session::default();
+    session.compare(&app, "the first resolution");
+    app.insert("a.jadpo".into(), text("return\n    1"));
+    session.compare(&app, "the value moved to the next line");
+}
+
 /// A file the parser recovered at the top level holds an item no locator
 /// finds: an edit there is resolved afresh.
 #[test]

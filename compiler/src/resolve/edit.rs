@@ -133,6 +133,45 @@ impl Seen {
     }
 }
 
+/// One piece of a file as the context reads it: a token outside the
+/// action bodies, or a whole body.
+#[derive(Clone, Copy)]
+pub(super) struct Piece {
+    pub start: u32,
+    pub end: u32,
+    /// A token's, whether it starts a line; `None` for a body.
+    pub line: Option<bool>,
+}
+
+/// The pieces of `text`, whose action bodies are `bodies`, in order.
+pub(super) fn pieces(file: FileId, text: &str, bodies: &[(u32, u32)]) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut next = bodies.iter().peekable();
+    for token in lexer::lex(file, text).tokens {
+        let (start, end) = (token.span.start, token.span.end);
+        while next.peek().is_some_and(|(_, b_end)| *b_end <= start) {
+            next.next();
+        }
+        match next.peek() {
+            Some(&&(b_start, b_end)) if b_start <= start && end <= b_end => {
+                if b_start == start {
+                    out.push(Piece {
+                        start,
+                        end: b_end,
+                        line: None,
+                    });
+                }
+            }
+            _ => out.push(Piece {
+                start,
+                end,
+                line: Some(lexer::starts_line(text, start)),
+            }),
+        }
+    }
+    out
+}
+
 /// A file's part of the context: the tokens outside action bodies, and
 /// its bodies' spans. A file the parser had to recover adds how it read
 /// it: each item's kind and the tokens it spans, since a recovered body can
@@ -150,47 +189,35 @@ fn file_context(
         return (h.finalize(), Box::default());
     };
     let bodies = body_spans(ast);
+    let pieces = pieces(id, text, &bodies);
     let mut h = blake3::Hasher::new();
     h.update(b"tokens");
-    // What lies outside bodies, in order: each token, and each body as one.
-    let mut units: Vec<(u32, u32)> = Vec::new();
-    let mut next = bodies.iter().peekable();
-    for token in lexer::lex(id, text).tokens {
-        while next.peek().is_some_and(|b| b.end <= token.span.start) {
-            next.next();
-        }
-        if let Some(b) = next
-            .peek()
-            .filter(|b| b.start <= token.span.start && token.span.end <= b.end)
-        {
-            if b.start == token.span.start {
-                h.update(b"\x00body");
-                units.push((b.start, b.end));
-            }
+    for piece in &pieces {
+        if piece.line.is_none() {
+            h.update(b"\x00body");
             continue;
         }
-        let slice = text.get(token.span.range()).unwrap_or("");
+        let slice = text
+            .get(piece.start as usize..piece.end as usize)
+            .unwrap_or("");
         h.update(&(slice.len() as u64).to_le_bytes());
         h.update(slice.as_bytes());
-        units.push((token.span.start, token.span.end));
     }
     if syntax_files.contains(&id) {
-        recovered_items(&mut h, ast, &units);
+        recovered_items(&mut h, ast, &pieces);
     }
-    let bodies = bodies.iter().map(|b| (b.start, b.end)).collect();
-    (h.finalize(), bodies)
+    (h.finalize(), bodies.into())
 }
 
 /// How the parser read a file it had to recover: each item's kind and the
-/// first and last of `units` (the tokens outside bodies and the bodies, in
-/// order) it spans, by index: offsets move with any edit, and a body's
-/// tokens with any edit inside it.
-fn recovered_items(h: &mut blake3::Hasher, ast: &SourceFileAst, units: &[(u32, u32)]) {
+/// first and last of its `pieces` it spans, by index: offsets move with
+/// any edit, and a body's tokens with any edit inside it.
+fn recovered_items(h: &mut blake3::Hasher, ast: &SourceFileAst, pieces: &[Piece]) {
     h.update(b"recovered");
     for item in &ast.items {
         let (kind, span) = item_kind_span(item);
-        let first = units.partition_point(|(start, _)| *start < span.start);
-        let last = units.partition_point(|(_, end)| *end <= span.end);
+        let first = pieces.partition_point(|p| p.start < span.start);
+        let last = pieces.partition_point(|p| p.end <= span.end);
         h.update(&[kind]);
         h.update(&(first as u64).to_le_bytes());
         h.update(&(last as u64).to_le_bytes());
@@ -219,11 +246,11 @@ fn item_kind_span(item: &Item) -> (u8, Span) {
 }
 
 /// The spans of a file's action bodies, in order.
-fn body_spans(ast: &SourceFileAst) -> Vec<Span> {
+fn body_spans(ast: &SourceFileAst) -> Vec<(u32, u32)> {
     ast.items
         .iter()
         .filter_map(|item| match item {
-            Item::Action(a) => Some(a.body.span),
+            Item::Action(a) => Some((a.body.span.start, a.body.span.end)),
             _ => None,
         })
         .collect()

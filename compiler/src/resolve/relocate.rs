@@ -15,9 +15,9 @@ use std::sync::Arc;
 use crate::diag::Diagnostic;
 use crate::ir::spans::Spans;
 use crate::ir::Program;
-use crate::lexer;
 use crate::span::{FileId, Span};
 
+use super::edit::{pieces, Piece};
 use super::tables::UnitInfo;
 
 /// Where the token and body boundaries of one file were and are.
@@ -27,46 +27,6 @@ struct Moved {
     starts: (Vec<u32>, Vec<u32>),
     /// Their ends, in the same order.
     ends: (Vec<u32>, Vec<u32>),
-}
-
-/// The boundaries of one text: token starts and ends outside the bodies,
-/// the bodies' own, and whether each outside token starts a line.
-struct Boundaries {
-    starts: Vec<u32>,
-    ends: Vec<u32>,
-    lines: Vec<bool>,
-}
-
-fn boundaries(file: FileId, text: &str, bodies: &[(u32, u32)]) -> Boundaries {
-    let mut out = Boundaries {
-        starts: Vec::new(),
-        ends: Vec::new(),
-        lines: Vec::new(),
-    };
-    let mut next = bodies.iter().peekable();
-    for token in lexer::lex(file, text).tokens {
-        let (start, end) = (token.span.start, token.span.end);
-        while next.peek().is_some_and(|(_, b_end)| *b_end <= start) {
-            if let Some((b_start, b_end)) = next.next() {
-                out.starts.push(*b_start);
-                out.ends.push(*b_end);
-            }
-        }
-        if next
-            .peek()
-            .is_some_and(|(b_start, b_end)| *b_start <= start && end <= *b_end)
-        {
-            continue;
-        }
-        out.starts.push(start);
-        out.ends.push(end);
-        out.lines.push(lexer::starts_line(text, start));
-    }
-    for (b_start, b_end) in next {
-        out.starts.push(*b_start);
-        out.ends.push(*b_end);
-    }
-    out
 }
 
 /// How the spans of the changed files move.
@@ -116,15 +76,21 @@ impl Moves {
     pub fn new(changes: &[Change<'_>]) -> Option<Moves> {
         let mut files = Vec::with_capacity(changes.len());
         for c in changes {
-            let old = boundaries(c.file, c.old.0, c.old.1);
-            let new = boundaries(c.file, c.new.0, c.new.1);
-            if old.starts.len() != new.starts.len() || old.lines != new.lines {
+            let old = pieces(c.file, c.old.0, c.old.1);
+            let new = pieces(c.file, c.new.0, c.new.1);
+            let lines = |p: &[Piece]| p.iter().map(|p| p.line).collect::<Vec<_>>();
+            if lines(&old) != lines(&new) {
+                cov_mark::hit!(patch_finds_a_token_on_another_line);
                 return None;
             }
+            let both = |at: fn(&Piece) -> u32| {
+                let list = |p: &[Piece]| p.iter().map(at).collect::<Vec<u32>>();
+                (list(&old), list(&new))
+            };
             files.push(Moved {
                 file: c.file,
-                starts: (old.starts, new.starts),
-                ends: (old.ends, new.ends),
+                starts: both(|p| p.start),
+                ends: both(|p| p.end),
             });
         }
         files.sort_by_key(|m| m.file);
