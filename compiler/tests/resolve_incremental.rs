@@ -433,6 +433,17 @@ fn a_token_moved_to_another_line_resolves_afresh() {
     session.compare(&app, "the value moved to the next line");
 }
 
+/// A span inside a token (a placeholder in a route's path) has no certain
+/// place after an edit above it: the edit is resolved afresh.
+#[test]
+fn a_span_inside_a_token_resolves_afresh() {
+    cov_mark::check!(patch_finds_a_span_without_a_place);
+    edit_first_body(&format!(
+        "{ACTION}\nroute POST /starts/{{id}}/{{id}} {{\n    auth: none\n    output: Unit\n    \
+         action: {{\n        var n = start(1)\n    }}\n}}\n"
+    ));
+}
+
 /// A file the parser recovered at the top level holds an item no locator
 /// finds: an edit there is resolved afresh.
 #[test]
