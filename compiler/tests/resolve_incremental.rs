@@ -1,11 +1,12 @@
 //! Resolution after an edit (`resolve_cached`, used by the language server
 //! between edits) gives exactly what a fresh resolution gives: apps are
 //! edited the way an author edits them (a line added at the top, a line
-//! added in a body, a call broken, an action added in front, the edit
-//! undone), and after each edit the program and the diagnostics of the
-//! moved or fresh resolution are compared with a fresh compile's. Which
-//! path an edit takes is proven by the coverage marks of `patch.rs` and
-//! `resolve/mod.rs` (`cov_mark::check!`), one test per path.
+//! added in a body, a call broken, an action or a type added in front, a
+//! declaration renamed, a parameter added, the edit undone), and after
+//! each edit the program and the diagnostics of the moved, carried or
+//! fresh resolution are compared with a fresh compile's. Which path an
+//! edit takes is proven by the coverage marks of `patch.rs`, `carry.rs`
+//! and `resolve/mod.rs` (`cov_mark::check!`), one test per path.
 
 use crate::differ::difference;
 use jadpo_compiler::ir::Program;
@@ -106,6 +107,15 @@ fn edit_each_file(app: &App) {
             ("a parenthesis opened", opened.clone()),
             ("a line added above it", format!("// edited\n{opened}")),
             ("an action added in front", format!("{ADDED}{original}")),
+            ("a type added in front", format!("{TYPE_ADDED}{original}")),
+            (
+                "a declaration renamed",
+                first_declaration_renamed(&original),
+            ),
+            (
+                "a parameter added",
+                first_action_given_a_parameter(&original),
+            ),
             ("a brace removed", original.replacen('}', "", 1)),
             ("the edit undone", original.clone()),
         ];
@@ -115,6 +125,47 @@ fn edit_each_file(app: &App) {
             session.compare(&edited, &format!("{what} in {path}"));
         }
     }
+}
+
+const TYPE_ADDED: &str = "type ProbeAdded = Text { max_length: 8 }\n";
+
+/// The first type, entity, event, failure or function declared at the
+/// start of a line renamed: what named it elsewhere no longer does.
+fn first_declaration_renamed(text: &str) -> String {
+    for word in ["type ", "entity ", "event ", "failure ", "function "] {
+        for (at, _) in text.match_indices(word) {
+            if at == 0 || text[..at].ends_with('\n') {
+                let name_at = at + word.len();
+                let len = text[name_at..]
+                    .find(|c: char| !c.is_alphanumeric() && c != '_')
+                    .unwrap_or(0);
+                if len > 0 {
+                    let end = name_at + len;
+                    return format!("{}Renamed{}", &text[..end], &text[end..]);
+                }
+            }
+        }
+    }
+    text.to_string()
+}
+
+/// The first action declared at the start of a line given a first
+/// parameter: every call of it is now short of one.
+fn first_action_given_a_parameter(text: &str) -> String {
+    for (at, _) in text.match_indices("action ") {
+        if at == 0 || text[..at].ends_with('\n') {
+            if let Some(open) = text[at..].find('(') {
+                let open = at + open + 1;
+                let comma = if text[open..].starts_with(')') {
+                    ""
+                } else {
+                    ", "
+                };
+                return format!("{}probe: Int{comma}{}", &text[..open], &text[open..]);
+            }
+        }
+    }
+    text.to_string()
 }
 
 /// A comment line after the first line opening an action's body.
@@ -189,6 +240,7 @@ fn example_apps_edited_match_fresh_resolutions() {
     // resolve afresh: both paths are compared.
     cov_mark::check!(patch_moves_the_last_resolution);
     cov_mark::check!(resolve_afresh_in_another_context);
+    cov_mark::check!(carry_keeps_a_body);
     for name in ["billing", "mistakes"] {
         let root = repo(&format!("examples/{name}"));
         let mut app = App::new();
@@ -418,6 +470,137 @@ fn a_body_edit_above_an_inline_route_action_rechecks_it() {
          action: {{\n        var n = start(\"x\")\n    }}\n}}\n"
     ));
 }
+
+/// An edit of declarations in one file: the bodies elsewhere that can see
+/// it are checked again, through their own header (`pay`), a callee's
+/// (`use_pay`), a config entry (`key_value`) or an id the edit moved
+/// (`first` calls `last`, declared after the edited file); the others
+/// are carried.
+#[test]
+fn declaration_edits_recheck_the_bodies_they_reach() {
+    cov_mark::check!(carry_keeps_a_body);
+    let mut app = App::new();
+    app.insert("jadpo.yaml".into(), "app: five\n".into());
+    for (path, text) in [
+        (
+            "a.jadpo",
+            "action first() -> Int {\n    return last(1)\n}\n",
+        ),
+        ("b.jadpo", "type Amount = Int\ntype Key = Int\n"),
+        (
+            "c.jadpo",
+            "action pay(n: Amount) -> Int {\n    return n\n}\n",
+        ),
+        (
+            "d.jadpo",
+            "action use_pay() -> Int {\n    return pay(1)\n}\n\
+             action last(n: Int) -> Int {\n    return n\n}\n",
+        ),
+        (
+            "e.jadpo",
+            "config Settings {\n    key: Key { binding: \"KEY\" }\n}\n\
+             action key_value() -> Int {\n    return config.key\n}\n",
+        ),
+    ] {
+        app.insert(path.into(), text.into());
+    }
+    let mut session = Session::default();
+    session.compare(&app, "the first resolution");
+    for (what, text) in [
+        ("Amount made Text", "type Amount = Text\ntype Key = Int\n"),
+        (
+            "Amount made Int again",
+            "type Amount = Int\ntype Key = Int\n",
+        ),
+        ("Key made Text", "type Amount = Int\ntype Key = Text\n"),
+        ("Key made Int again", "type Amount = Int\ntype Key = Int\n"),
+        (
+            "an action declared in front",
+            "action added() -> Int {\n    return 1\n}\ntype Amount = Int\ntype Key = Int\n",
+        ),
+    ] {
+        app.insert("b.jadpo".into(), text.into());
+        session.compare(&app, what);
+    }
+}
+
+/// The other ways a declaration reaches a body it is not named in: an
+/// operation's answer (`notify`), a failure's fields (`refuse_short`), a
+/// type's fields (`wrapped`), a callee's `fails` (`outer`), and a config
+/// entry declared in the edited file (`limit`).
+#[test]
+fn declaration_edits_reach_through_operations_failures_and_config() {
+    cov_mark::check!(carry_keeps_a_body);
+    let mut app = App::new();
+    for (path, text) in CARRY_APP {
+        app.insert(path.into(), text.into());
+    }
+    let mut session = Session::default();
+    session.compare(&app, "the first resolution");
+    let edits = [
+        (
+            "packages/mailer/sent.jadpo",
+            "id: Text { max_length: 64 }",
+            "id: Int",
+        ),
+        ("b.jadpo", "Amount = Int", "Amount = Text"),
+        (
+            "b.jadpo",
+            "\n",
+            "\nfailure Missing {\n    kind: Rejected\n    code: \"m\"\n}\n",
+        ),
+        ("d.jadpo", "limit: Int", "limit: Text"),
+    ];
+    for (path, from, to) in edits {
+        let original = app.get(path).cloned().unwrap_or_default();
+        assert!(original.contains(from), "{path} changed");
+        app.insert(path.into(), original.replacen(from, to, 1));
+        session.compare(&app, &format!("{from} made {to} in {path}"));
+        app.insert(path.into(), original);
+        session.compare(&app, &format!("{path} as it was"));
+    }
+}
+
+const CARRY_APP: [(&str, &str); 9] = [
+    ("jadpo.yaml", "app: shop\npackages:\n  mailer: \"1\"\n"),
+    (
+        "packages/mailer/package.yaml",
+        "package: mailer\nversion: 1.0.0\noperations:\n  email.send:\n    request: Email\n    \
+         answer: Sent\n    changes: true\n    failures: [Bounced]\n",
+    ),
+    (
+        "packages/mailer/mailer.jadpo",
+        "type Email = Object {\n    to: Text { max_length: 512 }\n}\n\n\
+         failure Bounced {\n    kind: Rejected\n    code: \"bounced\"\n}\n",
+    ),
+    (
+        "packages/mailer/sent.jadpo",
+        "type Sent = Object {\n    id: Text { max_length: 64 }\n}\n",
+    ),
+    (
+        "a.jadpo",
+        "action notify(to: Text) fails mailer.Bounced -> Text {\n    \
+         var sent = attempt mailer.email.send(mailer.Email { to: to })\n    return sent.id\n}\n\n\
+         action callee() fails Missing -> Unit {\n    return\n}\n\n\
+         action outer() -> Unit {\n    attempt callee()\n    return\n}\n",
+    ),
+    ("b.jadpo", "type Amount = Int\n"),
+    (
+        "c.jadpo",
+        "failure Short {\n    kind: Rejected\n    code: \"short\"\n    amount: Amount\n}\n\n\
+         action refuse_short() fails Short -> Unit {\n    reject Short { amount: 1 }\n}\n\n\
+         type Wrapper = Object {\n    amount: Amount\n}\n\n\
+         action wrapped(w: Wrapper) -> Int {\n    return w.amount\n}\n",
+    ),
+    (
+        "d.jadpo",
+        "config Settings {\n    limit: Int { binding: \"LIMIT\" }\n}\n",
+    ),
+    (
+        "e.jadpo",
+        "action limit() -> Int {\n    return config.limit\n}\n",
+    ),
+];
 
 /// The same tokens outside bodies on other lines can read differently:
 /// `return` takes a value on its own line only. Such an edit is resolved

@@ -11,8 +11,10 @@ use crate::ir::{self, ActionId};
 use crate::span::FileId;
 
 use super::body::{Header, RouteBody};
+use super::carry::Carried;
 use super::patch::{BodyFacts, BodyJob};
 use super::{Builder, Resolver, Tables};
+use crate::index::IndexVec;
 use crate::ir::code;
 
 /// Items per rayon task: bodies are small, so a task takes a batch.
@@ -100,9 +102,14 @@ impl<'a> Builder<'a> {
     }
 
     /// Checks and lowers every body: actions, routes' inline actions, then
-    /// functions. When the result is `kept` for the next edit, gives what
-    /// each body's check depends on ([`BodyFacts`]), in body order.
-    pub(super) fn check_bodies(&mut self, kept: bool) -> Vec<BodyFacts> {
+    /// functions, but those `carried` from the last resolution. When the
+    /// result is `kept` for the next edit, gives what each body's check
+    /// depends on ([`BodyFacts`]), in body order.
+    pub(super) fn check_bodies(
+        &mut self,
+        kept: bool,
+        mut carried: IndexVec<ActionId, Option<Carried>>,
+    ) -> Vec<BodyFacts> {
         let jobs = self.body_jobs();
         self.jobs = jobs
             .iter()
@@ -112,7 +119,12 @@ impl<'a> Builder<'a> {
                 Job::Function(_) => BodyJob::Function,
             })
             .collect();
-        let done = par_resolve(&self.t, &jobs, |r, job| match job {
+        let is_carried = |job: &Job<'_>| match job {
+            Job::Action(id, _) => carried.get(*id).is_some_and(Option::is_some),
+            _ => false,
+        };
+        let todo: Vec<&Job<'a>> = jobs.iter().filter(|job| !is_carried(job)).collect();
+        let done = par_resolve(&self.t, &todo, |r, job| match job {
             Job::Action(id, decl) => {
                 let (block, body, reads) = r.action_body(*id, decl);
                 Done::Action(*id, block, body, reads)
@@ -129,7 +141,19 @@ impl<'a> Builder<'a> {
             false => ir::Revision::UNKNOWN,
         };
         let mut facts = Vec::with_capacity(if kept { jobs.len() } else { 0 });
-        for (job, (mut done, mut diags)) in jobs.iter().zip(done) {
+        let mut done = done.into_iter();
+        for job in &jobs {
+            if let Job::Action(id, _) = job {
+                if let Some(c) = carried.get_mut(*id).and_then(Option::take) {
+                    facts.push(c.facts);
+                    let action = &mut self.prog.actions[*id];
+                    (action.body, action.reads, action.revision) = (c.body, c.reads, c.revision);
+                    continue;
+                }
+            }
+            let Some((mut done, mut diags)) = done.next() else {
+                break;
+            };
             if kept {
                 facts.push(body_facts(self.job_file(job), &mut done, &diags));
             }

@@ -15,7 +15,8 @@
 //! compares moved resolutions with fresh ones after edits to every fixture.
 
 use crate::ast::{Item, SourceFileAst};
-use crate::lexer;
+use crate::intern::Name;
+use crate::lexer::{self, Token, TokenKind};
 use crate::load::LoadedProject;
 use crate::span::{FileId, Span};
 use std::collections::HashSet;
@@ -36,13 +37,20 @@ struct FileState {
     /// Its action bodies' spans (start, end), when read from its syntax
     /// tree (none for a file counted whole).
     bodies: Box<[(u32, u32)]>,
+    /// The names written in each of its bodies, in the same order.
+    names: Box<[Box<[Name]>]>,
+    /// Whether it declares an application, a config or a store.
+    settings: bool,
 }
 
 /// A changed file's last text and bodies, as the last resolution saw it.
 pub(super) struct Replaced {
     pub file: FileId,
+    pub path: String,
     pub text: std::sync::Arc<str>,
     pub bodies: Box<[(u32, u32)]>,
+    /// Whether it declared an application, a config or a store.
+    pub settings: bool,
 }
 
 /// What changed since the last resolution.
@@ -51,6 +59,8 @@ pub(super) struct Edit {
     pub same_context: bool,
     /// The changed files, as they were.
     pub replaced: Vec<Replaced>,
+    /// Whether the files are the last resolution's, by id and path.
+    pub same_files: bool,
 }
 
 impl Seen {
@@ -63,13 +73,33 @@ impl Seen {
         asts: &[SourceFileAst],
         syntax_files: &HashSet<FileId>,
     ) -> Edit {
+        let before = self.files.len();
         let (context, replaced) = self.refresh(project, asts, syntax_files);
         let same_context = last && self.context == Some(context);
         self.context = Some(context);
+        let same_files = before == self.files.len()
+            && replaced.iter().all(|r| {
+                self.files
+                    .get(r.file.0 as usize)
+                    .is_some_and(|f| f.path == r.path)
+            });
         Edit {
             same_context,
             replaced,
+            same_files,
         }
+    }
+
+    /// The names written in the body of `file` that starts at `start`.
+    pub(super) fn body_names(&self, file: FileId, start: u32) -> Option<&[Name]> {
+        let f = self.files.get(file.0 as usize)?;
+        let at = f.bodies.binary_search_by_key(&start, |b| b.0).ok()?;
+        f.names.get(at).map(|n| &n[..])
+    }
+
+    /// Whether `file` declares an application, a config or a store.
+    pub(super) fn settings(&self, file: FileId) -> bool {
+        self.files.get(file.0 as usize).is_some_and(|f| f.settings)
     }
 
     /// The action bodies' spans of `file` as the last refresh read them.
@@ -99,20 +129,24 @@ impl Seen {
             });
             if !same {
                 let ast = by_file.get(&id).copied();
-                let (context, bodies) = file_context(id, &file.text, ast, syntax_files);
+                let read = file_context(id, &file.text, ast, syntax_files);
                 let state = FileState {
                     path: file.path.clone(),
                     text: file.text.clone(),
-                    context,
-                    bodies,
+                    context: read.context,
+                    bodies: read.bodies,
+                    names: read.names,
+                    settings: ast.is_some_and(declares_settings),
                 };
                 match self.files.get_mut(index) {
                     Some(slot) => {
                         let old = std::mem::replace(slot, state);
                         replaced.push(Replaced {
                             file: id,
+                            path: old.path,
                             text: old.text,
                             bodies: old.bodies,
+                            settings: old.settings,
                         });
                     }
                     None => self.files.push(state),
@@ -143,17 +177,24 @@ pub(super) struct Piece {
     pub line: Option<bool>,
 }
 
-/// The pieces of `text`, whose action bodies are `bodies`, in order.
-pub(super) fn pieces(file: FileId, text: &str, bodies: &[(u32, u32)]) -> Vec<Piece> {
+/// The pieces of `text`, whose action bodies are `bodies`, in order; each
+/// token inside a body is given to `inside` with the body's index.
+pub(super) fn pieces(
+    file: FileId,
+    text: &str,
+    bodies: &[(u32, u32)],
+    inside: &mut dyn FnMut(usize, &Token),
+) -> Vec<Piece> {
     let mut out = Vec::new();
-    let mut next = bodies.iter().peekable();
+    let mut next = bodies.iter().enumerate().peekable();
     for token in lexer::lex(file, text).tokens {
         let (start, end) = (token.span.start, token.span.end);
-        while next.peek().is_some_and(|(_, b_end)| *b_end <= start) {
+        while next.peek().is_some_and(|(_, (_, b_end))| *b_end <= start) {
             next.next();
         }
         match next.peek() {
-            Some(&&(b_start, b_end)) if b_start <= start && end <= b_end => {
+            Some(&(i, &(b_start, b_end))) if b_start <= start && end <= b_end => {
+                inside(i, &token);
                 if b_start == start {
                     out.push(Piece {
                         start,
@@ -172,24 +213,48 @@ pub(super) fn pieces(file: FileId, text: &str, bodies: &[(u32, u32)]) -> Vec<Pie
     out
 }
 
+/// What a file's refresh reads of it.
+struct Read {
+    context: blake3::Hash,
+    bodies: Box<[(u32, u32)]>,
+    names: Box<[Box<[Name]>]>,
+}
+
 /// A file's part of the context: the tokens outside action bodies, and
 /// its bodies' spans. A file the parser had to recover adds how it read
 /// it: each item's kind and the tokens it spans, since a recovered body can
 /// swallow or drop what follows it. Without a syntax tree, the whole text.
+/// Also the names written in each body.
 fn file_context(
     id: FileId,
     text: &str,
     ast: Option<&SourceFileAst>,
     syntax_files: &HashSet<FileId>,
-) -> (blake3::Hash, Box<[(u32, u32)]>) {
+) -> Read {
     let Some(ast) = ast else {
         let mut h = blake3::Hasher::new();
         h.update(b"whole");
         h.update(text.as_bytes());
-        return (h.finalize(), Box::default());
+        return Read {
+            context: h.finalize(),
+            bodies: Box::default(),
+            names: Box::default(),
+        };
     };
     let bodies = body_spans(ast);
-    let pieces = pieces(id, text, &bodies);
+    let mut names: Vec<Vec<Name>> = vec![Vec::new(); bodies.len()];
+    let mut seen: HashSet<Name, crate::intern::NameHasher> = HashSet::default();
+    let mut last = usize::MAX;
+    let pieces = pieces(id, text, &bodies, &mut |i, token| {
+        if let (TokenKind::Ident(name), Some(list)) = (token.kind, names.get_mut(i)) {
+            if i != last {
+                (last, seen) = (i, HashSet::default());
+            }
+            if seen.insert(name) {
+                list.push(name);
+            }
+        }
+    });
     let mut h = blake3::Hasher::new();
     h.update(b"tokens");
     for piece in &pieces {
@@ -206,7 +271,17 @@ fn file_context(
     if syntax_files.contains(&id) {
         recovered_items(&mut h, ast, &pieces);
     }
-    (h.finalize(), bodies.into())
+    Read {
+        context: h.finalize(),
+        bodies: bodies.into(),
+        names: names.into_iter().map(Vec::into_boxed_slice).collect(),
+    }
+}
+
+fn declares_settings(ast: &SourceFileAst) -> bool {
+    ast.items
+        .iter()
+        .any(|i| matches!(i, Item::Application(_) | Item::Config(_) | Item::Store(_)))
 }
 
 /// How the parser read a file it had to recover: each item's kind and the

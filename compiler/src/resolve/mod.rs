@@ -21,10 +21,13 @@
 //! last resolution: its program, tables and diagnostics are kept, the spans
 //! of the edited files move with the edit (`relocate.rs`), and only the
 //! bodies of those files (and the tests, when a changed file holds one)
-//! are checked again (`patch.rs`). Any other edit is resolved afresh.
+//! are checked again (`patch.rs`). Any other edit is resolved afresh,
+//! but for the action bodies it cannot reach, which keep their results
+//! (`carry.rs`).
 
 mod body;
 mod calls;
+mod carry;
 mod collect;
 mod decls;
 mod drive;
@@ -183,9 +186,21 @@ pub fn resolve_lowering(
     let syntax_files = syntax_files(diagnostics);
     let code = lowering == Lowering::Code;
     if let Some(kept) = over_budget(project, asts, diagnostics) {
-        return run(project, &kept, diagnostics, (syntax_files, code), None);
+        return run(
+            project,
+            &kept,
+            diagnostics,
+            (syntax_files, code),
+            (None, None),
+        );
     }
-    run(project, asts, diagnostics, (syntax_files, code), None)
+    run(
+        project,
+        asts,
+        diagnostics,
+        (syntax_files, code),
+        (None, None),
+    )
 }
 
 /// The most declarations one check resolves, the app's and its packages'
@@ -249,12 +264,18 @@ pub fn resolve_cached(
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
     cache: &mut Cache,
-    previous: Option<&mut Program>,
+    mut previous: Option<&mut Program>,
 ) -> Program {
     let syntax_files = syntax_files(diagnostics);
     if let Some(kept) = over_budget(project, asts, diagnostics) {
         *cache = Cache::default();
-        return run(project, &kept, diagnostics, (syntax_files, false), None);
+        return run(
+            project,
+            &kept,
+            diagnostics,
+            (syntax_files, false),
+            (None, None),
+        );
     }
     let edit = cache
         .start()
@@ -263,7 +284,7 @@ pub fn resolve_cached(
         project,
         asts,
         diagnostics,
-        (cache, previous),
+        (cache, previous.as_deref_mut()),
         &edit,
         &syntax_files,
     );
@@ -273,12 +294,14 @@ pub fn resolve_cached(
     if !edit.same_context {
         cov_mark::hit!(resolve_afresh_in_another_context);
     }
+    let kept = cache.kept.take();
+    let carry = carry::Carry::new(&edit, &cache.seen, previous, kept);
     run(
         project,
         asts,
         diagnostics,
         (syntax_files, false),
-        Some(cache),
+        (Some(cache), carry),
     )
 }
 
@@ -290,13 +313,14 @@ fn syntax_files(diagnostics: &[Diagnostic]) -> HashSet<FileId> {
         .collect()
 }
 
-/// Resolves afresh; with `cache`, keeps what the next edit needs there.
+/// Resolves afresh; with `cache`, keeps what the next edit needs there,
+/// and checks no body `carry` keeps from the last resolution.
 fn run(
     project: &LoadedProject,
     asts: &[SourceFileAst],
     diagnostics: &mut Vec<Diagnostic>,
     (syntax_files, code): (HashSet<FileId>, bool),
-    cache: Option<&mut Cache>,
+    (cache, carry): (Option<&mut Cache>, Option<carry::Carry<'_>>),
 ) -> Program {
     let mut b = Builder::new(project, asts);
     b.syntax_files = syntax_files;
@@ -308,7 +332,29 @@ fn run(
     b.lower_signatures();
     b.resolve_application();
     let head = b.diags.len();
-    let facts = b.check_bodies(cache.is_some());
+    let carried = match (carry, cache.as_deref()) {
+        (Some(carry), Some(cache)) => {
+            let actions = &b.t.actions;
+            let body_at = |id: ActionId| Some(actions.get(id)?.decl?.body.span.start);
+            let new = carry::Side {
+                program: &b.t.prog,
+                types: b.t.types.as_slice(),
+                config: b
+                    .units
+                    .iter()
+                    .flat_map(|u| u.config.iter())
+                    .map(|(n, c)| (*n, &c.ty))
+                    .collect(),
+            };
+            carry.bodies(new, &body_at, &cache.seen)
+        }
+        _ => IndexVec::new(),
+    };
+    let carried_count = carried
+        .iter_enumerated()
+        .filter(|(_, c)| c.is_some())
+        .count();
+    let facts = b.check_bodies(cache.is_some(), carried);
     let bodies = b.diags.len();
     b.resolve_entries();
     let entries = b.diags.len();
@@ -325,7 +371,7 @@ fn run(
     match (cache, kept) {
         (Some(cache), Some(diags)) => {
             prog.context = ir::Revision::fresh();
-            let checked = facts.len();
+            let checked = facts.len() - carried_count;
             cache.keep(patch::Kept::new(&mut b, facts, diags), checked);
         }
         _ => {

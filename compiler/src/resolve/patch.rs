@@ -31,10 +31,10 @@ use crate::ir::spans::Spans;
 /// What the last resolution left for the next one.
 #[derive(Default)]
 pub struct Cache {
-    seen: Seen,
+    pub(super) seen: Seen,
     /// The last resolution's tables and diagnostics, when it was made for
     /// the next edit.
-    kept: Option<Kept>,
+    pub(super) kept: Option<Kept>,
     /// Whether the last resolution moved the one before it with an edit
     /// rather than resolving the app again.
     pub patched: bool,
@@ -128,6 +128,13 @@ impl BodyFacts {
         }
     }
 
+    /// Whether the body is outside the `changed` files (in order), points
+    /// into none of them and gave no diagnostic.
+    pub fn untouched(&self, changed: &[FileId]) -> bool {
+        let inside = |file: &FileId| changed.binary_search(file).is_ok();
+        self.diags.is_empty() && !inside(&self.file) && !self.foreign.iter().any(inside)
+    }
+
     /// Whether the body is in a file the edit changed, or points into one.
     fn touched(&self, moves: &Moves) -> bool {
         moves.touches(self.file) || self.foreign.iter().any(|f| moves.touches(*f))
@@ -135,6 +142,20 @@ impl BodyFacts {
 }
 
 impl Kept {
+    /// Its action bodies' facts, by action.
+    pub fn action_facts(self) -> IndexVec<ActionId, Option<BodyFacts>> {
+        let mut out: IndexVec<ActionId, Option<BodyFacts>> =
+            (0..self.actions.len()).map(|_| None).collect();
+        for (job, facts) in self.jobs.into_iter().zip(self.bodies) {
+            if let BodyJob::Action(id) = job {
+                if let Some(slot) = out.get_mut(id) {
+                    *slot = Some(facts);
+                }
+            }
+        }
+        out
+    }
+
     /// What `b`, done resolving, leaves for the next edit: its tables
     /// (moved out), its bodies' facts and its diagnostics.
     pub fn new(b: &mut Builder<'_>, bodies: Vec<BodyFacts>, diags: Diags) -> Kept {

@@ -76,8 +76,8 @@ impl Moves {
     pub fn new(changes: &[Change<'_>]) -> Option<Moves> {
         let mut files = Vec::with_capacity(changes.len());
         for c in changes {
-            let old = pieces(c.file, c.old.0, c.old.1);
-            let new = pieces(c.file, c.new.0, c.new.1);
+            let old = pieces(c.file, c.old.0, c.old.1, &mut |_, _| {});
+            let new = pieces(c.file, c.new.0, c.new.1, &mut |_, _| {});
             let lines = |p: &[Piece]| p.iter().map(|p| p.line).collect::<Vec<_>>();
             if lines(&old) != lines(&new) {
                 cov_mark::hit!(patch_finds_a_token_on_another_line);

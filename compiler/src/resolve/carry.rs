@@ -1,0 +1,398 @@
+//! Bodies carried across an edit that changes the context.
+//!
+//! Such an edit (a declaration added, a header or a type changed) is
+//! resolved afresh: the tables, headers, type definitions, entry points and
+//! tests. Most action bodies cannot see it, though, and checking them is
+//! most of a resolution's cost; such a body keeps the last resolution's
+//! results (its effect tree, reads and revision) instead of being checked
+//! again. A body is carried only when all of these hold:
+//! - its file did not change and its results point into no file that did,
+//!   and it gave no diagnostic (a file with syntax errors keeps them: they
+//!   are its own text's);
+//! - its action, and every action, operation, failure, entity, event and
+//!   function its results hold, is declared at the same id, in the same
+//!   place, by both resolutions (ids are positions: a declaration added
+//!   before them moves them);
+//! - no name written in it, and not its own action's, is one the edit may
+//!   have changed ([`Names`]);
+//! - no changed file declares an application, a config or a store, before
+//!   or after the edit (bodies read them by `config.` and by entity).
+//!
+//! Everything else is checked as in any fresh resolution, so the result is
+//! the fresh one; `resolve_incremental` compares both after edits to every
+//! fixture.
+
+use std::collections::HashSet;
+
+use rayon::prelude::*;
+
+use crate::index::IndexVec;
+use crate::intern::{Name, NameHasher};
+use crate::ir::types::{Ty, TypeDef, TypeKind};
+use crate::ir::{self, ActionId, Node, Program, Target};
+use crate::span::FileId;
+
+use super::edit::{Edit, Seen};
+use super::patch::{BodyFacts, Kept};
+
+/// What the last resolution leaves a fresh one to carry bodies from.
+pub(super) struct Carry<'p> {
+    previous: &'p mut Program,
+    /// Its bodies' facts, by action.
+    facts: IndexVec<ActionId, Option<BodyFacts>>,
+    /// The changed files, in order.
+    changed: Vec<FileId>,
+}
+
+/// A body carried: its results and what its check depended on.
+pub(super) struct Carried {
+    pub body: ir::Block,
+    pub reads: ir::Reads,
+    pub revision: ir::Revision,
+    pub facts: BodyFacts,
+}
+
+impl<'p> Carry<'p> {
+    /// What a fresh resolution after `edit` may carry from `previous` and
+    /// the facts `kept` of its bodies; `None` when the files are not the
+    /// same ones or a changed file holds settings (or held them).
+    pub fn new(
+        edit: &Edit,
+        seen: &Seen,
+        previous: Option<&'p mut Program>,
+        kept: Option<Kept>,
+    ) -> Option<Carry<'p>> {
+        let (previous, kept) = (previous?, kept?);
+        if !edit.same_files
+            || edit
+                .replaced
+                .iter()
+                .any(|r| r.settings || seen.settings(r.file))
+        {
+            return None;
+        }
+        let mut changed: Vec<FileId> = edit.replaced.iter().map(|r| r.file).collect();
+        changed.sort_unstable();
+        Some(Carry {
+            previous,
+            facts: kept.action_facts(),
+            changed,
+        })
+    }
+
+    /// The bodies of `new` (whose bodies start where `body_at` says)
+    /// carried from the last resolution, by action.
+    pub fn bodies(
+        self,
+        new: Side<'_>,
+        body_at: &(dyn Fn(ActionId) -> Option<u32> + Sync),
+        seen: &Seen,
+    ) -> IndexVec<ActionId, Option<Carried>> {
+        let old = Side {
+            program: self.previous,
+            types: self.previous.types.as_slice(),
+            config: self
+                .previous
+                .config
+                .iter()
+                .map(|c| (c.name, &c.ty))
+                .collect(),
+        };
+        let names = Names::of(&self.changed, &old, &new);
+        let same = Same::new(self.previous, new.program);
+        let keep = self.judge(new.program, (&names, &same), body_at, seen);
+        self.take(&keep)
+    }
+
+    /// Whether each action's body of `new` may be carried, judged on
+    /// every thread.
+    fn judge(
+        &self,
+        new: &Program,
+        (names, same): (&Names, &Same),
+        body_at: &(dyn Fn(ActionId) -> Option<u32> + Sync),
+        seen: &Seen,
+    ) -> Vec<bool> {
+        let written_unchanged = |id: ActionId, file: FileId| {
+            body_at(id)
+                .and_then(|start| seen.body_names(file, start))
+                .is_some_and(|written| !written.iter().any(|n| names.holds(*n)))
+        };
+        new.actions
+            .as_slice()
+            .par_iter()
+            .enumerate()
+            .map(|(i, action)| {
+                let id = ActionId(i as u32);
+                let Some(Some(facts)) = self.facts.get(id) else {
+                    return false;
+                };
+                same.action(id)
+                    && facts.untouched(&self.changed)
+                    && !names.holds(action.name)
+                    && written_unchanged(id, action.span.file)
+                    && self
+                        .previous
+                        .actions
+                        .get(id)
+                        .is_some_and(|old| same.results(old))
+            })
+            .collect()
+    }
+
+    /// Takes the bodies to `keep` out of the last program.
+    fn take(mut self, keep: &[bool]) -> IndexVec<ActionId, Option<Carried>> {
+        let mut out: IndexVec<ActionId, Option<Carried>> = (0..keep.len()).map(|_| None).collect();
+        for (i, slot) in out.as_vec_mut().iter_mut().enumerate() {
+            let id = ActionId(i as u32);
+            if !keep.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let (Some(old), Some(Some(facts))) = (
+                self.previous.actions.get_mut(id),
+                self.facts.get_mut(id).map(Option::take),
+            ) else {
+                continue;
+            };
+            cov_mark::hit!(carry_keeps_a_body);
+            *slot = Some(Carried {
+                body: std::mem::take(&mut old.body),
+                reads: std::mem::take(&mut old.reads),
+                revision: old.revision,
+                facts,
+            });
+        }
+        out
+    }
+}
+
+/// One resolution's declarations: its program, its types and its config
+/// entries (a fresh resolution fills the program's at its end).
+pub(super) struct Side<'s> {
+    pub program: &'s Program,
+    pub types: &'s [TypeDef],
+    /// Each config entry's name and type.
+    pub config: Vec<(Name, &'s Ty)>,
+}
+
+/// The names an edit may have changed: those declared in a changed file,
+/// before or after it, and, in either resolution, every declaration whose
+/// definition or header mentions one of them, however indirectly.
+struct Names(HashSet<Name, NameHasher>);
+
+impl Names {
+    fn of(changed: &[FileId], old: &Side<'_>, new: &Side<'_>) -> Names {
+        let mut names = Names(HashSet::default());
+        for side in [old, new] {
+            names.declared_in(changed, side);
+        }
+        // Each side can reach more through what the other added.
+        loop {
+            let before = names.0.len();
+            names.reach(old);
+            names.reach(new);
+            if names.0.len() == before {
+                return names;
+            }
+        }
+    }
+
+    fn holds(&self, name: Name) -> bool {
+        self.0.contains(&name)
+    }
+
+    fn declared_in(&mut self, changed: &[FileId], side: &Side<'_>) {
+        let (p, types) = (side.program, side.types);
+        let inside = |file: FileId| changed.binary_search(&file).is_ok();
+        let types = types
+            .iter()
+            .filter(|t| t.span.is_some_and(|s| inside(s.file)));
+        self.0.extend(types.map(|t| t.name));
+        let actions = p.actions.iter().filter(|a| inside(a.span.file));
+        self.0.extend(actions.map(|a| a.name));
+        let functions = p.functions.iter().filter(|f| inside(f.span.file));
+        self.0.extend(functions.map(|f| f.name));
+        for f in p.failures.iter() {
+            if f.span.is_some_and(|s| inside(s.file)) {
+                self.0.insert(simple(&f.qualified));
+            }
+        }
+    }
+
+    /// Adds the declarations of one resolution that mention a name held.
+    fn reach(&mut self, side: &Side<'_>) {
+        let (p, types) = (side.program, side.types);
+        let mut dirty: Vec<bool> = types.iter().map(|t| self.holds(t.name)).collect();
+        loop {
+            let mut more = false;
+            for (i, t) in types.iter().enumerate() {
+                if !dirty[i] && defines_with(&t.kind, &dirty) {
+                    dirty[i] = true;
+                    more = true;
+                }
+            }
+            if !more {
+                break;
+            }
+        }
+        for (t, _) in types.iter().zip(&dirty).filter(|(_, d)| **d) {
+            self.0.insert(t.name);
+        }
+        for f in p.failures.iter() {
+            if f.fields.iter().any(|field| mentions(&field.ty, &dirty)) {
+                self.0.insert(simple(&f.qualified));
+            }
+        }
+        let failed = |id: &ir::FailureId| {
+            p.failures
+                .get(*id)
+                .is_some_and(|f| self.holds(simple(&f.qualified)))
+        };
+        // The largest list, on every thread.
+        let mut reached: Vec<Name> = p
+            .actions
+            .as_slice()
+            .par_iter()
+            .filter(|a| {
+                a.params.iter().any(|(_, ty)| mentions(ty, &dirty))
+                    || mentions(&a.ret, &dirty)
+                    || a.fails.iter().any(|(id, _)| failed(id))
+            })
+            .map(|a| a.name)
+            .collect();
+        for f in p.functions.iter() {
+            if f.params.iter().any(|(_, ty)| mentions(ty, &dirty)) || mentions(&f.ret, &dirty) {
+                reached.push(f.name);
+            }
+        }
+        for op in p.operations.iter() {
+            let types = mentions(&op.request, &dirty) || mentions(&op.answer, &dirty);
+            if types || op.failures.iter().any(failed) {
+                reached.push(simple(&op.name));
+            }
+        }
+        let config = side.config.iter().filter(|(_, ty)| mentions(ty, &dirty));
+        reached.extend(config.map(|(name, _)| *name));
+        self.0.extend(reached);
+    }
+}
+
+/// The last segment of a qualified name: what a body writes.
+fn simple(qualified: &str) -> Name {
+    Name::new(qualified.rsplit('.').next().unwrap_or(qualified))
+}
+
+fn defines_with(kind: &TypeKind, dirty: &[bool]) -> bool {
+    match kind {
+        TypeKind::Alias(ty) => mentions(ty, dirty),
+        TypeKind::Record(fields) => fields.iter().any(|f| mentions(&f.ty, dirty)),
+        TypeKind::Pending | TypeKind::Enum(_) => false,
+    }
+}
+
+fn mentions(ty: &Ty, dirty: &[bool]) -> bool {
+    match ty {
+        Ty::Named(t) => dirty.get(t.0 as usize).copied().unwrap_or(true),
+        Ty::List(inner) | Ty::Optional(inner) | Ty::Bounded(inner, _) => mentions(inner, dirty),
+        Ty::Error | Ty::Prim(_) | Ty::NoneValue => false,
+    }
+}
+
+/// Which ids name the same declaration in both resolutions.
+struct Same {
+    actions: Vec<bool>,
+    operations: Vec<bool>,
+    failures: Vec<bool>,
+    entities: Vec<bool>,
+    events: Vec<bool>,
+    functions: Vec<bool>,
+}
+
+impl Same {
+    fn new(old: &Program, new: &Program) -> Same {
+        fn zip<T>(a: &[T], b: &[T], same: impl Fn(&T, &T) -> bool) -> Vec<bool> {
+            a.iter().zip(b).map(|(x, y)| same(x, y)).collect()
+        }
+        Same {
+            actions: zip(old.actions.as_slice(), new.actions.as_slice(), |a, b| {
+                (a.name, a.owner, a.span, a.public) == (b.name, b.owner, b.span, b.public)
+            }),
+            operations: zip(
+                old.operations.as_slice(),
+                new.operations.as_slice(),
+                |a, b| a.qualified == b.qualified,
+            ),
+            failures: zip(old.failures.as_slice(), new.failures.as_slice(), |a, b| {
+                (a.owner, a.span) == (b.owner, b.span) && a.qualified == b.qualified
+            }),
+            entities: zip(old.entities.as_slice(), new.entities.as_slice(), |a, b| {
+                (a.owner, a.span) == (b.owner, b.span) && a.qualified == b.qualified
+            }),
+            events: zip(old.events.as_slice(), new.events.as_slice(), |a, b| {
+                (a.owner, a.span) == (b.owner, b.span) && a.qualified == b.qualified
+            }),
+            functions: zip(
+                old.functions.as_slice(),
+                new.functions.as_slice(),
+                |a, b| (a.name, a.span) == (b.name, b.span),
+            ),
+        }
+    }
+
+    fn action(&self, id: ActionId) -> bool {
+        at(&self.actions, id.0)
+    }
+
+    /// Whether every id `old`'s body results hold names the same
+    /// declaration in both resolutions.
+    fn results(&self, old: &ir::Action) -> bool {
+        let mut same = true;
+        old.body.for_each_node(&mut |node| same &= self.node(node));
+        let r = &old.reads;
+        same && r.functions.iter().all(|f| at(&self.functions, f.0))
+            && r.actions.iter().all(|a| at(&self.actions, a.0))
+            && r.queries.iter().all(|(e, _)| at(&self.entities, e.0))
+    }
+
+    fn node(&self, node: &Node) -> bool {
+        let failure = |id: ir::FailureId| at(&self.failures, id.0);
+        match node {
+            Node::Effect(e) => {
+                let target = match &e.target {
+                    Target::Op(id) => at(&self.operations, id.0),
+                    Target::Action(id) => at(&self.actions, id.0),
+                    Target::Write(w) => {
+                        at(&self.entities, w.entity.0)
+                            && w.failures.iter().all(|(f, _)| failure(*f))
+                    }
+                    Target::Check(c) => {
+                        failure(c.failure) && c.query.is_none_or(|q| at(&self.entities, q.0))
+                    }
+                };
+                let arms: &[ir::Arm] = match &e.handling {
+                    ir::Handling::Match(arms) => arms,
+                    _ => &[],
+                };
+                target
+                    && arms.iter().all(|arm| {
+                        let pattern = match arm.pattern {
+                            ir::ArmPattern::Failure(f) => failure(f),
+                            ir::ArmPattern::Success => true,
+                        };
+                        let end = match &arm.end {
+                            ir::ArmEnd::Reject(r) => failure(r.failure),
+                            _ => true,
+                        };
+                        pattern && end
+                    })
+            }
+            Node::Emit(emit) => at(&self.events, emit.event.0),
+            Node::Reject(r) => failure(r.failure),
+            Node::Return(_) | Node::If { .. } | Node::Loop { .. } => true,
+        }
+    }
+}
+
+fn at(same: &[bool], index: u32) -> bool {
+    same.get(index as usize).copied().unwrap_or(false)
+}
