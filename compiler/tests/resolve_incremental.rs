@@ -526,7 +526,7 @@ fn declaration_edits_recheck_the_bodies_they_reach() {
 
 /// The other ways a declaration reaches a body it is not named in: an
 /// operation's answer (`notify`), a failure's fields (`refuse_short`), a
-/// type's fields (`wrapped`), a callee's `fails` (`outer`), and a config
+/// type's fields, two types away (`wrapped`), a callee's `fails` (`outer`), and a config
 /// entry declared in the edited file (`limit`).
 #[test]
 fn declaration_edits_reach_through_operations_failures_and_config() {
@@ -590,7 +590,8 @@ const CARRY_APP: [(&str, &str); 9] = [
         "failure Short {\n    kind: Rejected\n    code: \"short\"\n    amount: Amount\n}\n\n\
          action refuse_short() fails Short -> Unit {\n    reject Short { amount: 1 }\n}\n\n\
          type Wrapper = Object {\n    amount: Amount\n}\n\n\
-         action wrapped(w: Wrapper) -> Int {\n    return w.amount\n}\n",
+         type Outer = Object {\n    inner: Wrapper\n}\n\n\
+         action wrapped(w: Outer) -> Int {\n    return w.inner.amount\n}\n",
     ),
     (
         "d.jadpo",

@@ -32,8 +32,8 @@ use crate::ir::types::{Ty, TypeDef, TypeKind};
 use crate::ir::{self, ActionId, Node, Program, Target};
 use crate::span::FileId;
 
-use super::edit::{Edit, Seen};
-use super::patch::{BodyFacts, Kept};
+use super::edit::{Edit, Replaced, Seen};
+use super::patch::{BodyFacts, Cache};
 
 /// What the last resolution leaves a fresh one to carry bodies from.
 pub(super) struct Carry<'p> {
@@ -54,28 +54,24 @@ pub(super) struct Carried {
 
 impl<'p> Carry<'p> {
     /// What a fresh resolution after `edit` may carry from `previous` and
-    /// the facts `kept` of its bodies; `None` when the files are not the
-    /// same ones or a changed file holds settings (or held them).
+    /// the facts of its bodies `cache` kept (taken out of it); `None`, the
+    /// cache untouched, when the files are not the same ones or a changed
+    /// file holds settings (or held them).
     pub fn new(
         edit: &Edit,
-        seen: &Seen,
+        cache: &mut Cache,
         previous: Option<&'p mut Program>,
-        kept: Option<Kept>,
     ) -> Option<Carry<'p>> {
-        let (previous, kept) = (previous?, kept?);
-        if !edit.same_files
-            || edit
-                .replaced
-                .iter()
-                .any(|r| r.settings || seen.settings(r.file))
-        {
+        let settings = |r: &Replaced| r.settings || cache.seen.settings(r.file);
+        if !edit.same_files || edit.replaced.iter().any(settings) {
             return None;
         }
+        let previous = previous?;
         let mut changed: Vec<FileId> = edit.replaced.iter().map(|r| r.file).collect();
         changed.sort_unstable();
         Some(Carry {
             previous,
-            facts: kept.action_facts(),
+            facts: cache.kept.take()?.action_facts(),
             changed,
         })
     }
@@ -177,28 +173,42 @@ pub(super) struct Side<'s> {
 
 /// The names an edit may have changed: those declared in a changed file,
 /// before or after it, and, in either resolution, every declaration whose
-/// definition or header mentions one of them, however indirectly.
-struct Names(HashSet<Name, NameHasher>);
+/// definition or header mentions one of them, however indirectly. `all`
+/// when that was not settled in [`ROUNDS`]: nothing is carried.
+struct Names {
+    held: HashSet<Name, NameHasher>,
+    all: bool,
+}
+
+/// Rounds of [`Names::reach`] over both resolutions. A declaration outside
+/// the changed files reads the same in both, so the second round finds
+/// nothing new; the bound keeps the work linear whatever the input.
+const ROUNDS: usize = 4;
 
 impl Names {
     fn of(changed: &[FileId], old: &Side<'_>, new: &Side<'_>) -> Names {
-        let mut names = Names(HashSet::default());
+        let mut names = Names {
+            held: HashSet::default(),
+            all: false,
+        };
         for side in [old, new] {
             names.declared_in(changed, side);
         }
         // Each side can reach more through what the other added.
-        loop {
-            let before = names.0.len();
+        for _ in 0..ROUNDS {
+            let before = names.held.len();
             names.reach(old);
             names.reach(new);
-            if names.0.len() == before {
+            if names.held.len() == before {
                 return names;
             }
         }
+        names.all = true;
+        names
     }
 
     fn holds(&self, name: Name) -> bool {
-        self.0.contains(&name)
+        self.all || self.held.contains(&name)
     }
 
     fn declared_in(&mut self, changed: &[FileId], side: &Side<'_>) {
@@ -207,14 +217,14 @@ impl Names {
         let types = types
             .iter()
             .filter(|t| t.span.is_some_and(|s| inside(s.file)));
-        self.0.extend(types.map(|t| t.name));
+        self.held.extend(types.map(|t| t.name));
         let actions = p.actions.iter().filter(|a| inside(a.span.file));
-        self.0.extend(actions.map(|a| a.name));
+        self.held.extend(actions.map(|a| a.name));
         let functions = p.functions.iter().filter(|f| inside(f.span.file));
-        self.0.extend(functions.map(|f| f.name));
+        self.held.extend(functions.map(|f| f.name));
         for f in p.failures.iter() {
             if f.span.is_some_and(|s| inside(s.file)) {
-                self.0.insert(simple(&f.qualified));
+                self.held.insert(simple(&f.qualified));
             }
         }
     }
@@ -222,25 +232,13 @@ impl Names {
     /// Adds the declarations of one resolution that mention a name held.
     fn reach(&mut self, side: &Side<'_>) {
         let (p, types) = (side.program, side.types);
-        let mut dirty: Vec<bool> = types.iter().map(|t| self.holds(t.name)).collect();
-        loop {
-            let mut more = false;
-            for (i, t) in types.iter().enumerate() {
-                if !dirty[i] && defines_with(&t.kind, &dirty) {
-                    dirty[i] = true;
-                    more = true;
-                }
-            }
-            if !more {
-                break;
-            }
-        }
+        let dirty = self.dirty_types(types);
         for (t, _) in types.iter().zip(&dirty).filter(|(_, d)| **d) {
-            self.0.insert(t.name);
+            self.held.insert(t.name);
         }
         for f in p.failures.iter() {
             if f.fields.iter().any(|field| mentions(&field.ty, &dirty)) {
-                self.0.insert(simple(&f.qualified));
+                self.held.insert(simple(&f.qualified));
             }
         }
         let failed = |id: &ir::FailureId| {
@@ -273,7 +271,46 @@ impl Names {
         }
         let config = side.config.iter().filter(|(_, ty)| mentions(ty, &dirty));
         reached.extend(config.map(|(name, _)| *name));
-        self.0.extend(reached);
+        self.held.extend(reached);
+    }
+
+    /// The types whose name is held or whose definition mentions such a
+    /// type, however indirectly: from the held ones, along who mentions
+    /// whom, each edge once.
+    fn dirty_types(&self, types: &[TypeDef]) -> Vec<bool> {
+        let mut dirty: Vec<bool> = types.iter().map(|t| self.holds(t.name)).collect();
+        // (mentioned, by), sorted: each type's users in one run.
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut mentioned = Vec::new();
+        for (by, t) in types.iter().enumerate() {
+            match &t.kind {
+                TypeKind::Alias(ty) => named_in(ty, &mut mentioned),
+                TypeKind::Record(fields) => {
+                    fields.iter().for_each(|f| named_in(&f.ty, &mut mentioned))
+                }
+                TypeKind::Pending | TypeKind::Enum(_) => {}
+            }
+            for m in mentioned.drain(..) {
+                match dirty.get(m as usize) {
+                    Some(_) => edges.push((m, by as u32)),
+                    // A type the table does not hold: taken as changed.
+                    None => dirty[by] = true,
+                }
+            }
+        }
+        edges.sort_unstable();
+        let mut work: Vec<u32> = (0..types.len() as u32)
+            .filter(|t| dirty[*t as usize])
+            .collect();
+        while let Some(t) = work.pop() {
+            let from = edges.partition_point(|(m, _)| *m < t);
+            for (_, by) in edges[from..].iter().take_while(|(m, _)| *m == t) {
+                if !std::mem::replace(&mut dirty[*by as usize], true) {
+                    work.push(*by);
+                }
+            }
+        }
+        dirty
     }
 }
 
@@ -282,11 +319,12 @@ fn simple(qualified: &str) -> Name {
     Name::new(qualified.rsplit('.').next().unwrap_or(qualified))
 }
 
-fn defines_with(kind: &TypeKind, dirty: &[bool]) -> bool {
-    match kind {
-        TypeKind::Alias(ty) => mentions(ty, dirty),
-        TypeKind::Record(fields) => fields.iter().any(|f| mentions(&f.ty, dirty)),
-        TypeKind::Pending | TypeKind::Enum(_) => false,
+/// The declared types `ty` names.
+fn named_in(ty: &Ty, out: &mut Vec<u32>) {
+    match ty {
+        Ty::Named(t) => out.push(t.0),
+        Ty::List(inner) | Ty::Optional(inner) | Ty::Bounded(inner, _) => named_in(inner, out),
+        Ty::Error | Ty::Prim(_) | Ty::NoneValue => {}
     }
 }
 

@@ -294,8 +294,7 @@ pub fn resolve_cached(
     if !edit.same_context {
         cov_mark::hit!(resolve_afresh_in_another_context);
     }
-    let kept = cache.kept.take();
-    let carry = carry::Carry::new(&edit, &cache.seen, previous, kept);
+    let carry = carry::Carry::new(&edit, cache, previous);
     run(
         project,
         asts,

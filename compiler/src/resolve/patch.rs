@@ -142,17 +142,20 @@ impl BodyFacts {
 }
 
 impl Kept {
-    /// Its action bodies' facts, by action.
-    pub fn action_facts(self) -> IndexVec<ActionId, Option<BodyFacts>> {
+    /// Its action bodies' facts, by action; the rest is freed on another
+    /// thread, as [`Cache::keep`] frees it.
+    pub fn action_facts(mut self) -> IndexVec<ActionId, Option<BodyFacts>> {
         let mut out: IndexVec<ActionId, Option<BodyFacts>> =
             (0..self.actions.len()).map(|_| None).collect();
-        for (job, facts) in self.jobs.into_iter().zip(self.bodies) {
+        let bodies = std::mem::take(&mut self.bodies);
+        for (job, facts) in self.jobs.iter().zip(bodies) {
             if let BodyJob::Action(id) = job {
-                if let Some(slot) = out.get_mut(id) {
+                if let Some(slot) = out.get_mut(*id) {
                     *slot = Some(facts);
                 }
             }
         }
+        rayon::spawn(move || drop(self));
         out
     }
 
