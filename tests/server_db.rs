@@ -213,7 +213,14 @@ fn db_status_and_prune_on_postgres() {
     };
     let dir = scratch("db-postgres");
     let ops = Ops::postgres(&dir, "db_postgres", &url);
-    ops.start("dev").stop();
+    let server = ops.start("dev");
+    // The schedule's row is written with its first tick: without it there
+    // is nothing to forget below.
+    assert!(
+        server.wait_for("committed", 20).is_some(),
+        "the schedule's first tick ran"
+    );
+    server.stop();
     let (code, out) = db(&ops, &["status"]);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.starts_with("store primary (Postgres)\n"), "{out}");
