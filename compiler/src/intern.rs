@@ -40,6 +40,13 @@ impl Name {
         Name(key)
     }
 
+    /// The name's place in the interner: names are numbered densely from
+    /// 0 in the order first interned (for tables indexed by name; never
+    /// for output, as the order varies between runs).
+    pub fn index(self) -> usize {
+        self.0.into_usize()
+    }
+
     pub fn as_str(self) -> &'static str {
         let index = self.0.into_usize();
         let cached = TEXTS.try_with(|texts| texts.borrow().get(index).copied().flatten());

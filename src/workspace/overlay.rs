@@ -23,6 +23,10 @@ pub struct Overlay {
     /// How long after its last change a file or folder's copy is kept
     /// ([`RACY`]; shorter in tests).
     settle: Duration,
+    /// The last file whose size was asked, with what the disk said: the
+    /// loader asks a source's size just before reading it, and one `stat`
+    /// serves both (taken before reading, as [`Overlay::read_disk`] needs).
+    sized: Mutex<Option<(String, std::fs::Metadata)>>,
 }
 
 impl Default for Overlay {
@@ -32,6 +36,7 @@ impl Default for Overlay {
             disk: Mutex::default(),
             folders: Mutex::default(),
             settle: RACY,
+            sized: Mutex::default(),
         }
     }
 }
@@ -173,7 +178,11 @@ impl Overlay {
     /// is taken before reading, so a file changed meanwhile is read again
     /// next time.
     fn read_disk(&self, path: &str) -> io::Result<Content> {
-        let meta = std::fs::metadata(path)?;
+        let sized = self.sized.lock().ok().and_then(|mut s| s.take());
+        let meta = match sized {
+            Some((p, meta)) if p == path => meta,
+            _ => std::fs::metadata(path)?,
+        };
         let Some(stamp) = Stamp::of(&meta).filter(|_| meta.is_file()) else {
             return FsLoader.read(path).map(Content::of);
         };
@@ -263,7 +272,14 @@ impl Loader for Overlay {
     fn size(&self, path: &str) -> Option<u64> {
         match self.get(path) {
             Some(text) => Some(text.len() as u64),
-            None => std::fs::metadata(path).ok().map(|m| m.len()),
+            None => {
+                let meta = std::fs::metadata(path).ok()?;
+                let len = meta.len();
+                if let Ok(mut sized) = self.sized.lock() {
+                    *sized = Some((path.to_string(), meta));
+                }
+                Some(len)
+            }
         }
     }
 
@@ -457,6 +473,33 @@ mod tests {
         tick();
         std::fs::write(&a, "two").expect("write");
         assert_eq!(&*shared(), "two");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// A file's size and its read share one look at the disk, but only
+    /// the read right after: a size asked without a read (a file too large
+    /// to load) never serves a later read, which sees the file as it is.
+    #[test]
+    fn a_size_serves_only_the_read_after_it() {
+        let root = std::env::temp_dir().join(format!("jadpo-overlay-sized-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("temp folder");
+        let (a, b) = (root.join("a.jadpo"), root.join("b.jadpo"));
+        std::fs::write(&a, "one").expect("write");
+        std::fs::write(&b, "other").expect("write");
+        tick();
+        let overlay = eager();
+        let (a, b) = (
+            a.to_string_lossy().into_owned(),
+            b.to_string_lossy().into_owned(),
+        );
+        assert_eq!(overlay.size(&a), Some(3));
+        assert_eq!(overlay.read(&a).ok(), Some(b"one".to_vec()));
+        assert_eq!(overlay.size(&a), Some(3), "kept, and asked again");
+        tick();
+        std::fs::write(&a, "two").expect("write");
+        assert_eq!(overlay.read(&b).ok(), Some(b"other".to_vec()));
+        assert_eq!(overlay.read(&a).ok(), Some(b"two".to_vec()));
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -155,7 +155,7 @@ pub(super) struct Cx {
     pub slots: u32,
     /// In an entry point's `run:`, which values it provides (for a name
     /// that is none of them).
-    pub entry_values: Option<String>,
+    pub entry_values: Option<EntryNote>,
     /// The config entries and functions the body uses.
     pub reads: ir::Reads,
     /// Slots whose values come from the body's parameters and constants
@@ -967,5 +967,31 @@ impl std::fmt::Display for Label {
             f.write_str(name.as_str())?;
         }
         Ok(())
+    }
+}
+
+/// The names an entry point provides to `run:` (at most two: a route's
+/// `input` and `path`), as its note says them.
+#[derive(Clone, Copy)]
+pub(super) struct EntryNote {
+    pub what: &'static str,
+    pub shown: [Option<Name>; 2],
+}
+
+impl EntryNote {
+    pub fn text(&self) -> String {
+        let names: Vec<String> = self
+            .shown
+            .iter()
+            .flatten()
+            .map(|name| match name.as_str() {
+                "path" => "`path.<placeholder>`".to_string(),
+                _ => format!("`{name}`"),
+            })
+            .collect();
+        match names.as_slice() {
+            [] => format!("{} provides no values to `run:`", self.what),
+            _ => format!("{} provides {} to `run:`", self.what, names.join(" and ")),
+        }
     }
 }

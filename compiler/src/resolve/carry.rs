@@ -22,12 +22,10 @@
 //! the fresh one; `resolve_incremental` compares both after edits to every
 //! fixture.
 
-use std::collections::HashSet;
-
 use rayon::prelude::*;
 
 use crate::index::IndexVec;
-use crate::intern::{Name, NameHasher};
+use crate::intern::Name;
 use crate::ir::types::{Ty, TypeDef, TypeKind};
 use crate::ir::{self, ActionId, Node, Program, Target};
 use crate::span::FileId;
@@ -84,16 +82,9 @@ impl<'p> Carry<'p> {
         body_at: &(dyn Fn(ActionId) -> Option<u32> + Sync),
         seen: &Seen,
     ) -> IndexVec<ActionId, Option<Carried>> {
-        let old = Side {
-            program: self.previous,
-            types: self.previous.types.as_slice(),
-            config: self
-                .previous
-                .config
-                .iter()
-                .map(|c| (c.name, &c.ty))
-                .collect(),
-        };
+        let previous = &*self.previous;
+        let config = previous.config.iter().map(|c| (c.name, &c.ty)).collect();
+        let old = Side::new(previous, previous.types.as_slice(), config);
         let names = Names::of(&self.changed, &old, &new);
         let same = Same::new(self.previous, new.program);
         let keep = self.judge(new.program, (&names, &same), body_at, seen);
@@ -169,46 +160,52 @@ pub(super) struct Side<'s> {
     pub types: &'s [TypeDef],
     /// Each config entry's name and type.
     pub config: Vec<(Name, &'s Ty)>,
+    /// Each failure's name as a body writes it, by id.
+    pub failures: Vec<Name>,
+}
+
+impl<'s> Side<'s> {
+    pub fn new(program: &'s Program, types: &'s [TypeDef], config: Vec<(Name, &'s Ty)>) -> Self {
+        let failures = program
+            .failures
+            .iter()
+            .map(|f| simple(&f.qualified))
+            .collect();
+        Side {
+            program,
+            types,
+            config,
+            failures,
+        }
+    }
 }
 
 /// The names an edit may have changed: those declared in a changed file,
 /// before or after it, and, in either resolution, every declaration whose
-/// definition or header mentions one of them, however indirectly. `all`
-/// when that was not settled in [`ROUNDS`]: nothing is carried.
+/// definition or header mentions one of them, however indirectly.
 struct Names {
-    held: HashSet<Name, NameHasher>,
-    all: bool,
+    held: NameSet,
 }
 
-/// Rounds of [`Names::reach`] over both resolutions. A declaration outside
-/// the changed files reads the same in both, so the second round finds
-/// nothing new; the bound keeps the work linear whatever the input.
-const ROUNDS: usize = 4;
-
 impl Names {
+    /// One pass over each resolution settles them: a declaration outside
+    /// the changed files reads the same in both, so what the second pass
+    /// adds through it, the same declaration of the second resolution
+    /// already gave; the first pass sees nothing the second adds.
     fn of(changed: &[FileId], old: &Side<'_>, new: &Side<'_>) -> Names {
         let mut names = Names {
-            held: HashSet::default(),
-            all: false,
+            held: NameSet::default(),
         };
         for side in [old, new] {
             names.declared_in(changed, side);
         }
-        // Each side can reach more through what the other added.
-        for _ in 0..ROUNDS {
-            let before = names.held.len();
-            names.reach(old);
-            names.reach(new);
-            if names.held.len() == before {
-                return names;
-            }
-        }
-        names.all = true;
+        names.reach(old);
+        names.reach(new);
         names
     }
 
     fn holds(&self, name: Name) -> bool {
-        self.all || self.held.contains(&name)
+        self.held.contains(name)
     }
 
     fn declared_in(&mut self, changed: &[FileId], side: &Side<'_>) {
@@ -222,9 +219,9 @@ impl Names {
         self.held.extend(actions.map(|a| a.name));
         let functions = p.functions.iter().filter(|f| inside(f.span.file));
         self.held.extend(functions.map(|f| f.name));
-        for f in p.failures.iter() {
+        for (f, name) in p.failures.iter().zip(&side.failures) {
             if f.span.is_some_and(|s| inside(s.file)) {
-                self.held.insert(simple(&f.qualified));
+                self.held.insert(*name);
             }
         }
     }
@@ -236,16 +233,13 @@ impl Names {
         for (t, _) in types.iter().zip(&dirty).filter(|(_, d)| **d) {
             self.held.insert(t.name);
         }
-        for f in p.failures.iter() {
+        for (f, name) in p.failures.iter().zip(&side.failures) {
             if f.fields.iter().any(|field| mentions(&field.ty, &dirty)) {
-                self.held.insert(simple(&f.qualified));
+                self.held.insert(*name);
             }
         }
-        let failed = |id: &ir::FailureId| {
-            p.failures
-                .get(*id)
-                .is_some_and(|f| self.holds(simple(&f.qualified)))
-        };
+        let failed: Vec<bool> = side.failures.iter().map(|n| self.holds(*n)).collect();
+        let failed = |id: &ir::FailureId| at(&failed, id.0);
         // The largest list, on every thread.
         let mut reached: Vec<Name> = p
             .actions
@@ -311,6 +305,36 @@ impl Names {
             }
         }
         dirty
+    }
+}
+
+/// A set of names, a bit per interned name: the judge asks it about
+/// every name written in every body.
+#[derive(Default)]
+struct NameSet {
+    bits: Vec<u64>,
+}
+
+impl NameSet {
+    fn insert(&mut self, name: Name) {
+        let (word, bit) = (name.index() / 64, 1u64 << (name.index() % 64));
+        if self.bits.len() <= word {
+            self.bits.resize(word + 1, 0);
+        }
+        if let Some(w) = self.bits.get_mut(word) {
+            *w |= bit;
+        }
+    }
+
+    fn contains(&self, name: Name) -> bool {
+        let (word, bit) = (name.index() / 64, 1u64 << (name.index() % 64));
+        self.bits.get(word).is_some_and(|w| w & bit != 0)
+    }
+}
+
+impl Extend<Name> for NameSet {
+    fn extend<I: IntoIterator<Item = Name>>(&mut self, names: I) {
+        names.into_iter().for_each(|n| self.insert(n));
     }
 }
 

@@ -8,7 +8,7 @@ use crate::intern::Name;
 use crate::ir::{self, ActionId, EntryKind, Owner};
 use crate::span::Span;
 
-use super::body::{BodyKind, Cx};
+use super::body::{BodyKind, Cx, EntryNote};
 use super::calls::Params;
 use super::tables::{words, Callable, ConfigEntry, FieldDef, Ty};
 use super::{Builder, Resolver};
@@ -895,19 +895,19 @@ pub(super) struct EntryValues {
 }
 
 impl EntryValues {
-    /// Says which names the entry provides, for an unknown name in `run:`.
-    fn note(&self) -> String {
-        let mut names: Vec<String> = Vec::new();
-        for (name, ty) in self.locals.iter().flatten() {
-            if name.as_str() == "path" {
-                names.push("`path.<placeholder>`".to_string());
-            } else if !ty.is_error() || name.as_str() == "event" {
-                names.push(format!("`{name}`"));
+    /// Which names the entry provides, for the note on an unknown name in
+    /// `run:` (written only if one is reported).
+    fn note(&self) -> EntryNote {
+        let mut shown = [None; 2];
+        let provided = self.locals.iter().flatten();
+        for (slot, (name, ty)) in shown.iter_mut().zip(provided) {
+            if name.as_str() == "path" || !ty.is_error() || name.as_str() == "event" {
+                *slot = Some(*name);
             }
         }
-        match names.as_slice() {
-            [] => format!("{} provides no values to `run:`", self.what),
-            _ => format!("{} provides {} to `run:`", self.what, names.join(" and ")),
+        EntryNote {
+            what: self.what,
+            shown,
         }
     }
 }

@@ -249,7 +249,7 @@ impl<'a> Resolver<'_, 'a> {
             &cands,
         );
         if let Some(note) = &cx.entry_values {
-            d = d.with_help(note.clone());
+            d = d.with_help(note.text());
         }
         self.error(d);
         cx.uncertain = true;

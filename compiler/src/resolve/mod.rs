@@ -335,16 +335,9 @@ fn run(
         (Some(carry), Some(cache)) => {
             let actions = &b.t.actions;
             let body_at = |id: ActionId| Some(actions.get(id)?.decl?.body.span.start);
-            let new = carry::Side {
-                program: &b.t.prog,
-                types: b.t.types.as_slice(),
-                config: b
-                    .units
-                    .iter()
-                    .flat_map(|u| u.config.iter())
-                    .map(|(n, c)| (*n, &c.ty))
-                    .collect(),
-            };
+            let config = b.units.iter().flat_map(|u| u.config.iter());
+            let config = config.map(|(n, c)| (*n, &c.ty)).collect();
+            let new = carry::Side::new(&b.t.prog, b.t.types.as_slice(), config);
             carry.bodies(new, &body_at, &cache.seen)
         }
         _ => IndexVec::new(),

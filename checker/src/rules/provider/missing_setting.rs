@@ -112,16 +112,20 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     }
     let program = cx.program;
+    // Which callers are found only matters for a package missing a
+    // setting; finding them reads every app action's body.
+    if program
+        .packages
+        .ids()
+        .all(|p| missing(program, p).is_empty())
+    {
+        return;
+    }
     for (p, caller) in called_packages(program) {
         let pkg = program.package(p);
         let Some(binding) = &pkg.http else { continue };
         let given = program.app.providers.iter().find(|s| s.package == p);
-        let missing: Vec<String> = binding
-            .settings
-            .iter()
-            .filter(|s| given.is_none_or(|g| !g.given.iter().any(|v| v.name == s.name)))
-            .map(|s| format!("`{}`", s.name))
-            .collect();
+        let missing = missing(program, p);
         if missing.is_empty() {
             continue;
         }
@@ -163,6 +167,21 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
             .with_fix(fix);
         out.push(Finding::of(caller, d));
     }
+}
+
+/// The settings package `p`'s HTTP binding declares that the application
+/// does not give, each as the message names it.
+fn missing(program: &Program, p: PkgId) -> Vec<String> {
+    let Some(binding) = &program.package(p).http else {
+        return Vec::new();
+    };
+    let given = program.app.providers.iter().find(|s| s.package == p);
+    binding
+        .settings
+        .iter()
+        .filter(|s| given.is_none_or(|g| !g.given.iter().any(|v| v.name == s.name)))
+        .map(|s| format!("`{}`", s.name))
+        .collect()
 }
 
 /// Each package whose operations the app's actions reach, with the first
