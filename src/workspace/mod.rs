@@ -292,11 +292,15 @@ impl Workspace {
         snapshot
     }
 
-    /// Frees the snapshot an analysis replaced: its program and files on
-    /// another thread, as they take milliseconds to free and the next edit
-    /// may already be waiting (the analysis holds shared summaries and is
-    /// freed here).
+    /// Frees the snapshot an analysis replaced, and what the caches set
+    /// aside meanwhile: its program and files on another thread, as they
+    /// take milliseconds to free and the next edit may already be waiting
+    /// (the analysis holds shared summaries and is freed here).
     pub fn retire(&mut self) {
+        if let Some(c) = self.caches.as_mut() {
+            c.resolved.retire();
+            c.checker.summaries.retire();
+        }
         let Some(old) = self.retired.take() else {
             return;
         };

@@ -166,6 +166,9 @@ pub struct Cache {
     pub computed: usize,
     /// Whether the last analysis patched the one before it (`patch.rs`).
     pub patched: bool,
+    /// An analysis no longer needed, to be freed once the editor has its
+    /// answer ([`Cache::retire`]), not while the next one runs.
+    retired: Option<Analysed>,
 }
 
 struct Cached {
@@ -468,6 +471,21 @@ impl Cache {
     /// patch when an edit changed few bodies.
     pub fn give_back(&mut self, last: Analysed) {
         self.last = Some(last);
+    }
+
+    /// Keeps `last` to be freed by [`Cache::retire`]; one set aside before
+    /// it is freed now, on another thread.
+    fn set_aside(&mut self, last: Analysed) {
+        if let Some(older) = self.retired.replace(last) {
+            rayon::spawn(move || drop(older));
+        }
+    }
+
+    /// Frees, on another thread, the analysis set aside.
+    pub fn retire(&mut self) {
+        if let Some(retired) = self.retired.take() {
+            rayon::spawn(move || drop(retired));
+        }
     }
 
     /// The key of `program`'s context: the last one when the program says

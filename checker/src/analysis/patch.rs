@@ -32,7 +32,7 @@ pub(super) fn run(program: &Program, cache: &mut Cache) -> Option<Analysed> {
     let graph = cache.graph.clone();
     let read = changed_bodies(program, cache, &last);
     let (Some(read), Some(graph), Some((_, context))) = (read, graph, cache.context) else {
-        rayon::spawn(move || drop(last));
+        cache.set_aside(last);
         return None;
     };
     Some(patch(program, cache, (last, &graph, context), read))

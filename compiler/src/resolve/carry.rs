@@ -67,9 +67,12 @@ impl<'p> Carry<'p> {
         let previous = previous?;
         let mut changed: Vec<FileId> = edit.replaced.iter().map(|r| r.file).collect();
         changed.sort_unstable();
+        let mut kept = cache.kept.take()?;
+        let facts = kept.action_facts();
+        cache.set_aside(kept);
         Some(Carry {
             previous,
-            facts: cache.kept.take()?.action_facts(),
+            facts,
             changed,
         })
     }

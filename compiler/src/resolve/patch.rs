@@ -41,6 +41,10 @@ pub struct Cache {
     /// The bodies the last resolution checked: those an edit touched when
     /// it was patched, every one when it was not.
     pub checked: usize,
+    /// What an earlier resolution kept, to be freed once the editor has
+    /// its answer ([`Cache::retire`]): freeing it on another thread while
+    /// resolving takes a core from the resolution.
+    retired: Option<Kept>,
 }
 
 impl Cache {
@@ -56,8 +60,24 @@ impl Cache {
     /// for the next edit (the last one's is freed on another thread).
     pub(super) fn keep(&mut self, kept: Kept, checked: usize) {
         self.checked = checked;
-        let last = self.kept.replace(kept);
-        rayon::spawn(move || drop(last));
+        if let Some(last) = self.kept.replace(kept) {
+            self.set_aside(last);
+        }
+    }
+
+    /// Keeps `kept` to be freed by [`Cache::retire`]; one set aside
+    /// before it is freed now, on another thread.
+    pub(super) fn set_aside(&mut self, kept: Kept) {
+        if let Some(older) = self.retired.replace(kept) {
+            rayon::spawn(move || drop(older));
+        }
+    }
+
+    /// Frees, on another thread, what the last resolutions set aside.
+    pub fn retire(&mut self) {
+        if let Some(retired) = self.retired.take() {
+            rayon::spawn(move || drop(retired));
+        }
     }
 }
 
@@ -142,9 +162,8 @@ impl BodyFacts {
 }
 
 impl Kept {
-    /// Its action bodies' facts, by action; the rest is freed on another
-    /// thread, as [`Cache::keep`] frees it.
-    pub fn action_facts(mut self) -> IndexVec<ActionId, Option<BodyFacts>> {
+    /// Its action bodies' facts, by action, taken out of it.
+    pub fn action_facts(&mut self) -> IndexVec<ActionId, Option<BodyFacts>> {
         let mut out: IndexVec<ActionId, Option<BodyFacts>> =
             (0..self.actions.len()).map(|_| None).collect();
         let bodies = std::mem::take(&mut self.bodies);
@@ -155,7 +174,6 @@ impl Kept {
                 }
             }
         }
-        rayon::spawn(move || drop(self));
         out
     }
 
