@@ -550,6 +550,17 @@ fn declaration_edits_reach_through_operations_failures_and_config() {
             "\nfailure Missing {\n    kind: Rejected\n    code: \"m\"\n}\n",
         ),
         ("d.jadpo", "limit: Int", "limit: Text"),
+        ("packages/mailer/package.yaml", "[Bounced]", "[]"),
+        (
+            "packages/mailer/package.yaml",
+            "changes: true",
+            "changes: false",
+        ),
+        (
+            "packages/mailer/package.yaml",
+            "answer: Sent",
+            "answer: Email",
+        ),
     ];
     for (path, from, to) in edits {
         let original = app.get(path).cloned().unwrap_or_default();

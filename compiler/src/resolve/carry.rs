@@ -16,7 +16,9 @@
 //! - no name written in it, and not its own action's, is one the edit may
 //!   have changed ([`Names`]);
 //! - no changed file declares an application, a config or a store, before
-//!   or after the edit (bodies read them by `config.` and by entity).
+//!   or after the edit (bodies read them by `config.` and by entity), and
+//!   none is a manifest (it declares operations: their facts and failures
+//!   are read by every body that calls them).
 //!
 //! Everything else is checked as in any fresh resolution, so the result is
 //! the fresh one; `resolve_incremental` compares both after edits to every

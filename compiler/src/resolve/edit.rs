@@ -39,7 +39,8 @@ struct FileState {
     bodies: Box<[(u32, u32)]>,
     /// The names written in each of its bodies, in the same order.
     names: Box<[Box<[Name]>]>,
-    /// Whether it declares an application, a config or a store.
+    /// Whether it declares an application, a config or a store, or is
+    /// read without a syntax tree (a manifest: operations, packages).
     settings: bool,
 }
 
@@ -49,7 +50,8 @@ pub(super) struct Replaced {
     pub path: String,
     pub text: std::sync::Arc<str>,
     pub bodies: Box<[(u32, u32)]>,
-    /// Whether it declared an application, a config or a store.
+    /// Whether it declared an application, a config or a store, or was
+    /// read without a syntax tree.
     pub settings: bool,
 }
 
@@ -97,7 +99,8 @@ impl Seen {
         f.names.get(at).map(|n| &n[..])
     }
 
-    /// Whether `file` declares an application, a config or a store.
+    /// Whether `file` declares an application, a config or a store, or
+    /// has no syntax tree.
     pub(super) fn settings(&self, file: FileId) -> bool {
         self.files.get(file.0 as usize).is_some_and(|f| f.settings)
     }
@@ -136,7 +139,7 @@ impl Seen {
                     context: read.context,
                     bodies: read.bodies,
                     names: read.names,
-                    settings: ast.is_some_and(declares_settings),
+                    settings: ast.is_none_or(declares_settings),
                 };
                 match self.files.get_mut(index) {
                     Some(slot) => {
