@@ -182,7 +182,8 @@ struct Cached {
 struct Body {
     revision: Revision,
     key: Key,
-    calls: Vec<ActionId>,
+    /// Shared: every edit copies the whole list of bodies.
+    calls: Arc<[ActionId]>,
 }
 
 /// The call graph, with its components grouped in levels.
@@ -233,7 +234,7 @@ fn read_bodies(program: &Program, last: &IndexVec<ActionId, Body>) -> IndexVec<A
                     Body {
                         revision: action.revision,
                         key: w.finish(),
-                        calls: callees(&action.body),
+                        calls: callees(&action.body).into(),
                     }
                 }
             }
@@ -246,7 +247,11 @@ fn read_bodies(program: &Program, last: &IndexVec<ActionId, Body>) -> IndexVec<A
 /// past the last action, which the bodies never hold: resolved calls name
 /// declared actions).
 fn same_calls(calls: &Calls, bodies: &IndexVec<ActionId, Body>) -> bool {
-    calls.len() == bodies.len() && calls.iter().zip(bodies.iter()).all(|(c, b)| *c == b.calls)
+    calls.len() == bodies.len()
+        && calls
+            .iter()
+            .zip(bodies.iter())
+            .all(|(c, b)| c[..] == b.calls[..])
 }
 
 /// The call graph over `calls` (callees of each action, in body order;
@@ -525,7 +530,7 @@ pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed 
             let g = match last_graph {
                 Some(g) if same_calls(&g.calls, &c.bodies) => g,
                 _ => Arc::new(call_graph(
-                    c.bodies.iter().map(|b| b.calls.clone()).collect(),
+                    c.bodies.iter().map(|b| b.calls.to_vec()).collect(),
                 )),
             };
             let context = c.context(program);

@@ -74,7 +74,7 @@ fn changed_bodies(
     for id in changed {
         let action = program.actions.get(id)?;
         let calls = callees(&action.body);
-        if graph.calls.get(id) != Some(&calls) {
+        if graph.calls.get(id).map(Vec::as_slice) != Some(&calls[..]) {
             return None;
         }
         w.clear();
@@ -82,7 +82,7 @@ fn changed_bodies(
         let body = Body {
             revision: action.revision,
             key: w.finish(),
-            calls,
+            calls: calls.into(),
         };
         read.push((id, body));
     }

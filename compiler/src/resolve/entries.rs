@@ -439,7 +439,7 @@ impl<'a> Resolver<'_, 'a> {
                 let values = EntryValues {
                     locals: vec![
                         input.map(|t| (words().input, t)),
-                        path_type.map(|t| (Name::new("path"), Ty::Named(t))),
+                        path_type.map(|t| (words().path, Ty::Named(t))),
                     ],
                     what: "a route",
                 };
@@ -901,7 +901,8 @@ impl EntryValues {
         let mut shown = [None; 2];
         let provided = self.locals.iter().flatten();
         for (slot, (name, ty)) in shown.iter_mut().zip(provided) {
-            if name.as_str() == "path" || !ty.is_error() || name.as_str() == "event" {
+            let words = words();
+            if *name == words.path || !ty.is_error() || *name == words.event {
                 *slot = Some(*name);
             }
         }
