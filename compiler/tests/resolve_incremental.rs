@@ -572,6 +572,103 @@ fn declaration_edits_reach_through_operations_failures_and_config() {
     }
 }
 
+/// Entry points are carried across a declaration edit they cannot see,
+/// their types moved to the new ids (`c.jadpo` declares types, actions and
+/// an event after the edited `b.jadpo`); those that name what the edit
+/// changed, however indirectly, or whose action or event moved, are
+/// resolved again (`e.jadpo` names `Amount` through `Bill`; `d.jadpo`
+/// holds one with a finding).
+#[test]
+fn declaration_edits_keep_the_entry_points_they_cannot_reach() {
+    cov_mark::check!(carry_keeps_an_entry);
+    let mut app = App::new();
+    for (path, text) in ENTRY_APP {
+        app.insert(path.into(), text.into());
+    }
+    let mut session = Session::default();
+    session.compare(&app, "the first resolution");
+    let edits = [
+        (
+            "a type added in front",
+            "type Added = Int\ntype Amount = Int\n",
+        ),
+        (
+            "an event added in front",
+            "event Early { id: Text }\ntype Amount = Int\n",
+        ),
+        (
+            "an action added in front",
+            "action early() -> Unit {\n}\ntype Amount = Int\n",
+        ),
+        ("Amount made Text", "type Amount = Text\n"),
+        (
+            "OrderId declared again",
+            "type OrderId = Int\ntype Amount = Int\n",
+        ),
+    ];
+    for (what, text) in edits {
+        app.insert("b.jadpo".into(), text.into());
+        session.compare(&app, what);
+        app.insert("b.jadpo".into(), "type Amount = Int\n".into());
+        session.compare(&app, &format!("{what}, undone"));
+    }
+    // An entry point's own file edited (it declares nothing the edit
+    // changes): it is resolved again.
+    let original = app.get("f.jadpo").cloned().unwrap_or_default();
+    app.insert(
+        "f.jadpo".into(),
+        original.replacen("show(path.id)", "sweep()", 1),
+    );
+    session.compare(&app, "a route's run: edited");
+}
+
+const ENTRY_APP: [(&str, &str); 7] = [
+    ("jadpo.yaml", "app: shop\n"),
+    (
+        "a.jadpo",
+        "application Shop {\n    events: { store: primary }\n}\n\n\
+         store primary { kind: postgres }\n\n\
+         type OrderId = Text { max_length: 64 }\n\n\
+         type Order = Object { id: OrderId }\n\n\
+         action place(order: Order) -> Unit {\n}\n\n\
+         action show(id: OrderId) -> Unit {\n}\n\n\
+         action ship(id: Text) -> Unit {\n}\n\n\
+         action sweep() -> Unit {\n}\n\n\
+         action pay(total: Int) -> Unit {\n}\n",
+    ),
+    ("b.jadpo", "type Amount = Int\n"),
+    (
+        "c.jadpo",
+        "type Receipt = Object { id: OrderId }\n\n\
+         event OrderPlaced { order_id: Text }\n\n\
+         action receipt(id: OrderId) -> Receipt {\n    return Receipt { id: id }\n}\n\n\
+         route POST /orders {\n    auth: none\n    idempotency_key: required\n    \
+         input: Order\n    output: Unit\n    run: place(input)\n}\n\n\
+         route GET /orders/{id} {\n    auth: none\n    path: { id: OrderId }\n    \
+         output: Unit\n    run: show(path.id)\n}\n\n\
+         route GET /receipts/{id} {\n    auth: none\n    path: { id: OrderId }\n    \
+         output: Receipt\n    run: receipt(path.id)\n}\n\n\
+         subscriber ship_order on OrderPlaced {\n    run: ship(event.order_id)\n}\n\n\
+         schedule nightly every 1d {\n    run: sweep()\n}\n",
+    ),
+    (
+        "d.jadpo",
+        "route POST /refunds {\n    auth: none\n    idempotency_key: required\n    \
+         input: Order\n    output: OrderId\n    run: place(input)\n}\n",
+    ),
+    (
+        "e.jadpo",
+        "type Bill = Object { total: Amount }\n\n\
+         route POST /payments {\n    auth: none\n    idempotency_key: required\n    \
+         input: Bill\n    output: Unit\n    run: pay(input.total)\n}\n",
+    ),
+    (
+        "f.jadpo",
+        "route GET /shown/{id} {\n    auth: none\n    path: { id: OrderId }\n    \
+         output: Unit\n    run: show(path.id)\n}\n",
+    ),
+];
+
 const CARRY_APP: [(&str, &str); 9] = [
     ("jadpo.yaml", "app: shop\npackages:\n  mailer: \"1\"\n"),
     (

@@ -20,6 +20,12 @@
 //!   none is a manifest (it declares operations: their facts and failures
 //!   are read by every body that calls them).
 //!
+//! Entry points (routes, subscribers, schedules) are carried the same way
+//! ([`Entries`]): one of an unchanged file that gave the last resolution
+//! no diagnostic, where no name written outside bodies may have changed,
+//! whose action and event are the same declarations, and whose types are
+//! declared in both (their ids moved to the new ones).
+//!
 //! Everything else is checked as in any fresh resolution, so the result is
 //! the fresh one; `resolve_incremental` compares both after edits to every
 //! fixture.
@@ -28,9 +34,11 @@ use rayon::prelude::*;
 
 use crate::index::IndexVec;
 use crate::intern::Name;
-use crate::ir::types::{Ty, TypeDef, TypeKind};
-use crate::ir::{self, ActionId, Node, Program, Target};
-use crate::span::FileId;
+use std::collections::HashMap;
+
+use crate::ir::types::{Ty, TypeDef, TypeId, TypeKind};
+use crate::ir::{self, ActionId, EntryKind, Node, Program, Target};
+use crate::span::{FileId, Span};
 
 use super::edit::{Edit, Replaced, Seen};
 use super::patch::{BodyFacts, Cache};
@@ -42,6 +50,9 @@ pub(super) struct Carry<'p> {
     facts: IndexVec<ActionId, Option<BodyFacts>>,
     /// The changed files, in order.
     changed: Vec<FileId>,
+    /// The files where the last resolution's entry points gave a
+    /// diagnostic, in order.
+    noisy: Vec<FileId>,
 }
 
 /// A body carried: its results and what its check depended on.
@@ -71,29 +82,49 @@ impl<'p> Carry<'p> {
         changed.sort_unstable();
         let mut kept = cache.kept.take()?;
         let facts = kept.action_facts();
+        let noisy = kept.entry_diagnostic_files();
         cache.set_aside(kept);
         Some(Carry {
             previous,
             facts,
             changed,
+            noisy,
         })
     }
 
     /// The bodies of `new` (whose bodies start where `body_at` says)
-    /// carried from the last resolution, by action.
+    /// carried from the last resolution, by action, and what its entry
+    /// points may carry.
     pub fn bodies(
-        self,
+        mut self,
         new: Side<'_>,
         body_at: &(dyn Fn(ActionId) -> Option<u32> + Sync),
         seen: &Seen,
-    ) -> IndexVec<ActionId, Option<Carried>> {
+    ) -> (IndexVec<ActionId, Option<Carried>>, Entries<'p>) {
         let previous = &*self.previous;
         let config = previous.config.iter().map(|c| (c.name, &c.ty)).collect();
         let old = Side::new(previous, previous.types.as_slice(), config);
         let names = Names::of(&self.changed, &old, &new);
         let same = Same::new(self.previous, new.program);
         let keep = self.judge(new.program, (&names, &same), body_at, seen);
-        self.take(&keep)
+        let bodies = self.take(&keep);
+        let entries = std::mem::take(&mut self.previous.entries);
+        let by_span = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.span, i))
+            .collect();
+        let entries = Entries {
+            previous: self.previous,
+            old: entries.into_iter().map(Some).collect(),
+            by_span,
+            names,
+            same,
+            changed: self.changed,
+            noisy: self.noisy,
+            clean: HashMap::new(),
+        };
+        (bodies, entries)
     }
 
     /// Whether each action's body of `new` may be carried, judged on
@@ -133,7 +164,7 @@ impl<'p> Carry<'p> {
     }
 
     /// Takes the bodies to `keep` out of the last program.
-    fn take(mut self, keep: &[bool]) -> IndexVec<ActionId, Option<Carried>> {
+    fn take(&mut self, keep: &[bool]) -> IndexVec<ActionId, Option<Carried>> {
         let mut out: IndexVec<ActionId, Option<Carried>> = (0..keep.len()).map(|_| None).collect();
         for (i, slot) in out.as_vec_mut().iter_mut().enumerate() {
             let id = ActionId(i as u32);
@@ -155,6 +186,96 @@ impl<'p> Carry<'p> {
             });
         }
         out
+    }
+}
+
+/// The last resolution's entry points, carried where an edit that changes
+/// the context cannot reach them, in a resolution that lowers no code
+/// (`run:` arguments as code hold type ids). An entry point is carried
+/// when its file did not change, no entry point of its file gave a
+/// diagnostic, no name written in that file outside action bodies is one
+/// the edit may have changed ([`Names`]), its action and event are the
+/// same declarations in both resolutions, and every type it holds is
+/// declared in both (its id is moved to the new one).
+pub(super) struct Entries<'p> {
+    previous: &'p Program,
+    /// The last entry points, each taken when carried.
+    old: Vec<Option<ir::Entry>>,
+    /// Where each is declared.
+    by_span: HashMap<Span, usize>,
+    names: Names,
+    same: Same,
+    changed: Vec<FileId>,
+    noisy: Vec<FileId>,
+    /// Whether a file's entry points may be carried, found on first use.
+    clean: HashMap<FileId, bool>,
+}
+
+impl Entries<'_> {
+    /// The last resolution's entry point declared at `span`, when it may
+    /// be carried: `new_type` gives a type's id in this resolution,
+    /// `path_type` is this resolution's type of the route's path values.
+    pub fn take(
+        &mut self,
+        span: Span,
+        seen: &Seen,
+        new_type: &dyn Fn(&TypeDef) -> Option<TypeId>,
+        path_type: Option<TypeId>,
+    ) -> Option<ir::Entry> {
+        if !self.file_clean(span.file, seen) {
+            return None;
+        }
+        let i = *self.by_span.get(&span)?;
+        let old = self.old.get(i)?.as_ref()?;
+        let event = match old.kind {
+            EntryKind::Subscriber { event } => event.is_some_and(|e| at(&self.same.events, e.0)),
+            _ => true,
+        };
+        if !event || !old.action.is_some_and(|a| self.same.action(a)) {
+            return None;
+        }
+        let mut entry = self.old.get_mut(i)?.take()?;
+        let types = &self.previous.types;
+        let to = |id: TypeId| new_type(types.get(id)?);
+        if let EntryKind::Route {
+            input,
+            output,
+            path_values,
+            ..
+        } = &mut entry.kind
+        {
+            let moved = |ty: &mut Option<Ty>| ty.as_mut().is_none_or(|ty| remap(ty, &to));
+            if !moved(input) || !moved(output) {
+                return None;
+            }
+            match (path_values.as_mut(), path_type) {
+                (Some(Ty::Named(id)), Some(new)) => *id = new,
+                (None, None) => {}
+                _ => return None,
+            }
+        }
+        cov_mark::hit!(carry_keeps_an_entry);
+        Some(entry)
+    }
+
+    fn file_clean(&mut self, file: FileId, seen: &Seen) -> bool {
+        let (names, changed, noisy) = (&self.names, &self.changed, &self.noisy);
+        *self.clean.entry(file).or_insert_with(|| {
+            let written = seen.outside_names(file);
+            changed.binary_search(&file).is_err()
+                && noisy.binary_search(&file).is_err()
+                && written.is_some_and(|w| !w.iter().any(|n| names.holds(*n)))
+        })
+    }
+}
+
+/// Moves every declared type `ty` names to its id in `to`; false when one
+/// has none there.
+fn remap(ty: &mut Ty, to: &dyn Fn(TypeId) -> Option<TypeId>) -> bool {
+    match ty {
+        Ty::Named(id) => to(*id).map(|new| *id = new).is_some(),
+        Ty::List(inner) | Ty::Optional(inner) | Ty::Bounded(inner, _) => remap(inner, to),
+        Ty::Error | Ty::Prim(_) | Ty::NoneValue => true,
     }
 }
 

@@ -39,6 +39,9 @@ struct FileState {
     bodies: Box<[(u32, u32)]>,
     /// The names written in each of its bodies, in the same order.
     names: Box<[Box<[Name]>]>,
+    /// The names written outside its bodies (declarations, headers, entry
+    /// points).
+    outside: Box<[Name]>,
     /// Whether it declares an application, a config or a store, or is
     /// read without a syntax tree (a manifest: operations, packages).
     settings: bool,
@@ -99,6 +102,13 @@ impl Seen {
         f.names.get(at).map(|n| &n[..])
     }
 
+    /// The names written outside the bodies of `file` (all of them for a
+    /// file read without a syntax tree: `None`).
+    pub(super) fn outside_names(&self, file: FileId) -> Option<&[Name]> {
+        let f = self.files.get(file.0 as usize)?;
+        (!f.settings).then_some(&f.outside[..])
+    }
+
     /// Whether `file` declares an application, a config or a store, or
     /// has no syntax tree.
     pub(super) fn settings(&self, file: FileId) -> bool {
@@ -139,6 +149,7 @@ impl Seen {
                     context: read.context,
                     bodies: read.bodies,
                     names: read.names,
+                    outside: read.outside,
                     settings: ast.is_none_or(declares_settings),
                 };
                 match self.files.get_mut(index) {
@@ -181,12 +192,12 @@ pub(super) struct Piece {
 }
 
 /// The pieces of `text`, whose action bodies are `bodies`, in order; each
-/// token inside a body is given to `inside` with the body's index.
+/// token is given to `each` with the index of the body holding it.
 pub(super) fn pieces(
     file: FileId,
     text: &str,
     bodies: &[(u32, u32)],
-    inside: &mut dyn FnMut(usize, &Token),
+    each: &mut dyn FnMut(Option<usize>, &Token),
 ) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut next = bodies.iter().enumerate().peekable();
@@ -197,7 +208,7 @@ pub(super) fn pieces(
         }
         match next.peek() {
             Some(&(i, &(b_start, b_end))) if b_start <= start && end <= b_end => {
-                inside(i, &token);
+                each(Some(i), &token);
                 if b_start == start {
                     out.push(Piece {
                         start,
@@ -206,11 +217,14 @@ pub(super) fn pieces(
                     });
                 }
             }
-            _ => out.push(Piece {
-                start,
-                end,
-                line: Some(lexer::starts_line(text, start)),
-            }),
+            _ => {
+                each(None, &token);
+                out.push(Piece {
+                    start,
+                    end,
+                    line: Some(lexer::starts_line(text, start)),
+                });
+            }
         }
     }
     out
@@ -221,6 +235,7 @@ struct Read {
     context: blake3::Hash,
     bodies: Box<[(u32, u32)]>,
     names: Box<[Box<[Name]>]>,
+    outside: Box<[Name]>,
 }
 
 /// A file's part of the context: the tokens outside action bodies, and
@@ -242,20 +257,28 @@ fn file_context(
             context: h.finalize(),
             bodies: Box::default(),
             names: Box::default(),
+            outside: Box::default(),
         };
     };
     let bodies = body_spans(ast);
     let mut names: Vec<Vec<Name>> = vec![Vec::new(); bodies.len()];
     let mut seen: HashSet<Name, crate::intern::NameHasher> = HashSet::default();
+    let mut outside: HashSet<Name, crate::intern::NameHasher> = HashSet::default();
     let mut last = usize::MAX;
     let pieces = pieces(id, text, &bodies, &mut |i, token| {
-        if let (TokenKind::Ident(name), Some(list)) = (token.kind, names.get_mut(i)) {
-            if i != last {
-                (last, seen) = (i, HashSet::default());
-            }
-            if seen.insert(name) {
-                list.push(name);
-            }
+        let TokenKind::Ident(name) = token.kind else {
+            return;
+        };
+        let Some(list) = i.and_then(|i| names.get_mut(i)) else {
+            outside.insert(name);
+            return;
+        };
+        let i = i.unwrap_or(usize::MAX);
+        if i != last {
+            (last, seen) = (i, HashSet::default());
+        }
+        if seen.insert(name) {
+            list.push(name);
         }
     });
     let mut h = blake3::Hasher::new();
@@ -278,6 +301,7 @@ fn file_context(
         context: h.finalize(),
         bodies: bodies.into(),
         names: names.into_iter().map(Vec::into_boxed_slice).collect(),
+        outside: outside.into_iter().collect(),
     }
 }
 

@@ -10,7 +10,9 @@ use crate::span::Span;
 
 use super::body::{BodyKind, Cx, EntryNote};
 use super::calls::Params;
-use super::tables::{words, Callable, ConfigEntry, FieldDef, Ty};
+use super::carry::Entries;
+use super::edit::Seen;
+use super::tables::{words, Callable, ConfigEntry, FieldDef, Ty, TypeDef};
 use super::{Builder, Resolver};
 use crate::diag::nearest;
 use crate::ir::code;
@@ -130,8 +132,9 @@ impl<'a> Builder<'a> {
     }
 
     /// Entry points, resolved in parallel (each reads only the tables) and
-    /// added in source order with their diagnostics.
-    pub(super) fn resolve_entries(&mut self) {
+    /// added in source order with their diagnostics; those `carried` from
+    /// the last resolution are taken as they were.
+    pub(super) fn resolve_entries(&mut self, carried: Option<(Entries<'_>, &Seen)>) {
         let items: Vec<(Owner, &'a Item)> = self
             .units
             .iter()
@@ -142,8 +145,20 @@ impl<'a> Builder<'a> {
             })
             .filter(|(_, item)| is_entry(item))
             .collect();
+        let mut carried: Vec<Option<ir::Entry>> = match carried.filter(|_| !self.code) {
+            Some((mut entries, seen)) => items
+                .iter()
+                .map(|(owner, item)| self.carry_entry(&mut entries, seen, *owner, item))
+                .collect(),
+            None => Vec::new(),
+        };
+        let is_carried = |i: usize| carried.get(i).is_some_and(Option::is_some);
+        let todo: Vec<&(Owner, &'a Item)> = (items.iter().enumerate())
+            .filter(|(i, _)| !is_carried(*i))
+            .map(|(_, item)| item)
+            .collect();
         let t = &self.t;
-        let done = items
+        let mut done = todo
             .par_iter()
             .with_min_len(64)
             .map(|(owner, item)| {
@@ -151,10 +166,15 @@ impl<'a> Builder<'a> {
                 let entry = Resolver::new(t, &mut diags).entry_item(*owner, item);
                 (entry, diags)
             })
-            .collect::<Vec<_>>();
+            .collect::<Vec<_>>()
+            .into_iter();
         let mut hashes = Vec::with_capacity(items.len());
         self.prog.entries.reserve(items.len());
-        for (entry, mut diags) in done {
+        for i in 0..items.len() {
+            let (entry, mut diags) = match carried.get_mut(i).and_then(Option::take) {
+                Some(entry) => (Some(entry), Vec::new()),
+                None => done.next().unwrap_or_default(),
+            };
             self.diags.append(&mut diags);
             if let Some(entry) = entry {
                 hashes.push(key_hash(&entry));
@@ -162,6 +182,38 @@ impl<'a> Builder<'a> {
             }
         }
         self.check_entry_duplicates(&hashes);
+    }
+
+    /// The last resolution's entry point for `item`, when `entries` may
+    /// carry it.
+    fn carry_entry(
+        &self,
+        entries: &mut Entries<'_>,
+        seen: &Seen,
+        owner: Owner,
+        item: &Item,
+    ) -> Option<ir::Entry> {
+        let (span, path_type) = match item {
+            Item::Route(r) => {
+                let key = super::collect::route_key(r);
+                let path_type = self.route_path_of.get(&key).copied();
+                (r.method.span.to(r.path_span), path_type)
+            }
+            Item::Subscriber(s) => (s.name.span, None),
+            Item::Schedule(s) => (s.name.span, None),
+            _ => return None,
+        };
+        if owner != Owner::App {
+            return None;
+        }
+        let new_type = |old: &TypeDef| {
+            let declared = self.unit(old.owner).decls.get(&old.name);
+            match (declared, old.span) {
+                (Some((decl, at)), Some(span)) if *at == span => decl.as_type(),
+                _ => None,
+            }
+        };
+        entries.take(span, seen, &new_type, path_type)
     }
 
     /// Two routes with one method and path (placeholders compared by

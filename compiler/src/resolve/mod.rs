@@ -331,16 +331,17 @@ fn run(
     b.lower_signatures();
     b.resolve_application();
     let head = b.diags.len();
-    let carried = match (carry, cache.as_deref()) {
+    let (carried, entries) = match (carry, cache.as_deref()) {
         (Some(carry), Some(cache)) => {
             let actions = &b.t.actions;
             let body_at = |id: ActionId| Some(actions.get(id)?.decl?.body.span.start);
             let config = b.units.iter().flat_map(|u| u.config.iter());
             let config = config.map(|(n, c)| (*n, &c.ty)).collect();
             let new = carry::Side::new(&b.t.prog, b.t.types.as_slice(), config);
-            carry.bodies(new, &body_at, &cache.seen)
+            let (bodies, entries) = carry.bodies(new, &body_at, &cache.seen);
+            (bodies, Some(entries))
         }
-        _ => IndexVec::new(),
+        _ => (IndexVec::new(), None),
     };
     let carried_count = carried
         .iter_enumerated()
@@ -348,7 +349,7 @@ fn run(
         .count();
     let facts = b.check_bodies(cache.is_some(), carried);
     let bodies = b.diags.len();
-    b.resolve_entries();
+    b.resolve_entries(entries.zip(cache.as_deref().map(|c| &c.seen)));
     let entries = b.diags.len();
     b.resolve_tests();
     let kept = cache.is_some().then(|| patch::Diags {

@@ -162,6 +162,14 @@ impl BodyFacts {
 }
 
 impl Kept {
+    /// The files where its entry points gave a diagnostic, in order.
+    pub fn entry_diagnostic_files(&self) -> Vec<FileId> {
+        let mut files: Vec<FileId> = self.diags.entries.iter().map(|d| d.span.file).collect();
+        files.sort_unstable();
+        files.dedup();
+        files
+    }
+
     /// Its action bodies' facts, by action, taken out of it.
     pub fn action_facts(&mut self) -> IndexVec<ActionId, Option<BodyFacts>> {
         let mut out: IndexVec<ActionId, Option<BodyFacts>> =
