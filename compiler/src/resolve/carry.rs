@@ -33,7 +33,7 @@
 use rayon::prelude::*;
 
 use crate::index::IndexVec;
-use crate::intern::Name;
+use crate::intern::{Name, NameHasher};
 use std::collections::HashMap;
 
 use crate::ir::types::{Ty, TypeDef, TypeId, TypeKind};
@@ -109,6 +109,7 @@ impl<'p> Carry<'p> {
         let keep = self.judge(new.program, (&names, &same), body_at, seen);
         let bodies = self.take(&keep);
         let entries = std::mem::take(&mut self.previous.entries);
+        let clean = clean_files(&entries, &self, &names, seen);
         let by_span = entries
             .iter()
             .enumerate()
@@ -118,11 +119,8 @@ impl<'p> Carry<'p> {
             previous: self.previous,
             old: entries.into_iter().map(Some).collect(),
             by_span,
-            names,
             same,
-            changed: self.changed,
-            noisy: self.noisy,
-            clean: HashMap::new(),
+            clean,
         };
         (bodies, entries)
     }
@@ -202,27 +200,17 @@ pub(super) struct Entries<'p> {
     /// The last entry points, each taken when carried.
     old: Vec<Option<ir::Entry>>,
     /// Where each is declared.
-    by_span: HashMap<Span, usize>,
-    names: Names,
+    by_span: HashMap<Span, usize, NameHasher>,
     same: Same,
-    changed: Vec<FileId>,
-    noisy: Vec<FileId>,
-    /// Whether a file's entry points may be carried, found on first use.
-    clean: HashMap<FileId, bool>,
+    /// Whether a file's entry points may be carried, by file.
+    clean: Vec<bool>,
 }
 
 impl Entries<'_> {
-    /// The last resolution's entry point declared at `span`, when it may
-    /// be carried: `new_type` gives a type's id in this resolution,
-    /// `path_type` is this resolution's type of the route's path values.
-    pub fn take(
-        &mut self,
-        span: Span,
-        seen: &Seen,
-        new_type: &dyn Fn(&TypeDef) -> Option<TypeId>,
-        path_type: Option<TypeId>,
-    ) -> Option<ir::Entry> {
-        if !self.file_clean(span.file, seen) {
+    /// Which of the last resolution's entry points, declared at `span`,
+    /// may be carried (its types still to be moved, [`Entries::retype`]).
+    pub fn find(&self, span: Span) -> Option<usize> {
+        if !at(&self.clean, span.file.0) {
             return None;
         }
         let i = *self.by_span.get(&span)?;
@@ -231,42 +219,67 @@ impl Entries<'_> {
             EntryKind::Subscriber { event } => event.is_some_and(|e| at(&self.same.events, e.0)),
             _ => true,
         };
-        if !event || !old.action.is_some_and(|a| self.same.action(a)) {
-            return None;
-        }
-        let mut entry = self.old.get_mut(i)?.take()?;
+        (event && old.action.is_some_and(|a| self.same.action(a))).then_some(i)
+    }
+
+    /// Takes out the entry point [`Entries::find`] gave.
+    pub fn take(&mut self, i: usize) -> Option<ir::Entry> {
+        self.old.get_mut(i)?.take()
+    }
+
+    /// Moves every type `entry` holds to its id in this resolution:
+    /// `new_type` gives a type's id there, `path_type` is its type of the
+    /// route's path values; false when one has none.
+    pub fn retype(
+        &self,
+        entry: &mut ir::Entry,
+        new_type: &dyn Fn(&TypeDef) -> Option<TypeId>,
+        path_type: Option<TypeId>,
+    ) -> bool {
         let types = &self.previous.types;
         let to = |id: TypeId| new_type(types.get(id)?);
-        if let EntryKind::Route {
+        let EntryKind::Route {
             input,
             output,
             path_values,
             ..
         } = &mut entry.kind
-        {
-            let moved = |ty: &mut Option<Ty>| ty.as_mut().is_none_or(|ty| remap(ty, &to));
-            if !moved(input) || !moved(output) {
-                return None;
-            }
-            match (path_values.as_mut(), path_type) {
-                (Some(Ty::Named(id)), Some(new)) => *id = new,
-                (None, None) => {}
-                _ => return None,
-            }
+        else {
+            return true;
+        };
+        let moved = |ty: &mut Option<Ty>| ty.as_mut().is_none_or(|ty| remap(ty, &to));
+        if !moved(input) || !moved(output) {
+            return false;
         }
-        cov_mark::hit!(carry_keeps_an_entry);
-        Some(entry)
+        match (path_values.as_mut(), path_type) {
+            (Some(Ty::Named(id)), Some(new)) => *id = new,
+            (None, None) => {}
+            _ => return false,
+        }
+        true
     }
+}
 
-    fn file_clean(&mut self, file: FileId, seen: &Seen) -> bool {
-        let (names, changed, noisy) = (&self.names, &self.changed, &self.noisy);
-        *self.clean.entry(file).or_insert_with(|| {
+/// Whether each file's entry points may be carried, by file: it did not
+/// change, its entry points gave no diagnostic and no name written outside
+/// its bodies is one `names` holds.
+fn clean_files(entries: &[ir::Entry], carry: &Carry<'_>, names: &Names, seen: &Seen) -> Vec<bool> {
+    let mut clean = Vec::new();
+    for file in entries.iter().map(|e| e.span.file) {
+        let i = file.0 as usize;
+        if clean.len() <= i {
+            clean.resize(i + 1, None);
+        }
+        if let Some(slot @ None) = clean.get_mut(i) {
             let written = seen.outside_names(file);
-            changed.binary_search(&file).is_err()
-                && noisy.binary_search(&file).is_err()
-                && written.is_some_and(|w| !w.iter().any(|n| names.holds(*n)))
-        })
+            *slot = Some(
+                carry.changed.binary_search(&file).is_err()
+                    && carry.noisy.binary_search(&file).is_err()
+                    && written.is_some_and(|w| !w.iter().any(|n| names.holds(*n))),
+            );
+        }
     }
+    clean.into_iter().map(|c| c == Some(true)).collect()
 }
 
 /// Moves every declared type `ty` names to its id in `to`; false when one

@@ -11,7 +11,6 @@ use crate::span::Span;
 use super::body::{BodyKind, Cx, EntryNote};
 use super::calls::Params;
 use super::carry::Entries;
-use super::edit::Seen;
 use super::tables::{words, Callable, ConfigEntry, FieldDef, Ty, TypeDef};
 use super::{Builder, Resolver};
 use crate::diag::nearest;
@@ -134,7 +133,7 @@ impl<'a> Builder<'a> {
     /// Entry points, resolved in parallel (each reads only the tables) and
     /// added in source order with their diagnostics; those `carried` from
     /// the last resolution are taken as they were.
-    pub(super) fn resolve_entries(&mut self, carried: Option<(Entries<'_>, &Seen)>) {
+    pub(super) fn resolve_entries(&mut self, carried: Option<Entries<'_>>) {
         let items: Vec<(Owner, &'a Item)> = self
             .units
             .iter()
@@ -145,11 +144,8 @@ impl<'a> Builder<'a> {
             })
             .filter(|(_, item)| is_entry(item))
             .collect();
-        let mut carried: Vec<Option<ir::Entry>> = match carried.filter(|_| !self.code) {
-            Some((mut entries, seen)) => items
-                .iter()
-                .map(|(owner, item)| self.carry_entry(&mut entries, seen, *owner, item))
-                .collect(),
+        let mut carried = match carried.filter(|_| !self.code) {
+            Some(entries) => self.carry_entries(entries, &items),
             None => Vec::new(),
         };
         let is_carried = |i: usize| carried.get(i).is_some_and(Option::is_some);
@@ -168,7 +164,6 @@ impl<'a> Builder<'a> {
             })
             .collect::<Vec<_>>()
             .into_iter();
-        let mut hashes = Vec::with_capacity(items.len());
         self.prog.entries.reserve(items.len());
         for i in 0..items.len() {
             let (entry, mut diags) = match carried.get_mut(i).and_then(Option::take) {
@@ -177,43 +172,57 @@ impl<'a> Builder<'a> {
             };
             self.diags.append(&mut diags);
             if let Some(entry) = entry {
-                hashes.push(key_hash(&entry));
                 self.prog.entries.push(entry);
             }
         }
+        let hashes: Vec<u64> = self.prog.entries.par_iter().map(key_hash).collect();
         self.check_entry_duplicates(&hashes);
     }
 
-    /// The last resolution's entry point for `item`, when `entries` may
-    /// carry it.
-    fn carry_entry(
+    /// The last resolution's entry points `entries` may carry, one per
+    /// item of `items` (found and retyped on every thread).
+    fn carry_entries(
         &self,
-        entries: &mut Entries<'_>,
-        seen: &Seen,
-        owner: Owner,
-        item: &Item,
-    ) -> Option<ir::Entry> {
-        let (span, path_type) = match item {
-            Item::Route(r) => {
-                let key = super::collect::route_key(r);
-                let path_type = self.route_path_of.get(&key).copied();
-                (r.method.span.to(r.path_span), path_type)
-            }
-            Item::Subscriber(s) => (s.name.span, None),
-            Item::Schedule(s) => (s.name.span, None),
-            _ => return None,
-        };
-        if owner != Owner::App {
-            return None;
-        }
+        mut entries: Entries<'_>,
+        items: &[(Owner, &Item)],
+    ) -> Vec<Option<ir::Entry>> {
+        let found: Vec<Option<usize>> = items
+            .par_iter()
+            .map(|(owner, item)| match (owner, item) {
+                (Owner::App, Item::Route(r)) => entries.find(r.method.span.to(r.path_span)),
+                (Owner::App, Item::Subscriber(s)) => entries.find(s.name.span),
+                (Owner::App, Item::Schedule(s)) => entries.find(s.name.span),
+                _ => None,
+            })
+            .collect();
+        let mut carried: Vec<Option<ir::Entry>> = found
+            .into_iter()
+            .map(|i| i.and_then(|i| entries.take(i)))
+            .collect();
+        let t = &self.t;
         let new_type = |old: &TypeDef| {
-            let declared = self.unit(old.owner).decls.get(&old.name);
+            let declared = t.unit(old.owner).decls.get(&old.name);
             match (declared, old.span) {
                 (Some((decl, at)), Some(span)) if *at == span => decl.as_type(),
                 _ => None,
             }
         };
-        entries.take(span, seen, &new_type, path_type)
+        (carried.par_iter_mut().zip(items)).for_each(|(slot, (_, item))| {
+            let path_type = match item {
+                Item::Route(r) => t.route_path_of.get(&super::collect::route_key(r)).copied(),
+                _ => None,
+            };
+            if slot
+                .as_mut()
+                .is_some_and(|e| !entries.retype(e, &new_type, path_type))
+            {
+                *slot = None;
+            }
+        });
+        if carried.iter().any(Option::is_some) {
+            cov_mark::hit!(carry_keeps_an_entry);
+        }
+        carried
     }
 
     /// Two routes with one method and path (placeholders compared by

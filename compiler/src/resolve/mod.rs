@@ -349,7 +349,7 @@ fn run(
         .count();
     let facts = b.check_bodies(cache.is_some(), carried);
     let bodies = b.diags.len();
-    b.resolve_entries(entries.zip(cache.as_deref().map(|c| &c.seen)));
+    b.resolve_entries(entries);
     let entries = b.diags.len();
     b.resolve_tests();
     let kept = cache.is_some().then(|| patch::Diags {
