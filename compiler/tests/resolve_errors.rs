@@ -4,7 +4,7 @@
 
 use crate::resolve_support;
 
-use resolve_support::{check_app, codes, render};
+use resolve_support::{check_app, check_files, codes, render};
 
 const PRELUDE: &str = r#"
 store primary { kind: postgres }
@@ -474,4 +474,46 @@ fn did_you_mean_looks_among_at_most_500_names() {
     };
     assert!(with(500), "among 500 names");
     assert!(!with(501), "past 500 names");
+}
+
+/// Declarations are read in any order: a constraint on a type declared
+/// later, in the same file or one read after it, is judged on that type's
+/// definition.
+#[test]
+fn constraints_on_types_declared_later_are_judged_on_their_definition() {
+    cov_mark::check!(type_defs_resolved_again);
+    let early = "type Short = Code { max_length: 3 }\n\
+                 entity Order {\n    store: primary\n    code: Code { max_length: 3 }\n}\n\
+                 event OrderPlaced { code: Code { max_length: 3 } }\n\
+                 failure Refused { kind: Conflict code: \"refused\" reason: Code { max_length: 3 } }\n\
+                 action place(code: Short) -> Unit {\n}\n";
+    let c = check_files(&[
+        ("a.jadpo", &format!("{PRELUDE}{early}")),
+        ("b.jadpo", "type Code = Text\n"),
+    ]);
+    assert_eq!(render(&c), "");
+}
+
+/// The bounds a constraint on a later type gives are those of its
+/// definition: a literal is checked against them.
+#[test]
+fn a_literal_is_checked_through_types_declared_later() {
+    one(
+        "literal_through_later_alias",
+        "type.constraint",
+        "function f() -> Short { return \"abcd\" }\n\
+         type Short = Code { max_length: 3 }\n\
+         type Code = Middle { min_length: 1 }\n\
+         type Middle = Text",
+    );
+}
+
+/// A constraint the later type does not take is still one diagnostic.
+#[test]
+fn a_wrong_constraint_on_a_later_type_is_reported_once() {
+    one(
+        "unknown_constraint_on_later_type",
+        "type.unknown_constraint",
+        "type Few = Count { max_length: 3 }\ntype Count = Int",
+    );
 }

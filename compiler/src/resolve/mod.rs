@@ -106,6 +106,9 @@ pub(crate) struct Tables<'a> {
     /// Its fixtures and tests, in source order.
     pub fixture_decls: Vec<&'a ast::FixtureDecl>,
     pub test_decls: Vec<&'a ast::TestDecl>,
+    /// Set when a constraint was judged against a type whose definition
+    /// is not resolved yet (see [`Builder::resolve_type_defs`]).
+    pub unresolved_base: std::sync::atomic::AtomicBool,
 }
 
 /// What a resolution lowers bodies to. The effect tree is always built (the
@@ -446,6 +449,7 @@ impl<'a> Builder<'a> {
             test_owner: Owner::App,
             fixture_decls: Vec::new(),
             test_decls: Vec::new(),
+            unresolved_base: Default::default(),
         };
         let mut r = Builder {
             t,

@@ -530,6 +530,7 @@ impl<'a> Tables<'a> {
             test_owner: ir::Owner::App,
             fixture_decls: Vec::new(),
             test_decls: Vec::new(),
+            unresolved_base: Default::default(),
         };
         t.test_owner = t.tested_owner();
         t

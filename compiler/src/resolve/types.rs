@@ -1,6 +1,7 @@
 //! Types: resolving type expressions and declarations, constraints, and the
 //! nominal "accepts" relation (design section 2).
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use crate::ast::{self, ExprKind, Item, SettingValue, TypeExprKind};
@@ -253,7 +254,13 @@ impl<'a> Resolver<'_, 'a> {
 
     fn parse_bounds(&mut self, unit: Owner, base: &Ty, settings: &[ast::Setting]) -> Bounds {
         let _ = unit;
-        let allowed: &[&str] = match self.base_of(base) {
+        let found = self.base_of(base);
+        if let Ty::Named(id) = found {
+            if matches!(self.types[*id].kind, TypeKind::Pending) {
+                self.unresolved_base.store(true, Relaxed);
+            }
+        }
+        let allowed: &[&str] = match found {
             Ty::Prim(Prim::Text) => &["min_length", "max_length", "pattern", "format"],
             Ty::Prim(Prim::Int) | Ty::Prim(Prim::Decimal) => &["min", "max"],
             Ty::List(_) => &["min_length", "max_length"],
@@ -426,21 +433,41 @@ impl<'a> Resolver<'_, 'a> {
 
 impl<'a> Builder<'a> {
     /// Second pass: the definitions of types, events, entities and config
-    /// entries, now that every name is known, in declaration order.
+    /// entries, now that every name is known, in declaration order. An
+    /// item that judged a constraint against a type
+    /// not defined yet (`type Short = Code { max_length: 3 }` before
+    /// `type Code = Text`, or in a file read earlier) is resolved again
+    /// once every definition is in, its first diagnostics dropped, so the
+    /// outcome does not depend on the order of declarations or files.
     pub(super) fn resolve_type_defs(&mut self) {
+        let mut again = Vec::new();
         for u in 0..self.units.len() {
             let owner = self.units[u].owner;
             for file in self.unit_asts[u].clone() {
                 for item in &file.items {
-                    match self.kind_target(owner, item) {
-                        Some(id) => self.types[id].kind = self.rx().item_kind(owner, item),
-                        None => self.resolve_def_item(owner, item),
+                    let mark = self.diags.len();
+                    self.unresolved_base.store(false, Relaxed);
+                    self.resolve_type_def(owner, item);
+                    if self.unresolved_base.load(Relaxed) {
+                        self.diags.truncate(mark);
+                        again.push((owner, item));
                     }
                 }
             }
         }
+        for (owner, item) in again {
+            cov_mark::hit!(type_defs_resolved_again);
+            self.resolve_type_def(owner, item);
+        }
         self.check_alias_cycles();
         self.compute_event_sizes();
+    }
+
+    fn resolve_type_def(&mut self, owner: Owner, item: &'a ast::Item) {
+        match self.kind_target(owner, item) {
+            Some(id) => self.types[id].kind = self.rx().item_kind(owner, item),
+            None => self.resolve_def_item(owner, item),
+        }
     }
 
     /// The type whose kind `item` defines: a type's, an event's, or a
