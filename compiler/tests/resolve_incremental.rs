@@ -40,6 +40,17 @@ struct Session {
 }
 
 impl Session {
+    /// The app of `files`, resolved a first time.
+    fn start<'f>(files: impl IntoIterator<Item = &'f (&'f str, &'f str)>) -> (App, Session) {
+        let app: App = files
+            .into_iter()
+            .map(|(path, text)| (path.to_string(), text.to_string()))
+            .collect();
+        let mut session = Session::default();
+        session.compare(&app, "the first resolution");
+        (app, session)
+    }
+
     /// Resolves `app` with reuse and from scratch; both must agree.
     fn compare(&mut self, app: &App, what: &str) {
         let loader = loader(app);
@@ -479,9 +490,8 @@ fn a_body_edit_above_an_inline_route_action_rechecks_it() {
 #[test]
 fn declaration_edits_recheck_the_bodies_they_reach() {
     cov_mark::check!(carry_keeps_a_body);
-    let mut app = App::new();
-    app.insert("jadpo.yaml".into(), "app: five\n".into());
-    for (path, text) in [
+    let (mut app, mut session) = Session::start(&[
+        ("jadpo.yaml", "app: five\n"),
         (
             "a.jadpo",
             "action first() -> Int {\n    return last(1)\n}\n",
@@ -501,11 +511,7 @@ fn declaration_edits_recheck_the_bodies_they_reach() {
             "config Settings {\n    key: Key { binding: \"KEY\" }\n}\n\
              action key_value() -> Int {\n    return config.key\n}\n",
         ),
-    ] {
-        app.insert(path.into(), text.into());
-    }
-    let mut session = Session::default();
-    session.compare(&app, "the first resolution");
+    ]);
     for (what, text) in [
         ("Amount made Text", "type Amount = Text\ntype Key = Int\n"),
         (
@@ -531,12 +537,7 @@ fn declaration_edits_recheck_the_bodies_they_reach() {
 #[test]
 fn declaration_edits_reach_through_operations_failures_and_config() {
     cov_mark::check!(carry_keeps_a_body);
-    let mut app = App::new();
-    for (path, text) in CARRY_APP {
-        app.insert(path.into(), text.into());
-    }
-    let mut session = Session::default();
-    session.compare(&app, "the first resolution");
+    let (mut app, mut session) = Session::start(&CARRY_APP);
     let edits = [
         (
             "packages/mailer/sent.jadpo",
@@ -581,12 +582,7 @@ fn declaration_edits_reach_through_operations_failures_and_config() {
 #[test]
 fn declaration_edits_keep_the_entry_points_they_cannot_reach() {
     cov_mark::check!(carry_keeps_an_entry);
-    let mut app = App::new();
-    for (path, text) in ENTRY_APP {
-        app.insert(path.into(), text.into());
-    }
-    let mut session = Session::default();
-    session.compare(&app, "the first resolution");
+    let (mut app, mut session) = Session::start(&ENTRY_APP);
     let edits = [
         (
             "a type added in front",
