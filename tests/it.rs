@@ -4,6 +4,7 @@
 mod bindings;
 mod cli;
 mod common;
+mod declaration_order;
 mod docs;
 mod fixtures;
 mod formats;
