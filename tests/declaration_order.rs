@@ -1,6 +1,6 @@
-//! Declarations are read in any order (spec/language.md, section 1): the
-//! app files of every fixture, their declarations reversed, give the same
-//! diagnostic codes. Which of two declarations is "first" (a duplicate, a
+//! Declarations are read in any order (spec/language.md, section 1): every
+//! fixture, its app files read in reverse order and each one's
+//! declarations reversed, gives the same diagnostic codes. Which of two declarations is "first" (a duplicate, a
 //! cycle's start) may change; what is wrong may not.
 
 use crate::common::{fixtures_dir, Fixture};
@@ -29,19 +29,35 @@ fn reversing_declarations_changes_no_diagnostic_code() {
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
-/// The fixture with each of its app files' declarations in reverse order;
-/// `None` when no file holds two or more (or one has a syntax error).
+/// The fixture with its app files read in reverse order (renamed so, in
+/// one folder: an app's folders mean nothing) and each one's declarations
+/// reversed; `None` when nothing moved (or a file has a syntax error).
 fn with_declarations_reversed(fixture: &Fixture) -> Option<Fixture> {
     let mut other = fixture.clone();
-    let mut changed = false;
-    for (path, text) in &fixture.files {
-        let package = path.starts_with("packages/") || path.starts_with("vendor/");
-        if package || !path.ends_with(".jadpo") {
-            continue;
-        }
-        if let Some(text) = reversed(text) {
-            other.files.insert(path.clone(), text);
-            changed = true;
+    let sources: Vec<(&String, &String)> = (fixture.files.iter())
+        .filter(|(path, _)| {
+            let package = path.starts_with("packages/") || path.starts_with("vendor/");
+            !package && path.ends_with(".jadpo")
+        })
+        .collect();
+    let mut changed = sources.len() > 1;
+    for (i, (path, text)) in sources.iter().enumerate() {
+        let text = match reversed(text) {
+            Some(text) => {
+                changed = true;
+                text
+            }
+            None => text.to_string(),
+        };
+        if sources.len() > 1 {
+            other.files.remove(*path);
+            let name = path.replace('/', "_");
+            let place = sources.len() - i;
+            other
+                .files
+                .insert(format!("reversed_{place:04}_{name}"), text);
+        } else {
+            other.files.insert(path.to_string(), text);
         }
     }
     changed.then_some(other)
