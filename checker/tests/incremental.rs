@@ -21,6 +21,10 @@ const MANIFEST: &str =
 
 const ADDED: &str = "action probe_added(request: Text) -> Unit {\n    return\n}\n";
 
+/// A declaration that moves no action: the app is resolved afresh, its
+/// context reads the same, and the last analysis is patched.
+const TYPE_ADDED: &str = "type ProbeAdded = Int\n";
+
 /// An app's files by path under the app folder `app/`.
 type App = BTreeMap<String, String>;
 
@@ -155,6 +159,7 @@ fn edit_each_file(app: &App) {
         let edits = [
             ("a comment line added", format!("// edited\n{original}")),
             ("an action added in front", format!("{ADDED}{original}")),
+            ("a type added in front", format!("{TYPE_ADDED}{original}")),
             (
                 "a call broken",
                 original.replacen("attempt ", "attempt x_", 1),
@@ -249,6 +254,7 @@ fn example_apps_edited_match_fresh_analyses() {
     // Edits that change a few bodies and no call patch the last analysis;
     // the others reuse its summaries.
     cov_mark::check!(analysis_patches_the_last_one);
+    cov_mark::check!(analysis_patches_across_a_fresh_resolution);
     cov_mark::check!(analysis_reuses_summaries);
     for name in ["billing", "mistakes"] {
         let root = repo(&format!("examples/{name}"));
@@ -430,4 +436,30 @@ fn a_callee_edited_in_another_file_changes_its_callers() {
     };
     let found = run_rules(&program, &files, &analysis::analyse(&program), None);
     assert!(found.iter().any(|d| d.code == "step.context"), "{found:#?}");
+}
+
+/// A fresh resolution whose context reads otherwise (here an operation
+/// that no longer changes anything) is not patched, though every body
+/// keeps its revision: each summary is keyed again. This fails if the
+/// patch trusts a new context without comparing its key.
+#[test]
+fn a_context_that_reads_otherwise_is_not_patched() {
+    let (_, mut second) = two_versions();
+    let mut third = second.clone();
+    let Some(op) = third.operations.iter_mut().find(|o| o.changes) else {
+        panic!("no changing operation");
+    };
+    op.changes = false;
+    second.context = Revision::fresh();
+    third.context = Revision::fresh();
+    let mut cache = Cache::default();
+    let last = analysis::analyse_cached(&second, &mut cache);
+    cache.give_back(last);
+    let cached = analysis::analyse_cached(&third, &mut cache);
+    let files = Files::default();
+    assert_eq!(
+        describe(&third, &files, &cached),
+        describe(&third, &files, &analysis::analyse(&third)),
+    );
+    assert!(!cache.patched, "patched across a context that changed");
 }

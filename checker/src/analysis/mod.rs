@@ -137,6 +137,9 @@ pub fn analyse_cached(program: &Program, cache: &mut Cache) -> Analysed {
     // Marks are per thread: the path is named here, on the caller's.
     if cache.patched {
         cov_mark::hit!(analysis_patches_the_last_one);
+        if cache.across {
+            cov_mark::hit!(analysis_patches_across_a_fresh_resolution);
+        }
     } else if cache.reused > 0 {
         cov_mark::hit!(analysis_reuses_summaries);
     }
@@ -166,6 +169,9 @@ pub struct Cache {
     pub computed: usize,
     /// Whether the last analysis patched the one before it (`patch.rs`).
     pub patched: bool,
+    /// Whether it did so across a fresh resolution whose context reads
+    /// the same (`patch::same_context`).
+    across: bool,
     /// An analysis no longer needed, to be freed once the editor has its
     /// answer ([`Cache::retire`]), not while the next one runs.
     retired: Option<Analysed>,
@@ -511,6 +517,7 @@ impl Cache {
 pub(crate) fn run(program: &Program, mut cache: Option<&mut Cache>) -> Analysed {
     if let Some(c) = cache.as_deref_mut() {
         c.patched = false;
+        c.across = false;
         if let Some(analysed) = patch::run(program, c) {
             c.patched = true;
             return analysed;

@@ -3,7 +3,8 @@
 //!
 //! A summary follows from its action's key: the program's context, its
 //! body, and its callees' keys (`key.rs`). When the context is the one the
-//! last analysis saw (the program keeps its context revision) and no body
+//! last analysis saw (the program keeps its context revision, or a fresh
+//! resolution's context has the same key) and no body
 //! calls other actions than it did, the call graph stands, and only the
 //! keys of the changed bodies' components, and of the components calling
 //! them whose keys change in turn, can differ. The last analysis is patched
@@ -29,6 +30,10 @@ const FEW: usize = 64;
 /// edit changed the context, a call, or many bodies.
 pub(super) fn run(program: &Program, cache: &mut Cache) -> Option<Analysed> {
     let last = cache.last.take()?;
+    if !same_context(program, cache) {
+        cache.set_aside(last);
+        return None;
+    }
     let graph = cache.graph.clone();
     let read = changed_bodies(program, cache, &last);
     let (Some(read), Some(graph), Some((_, context))) = (read, graph, cache.context) else {
@@ -36,6 +41,23 @@ pub(super) fn run(program: &Program, cache: &mut Cache) -> Option<Analysed> {
         return None;
     };
     Some(patch(program, cache, (last, &graph, context), read))
+}
+
+/// Whether `program`'s context is the one the last analysis saw: the
+/// same revision, or, after a fresh resolution (a new revision), the same
+/// key (`key::context`), which is what every action's key holds of it.
+/// The key is kept for the whole analysis when it differs.
+fn same_context(program: &Program, cache: &mut Cache) -> bool {
+    let Some((revision, last)) = cache.context else {
+        return false;
+    };
+    if revision.is_known() && revision == program.context {
+        return true;
+    }
+    let key = key::context(program);
+    cache.context = Some((program.context, key));
+    cache.across = key == last;
+    key == last
 }
 
 /// The changed bodies read again, when the edit can be patched.
@@ -46,7 +68,6 @@ fn changed_bodies(
 ) -> Option<Vec<(ActionId, Body)>> {
     let n = program.actions.len();
     let graph = cache.graph.as_deref()?;
-    let (revision, _) = cache.context?;
     let same_size = [
         cache.bodies.len(),
         cache.body_keys.len(),
@@ -57,7 +78,7 @@ fn changed_bodies(
     ]
     .iter()
     .all(|len| *len == n);
-    if !same_size || !revision.is_known() || revision != program.context {
+    if !same_size {
         return None;
     }
     let mut changed = Vec::new();
