@@ -501,6 +501,10 @@ fn mentions(ty: &Ty, dirty: &[bool]) -> bool {
 
 /// Which ids name the same declaration in both resolutions.
 struct Same {
+    /// Whether every id of the last resolution does (an edit that moves
+    /// no action, operation, failure, entity, event or function): then no
+    /// body need be walked.
+    every: bool,
     actions: Vec<bool>,
     operations: Vec<bool>,
     failures: Vec<bool>,
@@ -514,7 +518,8 @@ impl Same {
         fn zip<T>(a: &[T], b: &[T], same: impl Fn(&T, &T) -> bool) -> Vec<bool> {
             a.iter().zip(b).map(|(x, y)| same(x, y)).collect()
         }
-        Same {
+        let mut same = Same {
+            every: false,
             actions: zip(old.actions.as_slice(), new.actions.as_slice(), |a, b| {
                 (a.name, a.owner, a.span, a.public) == (b.name, b.owner, b.span, b.public)
             }),
@@ -537,7 +542,15 @@ impl Same {
                 new.functions.as_slice(),
                 |a, b| (a.name, a.span) == (b.name, b.span),
             ),
-        }
+        };
+        let all = |v: &[bool], old: usize| v.len() == old && v.iter().all(|s| *s);
+        same.every = all(&same.actions, old.actions.len())
+            && all(&same.operations, old.operations.len())
+            && all(&same.failures, old.failures.len())
+            && all(&same.entities, old.entities.len())
+            && all(&same.events, old.events.len())
+            && all(&same.functions, old.functions.len());
+        same
     }
 
     fn action(&self, id: ActionId) -> bool {
@@ -547,6 +560,9 @@ impl Same {
     /// Whether every id `old`'s body results hold names the same
     /// declaration in both resolutions.
     fn results(&self, old: &ir::Action) -> bool {
+        if self.every {
+            return true;
+        }
         let mut same = true;
         old.body.for_each_node(&mut |node| same &= self.node(node));
         let r = &old.reads;
