@@ -4,8 +4,8 @@
 //! A summary follows from its action's key: the program's context, its
 //! body, and its callees' keys (`key.rs`). When the context is the one the
 //! last analysis saw (the program keeps its context revision, or a fresh
-//! resolution's context has the same key) and no body
-//! calls other actions than it did, the call graph stands, and only the
+//! resolution's context has the same key) and no body calls other actions
+//! than it did, the call graph stands, and only the
 //! keys of the changed bodies' components, and of the components calling
 //! them whose keys change in turn, can differ. The last analysis is patched
 //! there, callees first; everything else is kept as it is.

@@ -434,11 +434,11 @@ impl<'a> Resolver<'_, 'a> {
 impl<'a> Builder<'a> {
     /// Second pass: the definitions of types, events, entities and config
     /// entries, now that every name is known, in declaration order. An
-    /// item that judged a constraint against a type
-    /// not defined yet (`type Short = Code { max_length: 3 }` before
-    /// `type Code = Text`, or in a file read earlier) is resolved again
-    /// once every definition is in, its first diagnostics dropped, so the
-    /// outcome does not depend on the order of declarations or files.
+    /// item that judged a constraint against a type not defined yet
+    /// (`type Short = Code { max_length: 3 }` before `type Code = Text`,
+    /// or in a file read earlier) is resolved again once every definition
+    /// is in, its first diagnostics dropped, so the outcome does not
+    /// depend on the order of declarations or files.
     pub(super) fn resolve_type_defs(&mut self) {
         let mut again = Vec::new();
         for u in 0..self.units.len() {
