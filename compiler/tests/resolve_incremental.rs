@@ -532,8 +532,9 @@ fn declaration_edits_recheck_the_bodies_they_reach() {
 
 /// The other ways a declaration reaches a body it is not named in: an
 /// operation's answer (`notify`), a failure's fields (`refuse_short`), a
-/// type's fields, two types away (`wrapped`), a callee's `fails` (`outer`), and a config
-/// entry declared in the edited file (`limit`).
+/// type's fields, two types away (`wrapped`), an alias (`aliased`), a
+/// callee's `fails` (`outer`), and a config entry declared in the edited
+/// file (`limit`).
 #[test]
 fn declaration_edits_reach_through_operations_failures_and_config() {
     cov_mark::check!(carry_keeps_a_body);
@@ -695,7 +696,9 @@ const CARRY_APP: [(&str, &str); 9] = [
          action refuse_short() fails Short -> Unit {\n    reject Short { amount: 1 }\n}\n\n\
          type Wrapper = Object {\n    amount: Amount\n}\n\n\
          type Outer = Object {\n    inner: Wrapper\n}\n\n\
-         action wrapped(w: Outer) -> Int {\n    return w.inner.amount\n}\n",
+         action wrapped(w: Outer) -> Int {\n    return w.inner.amount\n}\n\n\
+         type Cents = Amount\n\n\
+         action aliased(c: Cents) -> Int {\n    return c\n}\n",
     ),
     (
         "d.jadpo",

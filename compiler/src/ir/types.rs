@@ -103,6 +103,25 @@ impl Ty {
             other => other,
         }
     }
+
+    /// The declared type this one names, inside any list, option or
+    /// bounds: a type names at most one.
+    pub fn declared(&self) -> Option<TypeId> {
+        match self {
+            Ty::Named(t) => Some(*t),
+            Ty::List(inner) | Ty::Optional(inner) | Ty::Bounded(inner, _) => inner.declared(),
+            Ty::Error | Ty::Prim(_) | Ty::NoneValue => None,
+        }
+    }
+
+    /// [`Ty::declared`], to be moved to another id.
+    pub fn declared_mut(&mut self) -> Option<&mut TypeId> {
+        match self {
+            Ty::Named(t) => Some(t),
+            Ty::List(inner) | Ty::Optional(inner) | Ty::Bounded(inner, _) => inner.declared_mut(),
+            Ty::Error | Ty::Prim(_) | Ty::NoneValue => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -264,32 +264,26 @@ impl Entries<'_> {
 /// change, its entry points gave no diagnostic and no name written outside
 /// its bodies is one `names` holds.
 fn clean_files(entries: &[ir::Entry], carry: &Carry<'_>, names: &Names, seen: &Seen) -> Vec<bool> {
-    let mut clean = Vec::new();
-    for file in entries.iter().map(|e| e.span.file) {
-        let i = file.0 as usize;
-        if clean.len() <= i {
-            clean.resize(i + 1, None);
-        }
-        if let Some(slot @ None) = clean.get_mut(i) {
-            let written = seen.outside_names(file);
-            *slot = Some(
-                carry.changed.binary_search(&file).is_err()
-                    && carry.noisy.binary_search(&file).is_err()
-                    && written.is_some_and(|w| !w.iter().any(|n| names.holds(*n))),
-            );
+    let mut files: Vec<FileId> = entries.iter().map(|e| e.span.file).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut clean = vec![false; files.last().map_or(0, |f| f.0 as usize + 1)];
+    for file in files {
+        let written = seen.outside_names(file);
+        if let Some(slot) = clean.get_mut(file.0 as usize) {
+            *slot = carry.changed.binary_search(&file).is_err()
+                && carry.noisy.binary_search(&file).is_err()
+                && written.is_some_and(|w| !w.iter().any(|n| names.holds(*n)));
         }
     }
-    clean.into_iter().map(|c| c == Some(true)).collect()
+    clean
 }
 
-/// Moves every declared type `ty` names to its id in `to`; false when one
+/// Moves the declared type `ty` names to its id in `to`; false when it
 /// has none there.
 fn remap(ty: &mut Ty, to: &dyn Fn(TypeId) -> Option<TypeId>) -> bool {
-    match ty {
-        Ty::Named(id) => to(*id).map(|new| *id = new).is_some(),
-        Ty::List(inner) | Ty::Optional(inner) | Ty::Bounded(inner, _) => remap(inner, to),
-        Ty::Error | Ty::Prim(_) | Ty::NoneValue => true,
-    }
+    ty.declared_mut()
+        .is_none_or(|id| to(*id).map(|new| *id = new).is_some())
 }
 
 /// One resolution's declarations: its program, its types and its config
@@ -417,13 +411,13 @@ impl Names {
         let mut mentioned = Vec::new();
         for (by, t) in types.iter().enumerate() {
             match &t.kind {
-                TypeKind::Alias(ty) => named_in(ty, &mut mentioned),
+                TypeKind::Alias(ty) => mentioned.extend(ty.declared()),
                 TypeKind::Record(fields) => {
-                    fields.iter().for_each(|f| named_in(&f.ty, &mut mentioned))
+                    mentioned.extend(fields.iter().filter_map(|f| f.ty.declared()))
                 }
                 TypeKind::Pending | TypeKind::Enum(_) => {}
             }
-            for m in mentioned.drain(..) {
+            for m in mentioned.drain(..).map(|m| m.0) {
                 match dirty.get(m as usize) {
                     Some(_) => edges.push((m, by as u32)),
                     // A type the table does not hold: taken as changed.
@@ -482,21 +476,10 @@ fn simple(qualified: &str) -> Name {
     Name::new(qualified.rsplit('.').next().unwrap_or(qualified))
 }
 
-/// The declared types `ty` names.
-fn named_in(ty: &Ty, out: &mut Vec<u32>) {
-    match ty {
-        Ty::Named(t) => out.push(t.0),
-        Ty::List(inner) | Ty::Optional(inner) | Ty::Bounded(inner, _) => named_in(inner, out),
-        Ty::Error | Ty::Prim(_) | Ty::NoneValue => {}
-    }
-}
-
+/// Whether `ty` names a type `dirty` marks (or one it does not hold).
 fn mentions(ty: &Ty, dirty: &[bool]) -> bool {
-    match ty {
-        Ty::Named(t) => dirty.get(t.0 as usize).copied().unwrap_or(true),
-        Ty::List(inner) | Ty::Optional(inner) | Ty::Bounded(inner, _) => mentions(inner, dirty),
-        Ty::Error | Ty::Prim(_) | Ty::NoneValue => false,
-    }
+    ty.declared()
+        .is_some_and(|t| dirty.get(t.0 as usize).copied().unwrap_or(true))
 }
 
 /// Which ids name the same declaration in both resolutions.
