@@ -28,6 +28,7 @@ pub mod pattern;
 pub mod printer;
 #[allow(clippy::indexing_slicing)]
 pub mod resolve;
+pub mod retire;
 pub mod source;
 pub mod span;
 

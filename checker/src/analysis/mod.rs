@@ -174,7 +174,7 @@ pub struct Cache {
     across: bool,
     /// An analysis no longer needed, to be freed once the editor has its
     /// answer ([`Cache::retire`]), not while the next one runs.
-    retired: Option<Analysed>,
+    retired: jadpo_compiler::retire::Retired<Analysed>,
 }
 
 struct Cached {
@@ -484,19 +484,9 @@ impl Cache {
         self.last = Some(last);
     }
 
-    /// Keeps `last` to be freed by [`Cache::retire`]; one set aside before
-    /// it is freed now, on another thread.
-    fn set_aside(&mut self, last: Analysed) {
-        if let Some(older) = self.retired.replace(last) {
-            rayon::spawn(move || drop(older));
-        }
-    }
-
     /// Frees, on another thread, the analysis set aside.
     pub fn retire(&mut self) {
-        if let Some(retired) = self.retired.take() {
-            rayon::spawn(move || drop(retired));
-        }
+        self.retired.free();
     }
 
     /// The key of `program`'s context: the last one when the program says

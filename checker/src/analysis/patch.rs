@@ -26,18 +26,16 @@ const MOST: usize = 8;
 const FEW: usize = 64;
 
 /// The analysis of `program` patched from the last one, or `None` (the
-/// cache untouched but for the last analysis, which is dropped) when the
-/// edit changed the context, a call, or many bodies.
+/// cache untouched but for the last analysis, which is set aside to be
+/// freed) when the edit changed the context, a call, or many bodies.
 pub(super) fn run(program: &Program, cache: &mut Cache) -> Option<Analysed> {
     let last = cache.last.take()?;
-    if !same_context(program, cache) {
-        cache.set_aside(last);
-        return None;
-    }
+    let read = same_context(program, cache)
+        .then(|| changed_bodies(program, cache, &last))
+        .flatten();
     let graph = cache.graph.clone();
-    let read = changed_bodies(program, cache, &last);
     let (Some(read), Some(graph), Some((_, context))) = (read, graph, cache.context) else {
-        cache.set_aside(last);
+        cache.retired.keep(last);
         return None;
     };
     Some(patch(program, cache, (last, &graph, context), read))

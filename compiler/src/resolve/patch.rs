@@ -44,7 +44,7 @@ pub struct Cache {
     /// What an earlier resolution kept, to be freed once the editor has
     /// its answer ([`Cache::retire`]): freeing it on another thread while
     /// resolving takes a core from the resolution.
-    retired: Option<Kept>,
+    retired: crate::retire::Retired<Kept>,
 }
 
 impl Cache {
@@ -65,19 +65,14 @@ impl Cache {
         }
     }
 
-    /// Keeps `kept` to be freed by [`Cache::retire`]; one set aside
-    /// before it is freed now, on another thread.
+    /// Keeps `kept` to be freed by [`Cache::retire`].
     pub(super) fn set_aside(&mut self, kept: Kept) {
-        if let Some(older) = self.retired.replace(kept) {
-            rayon::spawn(move || drop(older));
-        }
+        self.retired.keep(kept);
     }
 
     /// Frees, on another thread, what the last resolutions set aside.
     pub fn retire(&mut self) {
-        if let Some(retired) = self.retired.take() {
-            rayon::spawn(move || drop(retired));
-        }
+        self.retired.free();
     }
 }
 
