@@ -984,9 +984,12 @@ impl EntryNote {
             .shown
             .iter()
             .flatten()
-            .map(|name| match name.as_str() {
-                "path" => "`path.<placeholder>`".to_string(),
-                _ => format!("`{name}`"),
+            .map(|name| {
+                if *name == super::tables::words().path {
+                    "`path.<placeholder>`".to_string()
+                } else {
+                    format!("`{name}`")
+                }
             })
             .collect();
         match names.as_slice() {

@@ -269,16 +269,18 @@ fn file_context(
         let TokenKind::Ident(name) = token.kind else {
             return;
         };
-        let Some(list) = i.and_then(|i| names.get_mut(i)) else {
-            outside.insert(name);
-            return;
-        };
-        let i = i.unwrap_or(usize::MAX);
-        if i != last {
-            (last, seen) = (i, HashSet::default());
-        }
-        if seen.insert(name) {
-            list.push(name);
+        match i.and_then(|i| Some((i, names.get_mut(i)?))) {
+            Some((i, list)) => {
+                if i != last {
+                    (last, seen) = (i, HashSet::default());
+                }
+                if seen.insert(name) {
+                    list.push(name);
+                }
+            }
+            None => {
+                outside.insert(name);
+            }
         }
     });
     let mut h = blake3::Hasher::new();

@@ -96,6 +96,7 @@
 //!
 //! `provider.not_secret`, `provider.no_binding`, `name.unknown_setting`.
 
+use jadpo_compiler::http::HttpSetting;
 use jadpo_compiler::ir::{ActionId, Node, Owner, PkgId, Program, Target};
 
 use crate::rules::{rule_info, Cx, Finding};
@@ -123,22 +124,21 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
     }
     for (p, caller) in called_packages(program) {
         let pkg = program.package(p);
-        let Some(binding) = &pkg.http else { continue };
-        let given = program.app.providers.iter().find(|s| s.package == p);
         let missing = missing(program, p);
         if missing.is_empty() {
             continue;
         }
+        let given = program.app.providers.iter().find(|s| s.package == p);
         let action = program.action(caller);
         let at = given
             .map(|g| g.span)
             .or(program.app.span)
             .unwrap_or(action.name_span);
-        let list = missing.join(", ");
-        let example = binding
-            .settings
-            .iter()
-            .filter(|s| missing.contains(&format!("`{}`", s.name)))
+        let list = (missing.iter())
+            .map(|s| format!("`{}`", s.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let example = (missing.iter())
             .map(|s| format!("{}: config.{}_{}", s.name, pkg.name, s.name))
             .collect::<Vec<_>>()
             .join("  ");
@@ -170,8 +170,8 @@ pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
 }
 
 /// The settings package `p`'s HTTP binding declares that the application
-/// does not give, each as the message names it.
-fn missing(program: &Program, p: PkgId) -> Vec<String> {
+/// does not give, in the binding's order.
+fn missing(program: &Program, p: PkgId) -> Vec<&HttpSetting> {
     let Some(binding) = &program.package(p).http else {
         return Vec::new();
     };
@@ -180,7 +180,6 @@ fn missing(program: &Program, p: PkgId) -> Vec<String> {
         .settings
         .iter()
         .filter(|s| given.is_none_or(|g| !g.given.iter().any(|v| v.name == s.name)))
-        .map(|s| format!("`{}`", s.name))
         .collect()
 }
 
