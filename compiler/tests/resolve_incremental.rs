@@ -530,6 +530,37 @@ fn declaration_edits_recheck_the_bodies_they_reach() {
     }
 }
 
+/// Declarations that move only within the edited file move no id a
+/// carried body holds: no carried body is walked, and those that name
+/// what moved (`settle` calls `charge`, matches `Declined`, emits
+/// `Charged`; `total` reads a `Ledger`) are checked again.
+#[test]
+fn declarations_moved_within_the_edited_file_walk_no_body() {
+    cov_mark::check!(carry_walks_no_body);
+    let b = "failure Declined {\n    kind: Rejected\n    code: \"declined\"\n}\n\n\
+             event Charged { id: Text }\n\n\
+             entity Ledger {\n    id: Text\n    total: Int\n}\n\n\
+             action charge(n: Int) fails Declined -> Int {\n    return n\n}\n";
+    let (mut app, mut session) = Session::start(&[
+        ("jadpo.yaml", "app: moved\n"),
+        ("a.jadpo", "action plain() -> Int {\n    return 1\n}\n"),
+        ("b.jadpo", b),
+        (
+            "c.jadpo",
+            "action settle() -> Int {\n    var n = attempt charge(1) match {\n        \
+             Declined => return 0\n    }\n    emit Charged { id: \"x\" }\n    return n\n}\n",
+        ),
+    ]);
+    for (what, text) in [
+        ("a type added in front", format!("type Added = Int\n{b}")),
+        ("a line added in front", format!("\n{b}")),
+        ("as it was", b.to_string()),
+    ] {
+        app.insert("b.jadpo".into(), text);
+        session.compare(&app, what);
+    }
+}
+
 /// The other ways a declaration reaches a body it is not named in: an
 /// operation's answer (`notify`), a failure's fields (`refuse_short`), a
 /// type's fields, two types away (`wrapped`), an alias (`aliased`), a

@@ -10,9 +10,10 @@
 //!   and it gave no diagnostic (a file with syntax errors keeps them: they
 //!   are its own text's);
 //! - its action, and every action, operation, failure, entity, event and
-//!   function its results hold, is declared at the same id, in the same
-//!   place, by both resolutions (ids are positions: a declaration added
-//!   before them moves them);
+//!   function its results hold, is declared at the same id, with the same
+//!   name, in the same place by both resolutions, or anywhere within the
+//!   same changed file (ids are positions: a declaration added before
+//!   them moves them; one of a changed file is named in no body carried);
 //! - no name written in it, and not its own action's, is one the edit may
 //!   have changed ([`Names`]);
 //! - no changed file declares an application, a config or a store, before
@@ -105,7 +106,10 @@ impl<'p> Carry<'p> {
         let config = previous.config.iter().map(|c| (c.name, &c.ty)).collect();
         let old = Side::new(previous, previous.types.as_slice(), config);
         let names = Names::of(&self.changed, &old, &new);
-        let same = Same::new(self.previous, new.program);
+        let same = Same::new(self.previous, new.program, &self.changed);
+        if same.every {
+            cov_mark::hit!(carry_walks_no_body);
+        }
         let keep = self.judge(new.program, (&names, &same), body_at, seen);
         let bodies = self.take(&keep);
         let entries = std::mem::take(&mut self.previous.entries);
@@ -497,14 +501,25 @@ struct Same {
 }
 
 impl Same {
-    fn new(old: &Program, new: &Program) -> Same {
+    /// A declaration of a `changed` file may move within it and still be
+    /// the same one: every name declared there is held ([`Names`]), so no
+    /// body carried writes it, and its id is compared only for the moves
+    /// of the others.
+    fn new(old: &Program, new: &Program, changed: &[FileId]) -> Same {
         fn zip<T>(a: &[T], b: &[T], same: impl Fn(&T, &T) -> bool) -> Vec<bool> {
             a.iter().zip(b).map(|(x, y)| same(x, y)).collect()
         }
+        let at = |a: Span, b: Span| {
+            a == b || (a.file == b.file && changed.binary_search(&a.file).is_ok())
+        };
+        let place = |a: Option<Span>, b: Option<Span>| match (a, b) {
+            (Some(a), Some(b)) => at(a, b),
+            _ => a == b,
+        };
         let mut same = Same {
             every: false,
             actions: zip(old.actions.as_slice(), new.actions.as_slice(), |a, b| {
-                (a.name, a.owner, a.span, a.public) == (b.name, b.owner, b.span, b.public)
+                (a.name, a.owner, a.public) == (b.name, b.owner, b.public) && at(a.span, b.span)
             }),
             operations: zip(
                 old.operations.as_slice(),
@@ -512,18 +527,18 @@ impl Same {
                 |a, b| a.qualified == b.qualified,
             ),
             failures: zip(old.failures.as_slice(), new.failures.as_slice(), |a, b| {
-                (a.owner, a.span) == (b.owner, b.span) && a.qualified == b.qualified
+                a.owner == b.owner && place(a.span, b.span) && a.qualified == b.qualified
             }),
             entities: zip(old.entities.as_slice(), new.entities.as_slice(), |a, b| {
-                (a.owner, a.span) == (b.owner, b.span) && a.qualified == b.qualified
+                a.owner == b.owner && at(a.span, b.span) && a.qualified == b.qualified
             }),
             events: zip(old.events.as_slice(), new.events.as_slice(), |a, b| {
-                (a.owner, a.span) == (b.owner, b.span) && a.qualified == b.qualified
+                a.owner == b.owner && at(a.span, b.span) && a.qualified == b.qualified
             }),
             functions: zip(
                 old.functions.as_slice(),
                 new.functions.as_slice(),
-                |a, b| (a.name, a.span) == (b.name, b.span),
+                |a, b| a.name == b.name && at(a.span, b.span),
             ),
         };
         let all = |v: &[bool], old: usize| v.len() == old && v.iter().all(|s| *s);
