@@ -3,19 +3,14 @@
 //! declarations reversed, gives the same diagnostic codes. Which of two declarations is "first" (a duplicate, a
 //! cycle's start) may change; what is wrong may not.
 
-use crate::common::{fixtures_dir, Fixture};
+use crate::common::{all_fixtures, Fixture};
 use jadpo_compiler::span::FileId;
-use std::path::{Path, PathBuf};
 
 #[test]
 fn reversing_declarations_changes_no_diagnostic_code() {
-    let mut fixtures = Vec::new();
-    find_fixtures(&fixtures_dir(), &mut fixtures);
-    fixtures.sort();
     let mut differ = Vec::new();
     let mut reversed = 0;
-    for path in fixtures {
-        let fixture = Fixture::load(&path);
+    for fixture in all_fixtures() {
         let Some(other) = with_declarations_reversed(&fixture) else {
             continue;
         };
@@ -80,22 +75,4 @@ fn codes(fixture: &Fixture) -> Vec<&'static str> {
         .collect();
     codes.sort_unstable();
     codes
-}
-
-fn find_fixtures(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for path in entries.flatten().map(|e| e.path()) {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let fixture = name.is_some_and(|n| {
-            (n.starts_with("pass_") || n.starts_with("fail_"))
-                && (path.is_dir() || n.ends_with(".jadpo"))
-        });
-        if fixture {
-            out.push(path);
-        } else if path.is_dir() {
-            find_fixtures(&path, out);
-        }
-    }
 }
