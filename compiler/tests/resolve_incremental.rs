@@ -533,7 +533,7 @@ fn declaration_edits_recheck_the_bodies_they_reach() {
 /// Declarations that move only within the edited file move no id a
 /// carried body holds: no carried body is walked, and those that name
 /// what moved (`settle` calls `charge`, matches `Declined`, emits
-/// `Charged`; `total` reads a `Ledger`) are checked again.
+/// `Charged`) are checked again.
 #[test]
 fn declarations_moved_within_the_edited_file_walk_no_body() {
     cov_mark::check!(carry_walks_no_body);

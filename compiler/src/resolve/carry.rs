@@ -501,25 +501,20 @@ struct Same {
 }
 
 impl Same {
-    /// A declaration of a `changed` file may move within it and still be
-    /// the same one: every name declared there is held ([`Names`]), so no
-    /// body carried writes it, and its id is compared only for the moves
-    /// of the others.
+    /// A declaration of a `changed` file is the same wherever it moved
+    /// within that file: every name declared there is held ([`Names`]),
+    /// so no carried body writes it.
     fn new(old: &Program, new: &Program, changed: &[FileId]) -> Same {
         fn zip<T>(a: &[T], b: &[T], same: impl Fn(&T, &T) -> bool) -> Vec<bool> {
             a.iter().zip(b).map(|(x, y)| same(x, y)).collect()
         }
-        let at = |a: Span, b: Span| {
+        let place = |a: Span, b: Span| {
             a == b || (a.file == b.file && changed.binary_search(&a.file).is_ok())
-        };
-        let place = |a: Option<Span>, b: Option<Span>| match (a, b) {
-            (Some(a), Some(b)) => at(a, b),
-            _ => a == b,
         };
         let mut same = Same {
             every: false,
             actions: zip(old.actions.as_slice(), new.actions.as_slice(), |a, b| {
-                (a.name, a.owner, a.public) == (b.name, b.owner, b.public) && at(a.span, b.span)
+                (a.name, a.owner, a.public) == (b.name, b.owner, b.public) && place(a.span, b.span)
             }),
             operations: zip(
                 old.operations.as_slice(),
@@ -527,18 +522,22 @@ impl Same {
                 |a, b| a.qualified == b.qualified,
             ),
             failures: zip(old.failures.as_slice(), new.failures.as_slice(), |a, b| {
-                a.owner == b.owner && place(a.span, b.span) && a.qualified == b.qualified
+                let placed = a
+                    .span
+                    .zip(b.span)
+                    .map_or(a.span == b.span, |(a, b)| place(a, b));
+                a.owner == b.owner && placed && a.qualified == b.qualified
             }),
             entities: zip(old.entities.as_slice(), new.entities.as_slice(), |a, b| {
-                a.owner == b.owner && at(a.span, b.span) && a.qualified == b.qualified
+                a.owner == b.owner && place(a.span, b.span) && a.qualified == b.qualified
             }),
             events: zip(old.events.as_slice(), new.events.as_slice(), |a, b| {
-                a.owner == b.owner && at(a.span, b.span) && a.qualified == b.qualified
+                a.owner == b.owner && place(a.span, b.span) && a.qualified == b.qualified
             }),
             functions: zip(
                 old.functions.as_slice(),
                 new.functions.as_slice(),
-                |a, b| a.name == b.name && at(a.span, b.span),
+                |a, b| a.name == b.name && place(a.span, b.span),
             ),
         };
         let all = |v: &[bool], old: usize| v.len() == old && v.iter().all(|s| *s);
