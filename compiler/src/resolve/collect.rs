@@ -375,9 +375,7 @@ impl<'a> Builder<'a> {
                 true
             }
             (None, None) => {
-                if super::tables::Prim::named(name.name.as_str()).is_some()
-                    || name.name.as_str() == "List"
-                {
+                if super::tables::prelude_type(name.name).is_some() {
                     self.report_shadows_std(name);
                     return true;
                 }

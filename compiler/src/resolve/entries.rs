@@ -897,7 +897,7 @@ impl<'a> Resolver<'_, 'a> {
 
     /// `pkg.name` when it names an action of a package the app requires.
     fn package_action(&self, pkg: &ast::Ident, name: &ast::Ident) -> Option<ActionId> {
-        let p = *self.unit(Owner::App).sees.get(pkg.name.as_str())?;
+        let p = *self.unit(Owner::App).sees.get(&pkg.name)?;
         match self.unit(Owner::Package(p)).callables.get(&name.name) {
             Some((Callable::Action(a), _)) => Some(*a),
             _ => None,

@@ -84,11 +84,10 @@ impl<'a> Tables<'a> {
     /// The package a unit names as `pkg`.
     pub fn package_seen(&self, unit: Owner, pkg: &Ident) -> Found<PkgId> {
         let u = self.unit(unit);
-        let text = pkg.name.as_str();
-        if let Some(p) = u.sees.get(text) {
+        if let Some(p) = u.sees.get(&pkg.name) {
             return Found::Yes(*p);
         }
-        if u.missing.contains(text) {
+        if u.missing.contains_key(&pkg.name) {
             return Found::Silent;
         }
         Found::UnknownPackage(*pkg)
@@ -242,7 +241,8 @@ impl Resolver<'_, '_> {
 
     /// Reports `pkg.X` where `pkg` is not a package this unit may name.
     pub fn report_unknown_package(&mut self, unit: Owner, pkg: Ident) {
-        let mut names: Vec<String> = self.unit(unit).sees.keys().cloned().collect();
+        let sees = self.unit(unit).sees.keys();
+        let mut names: Vec<String> = sees.map(|n| n.as_str().to_string()).collect();
         names.sort();
         let written = pkg.name.as_str();
         let mut d = Diagnostic::error(

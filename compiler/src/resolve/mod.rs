@@ -539,15 +539,15 @@ impl<'a> Builder<'a> {
 
         let mut stdlib = UnitInfo::new(Owner::Stdlib);
         stdlib.files = project.stdlib_sources.clone();
-        stdlib.sees.extend(std_pkgs.iter().cloned());
+        see_all(&mut stdlib, &std_pkgs);
         self.units.push(stdlib);
 
         for (i, pkg) in self.loaded_packages().enumerate() {
             let id = PkgId(i as u32);
             let mut unit = UnitInfo::new(Owner::Package(id));
             unit.files = pkg.sources.clone();
-            unit.sees.extend(std_pkgs.iter().cloned());
-            unit.sees.insert(pkg.manifest.name.node.clone(), id);
+            see_all(&mut unit, &std_pkgs);
+            unit.sees.insert(Name::new(&pkg.manifest.name.node), id);
             for req in &pkg.manifest.packages {
                 see_requirement(&mut unit, &by_name, &req.name.node);
             }
@@ -557,7 +557,7 @@ impl<'a> Builder<'a> {
 
         let mut app = UnitInfo::new(Owner::App);
         app.files = project.app_sources.clone();
-        app.sees.extend(std_pkgs.iter().cloned());
+        see_all(&mut app, &std_pkgs);
         for req in &project.app.packages {
             see_requirement(&mut app, &by_name, &req.name.node);
         }
@@ -620,11 +620,17 @@ impl<'r, 'a> Resolver<'r, 'a> {
 fn see_requirement(unit: &mut UnitInfo, by_name: &HashMap<String, PkgId>, name: &str) {
     match by_name.get(name) {
         Some(id) => {
-            unit.sees.insert(name.to_string(), *id);
+            unit.sees.insert(Name::new(name), *id);
         }
         None => {
-            unit.missing.insert(name.to_string());
+            unit.missing.insert(Name::new(name), ());
         }
+    }
+}
+
+fn see_all(unit: &mut UnitInfo, packages: &[(String, PkgId)]) {
+    for (name, id) in packages {
+        unit.sees.insert(Name::new(name), *id);
     }
 }
 

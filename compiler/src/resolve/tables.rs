@@ -1,7 +1,7 @@
 //! The resolver's own tables: resolved types, declarations per unit, and the
 //! signatures of actions, functions and operations.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use crate::ast;
@@ -78,6 +78,24 @@ pub(crate) fn words() -> &'static Words {
         code: Name::new("code"),
         store: Name::new("store"),
     })
+}
+
+/// A type name of the prelude.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Prelude {
+    List,
+    Prim(Prim),
+}
+
+/// The prelude type `name` names, if any.
+pub(super) fn prelude_type(name: Name) -> Option<Prelude> {
+    static NAMES: OnceLock<Vec<(Name, Prelude)>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        let prims = Prim::ALL.iter().map(|p| (p.as_str(), Prelude::Prim(*p)));
+        let all = std::iter::once(("List", Prelude::List)).chain(prims);
+        all.map(|(text, p)| (Name::new(text), p)).collect()
+    });
+    names.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
 }
 
 /// A table keyed by [`Name`]: lookups hash the name's id and never touch
@@ -186,10 +204,10 @@ pub(crate) struct UnitInfo {
     pub config: NameMap<ConfigEntry>,
     pub ops: BTreeMap<String, OpId>,
     /// Packages this unit may name, by name.
-    pub sees: BTreeMap<String, PkgId>,
+    pub sees: NameMap<PkgId>,
     /// Packages the unit requires that could not be loaded (already
     /// reported): names under them resolve silently to errors.
-    pub missing: BTreeSet<String>,
+    pub missing: NameMap<()>,
 }
 
 impl UnitInfo {
@@ -202,8 +220,8 @@ impl UnitInfo {
             stores: NameMap::default(),
             config: NameMap::default(),
             ops: BTreeMap::new(),
-            sees: BTreeMap::new(),
-            missing: BTreeSet::new(),
+            sees: NameMap::default(),
+            missing: NameMap::default(),
         }
     }
 

@@ -312,10 +312,11 @@ impl<'a> Resolver<'_, 'a> {
 
     /// The package a `fake` names: one the app requires, or the stdlib's `ai`.
     fn faked_package(&mut self, name: ast::Ident) -> Option<PkgId> {
-        if let Some(p) = self.unit(self.test_owner).sees.get(name.name.as_str()) {
+        if let Some(p) = self.unit(self.test_owner).sees.get(&name.name) {
             return Some(*p);
         }
-        let seen: Vec<String> = self.unit(self.test_owner).sees.keys().cloned().collect();
+        let seen = self.unit(self.test_owner).sees.keys();
+        let seen: Vec<String> = seen.map(|n| n.as_str().to_string()).collect();
         let mut d = Diagnostic::error(
             "test.fake_package",
             name.span,

@@ -10,7 +10,7 @@ use crate::ir::{self, Owner};
 use crate::span::Span;
 
 use super::lookup::Found;
-use super::tables::{Bounds, Decl, FieldDef, Prim, Ty, TypeKind};
+use super::tables::{prelude_type, Bounds, Decl, FieldDef, Prelude, Prim, Ty, TypeKind};
 use super::{Builder, Resolver, Tables};
 
 impl<'a> Resolver<'_, 'a> {
@@ -182,12 +182,14 @@ impl<'a> Resolver<'_, 'a> {
         path: &ast::Path,
         args: &[ast::TypeExpr],
     ) -> Ty {
-        // Prelude names are single segments; no string is built for them.
-        let single = match path.segments.as_slice() {
-            [one] => Some(one.name.as_str()),
+        // Prelude names are single segments, matched by their interned
+        // name: a large app's headers name a type hundreds of thousands of
+        // times.
+        let prelude = match path.segments.as_slice() {
+            [one] => prelude_type(one.name),
             _ => None,
         };
-        if single == Some("List") {
+        if prelude == Some(Prelude::List) {
             return match args {
                 [one] => match self.resolve_type(unit, one) {
                     Ty::Error => Ty::Error,
@@ -199,7 +201,7 @@ impl<'a> Resolver<'_, 'a> {
                 }
             };
         }
-        if let Some(p) = single.and_then(Prim::named) {
+        if let Some(Prelude::Prim(p)) = prelude {
             if !args.is_empty() {
                 self.report_type_args(path, 0, args.len());
             }
