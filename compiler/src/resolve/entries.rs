@@ -292,12 +292,23 @@ fn entry_key(e: &ir::Entry) -> Key<'_> {
     }
 }
 
-/// The hash of an entry's [`Key`], the same in every run (it orders the
-/// check, never the output).
+/// A hash of an entry's [`Key`], the same in every run (it orders the
+/// check, never the output): equal keys hash alike. A route's path is
+/// hashed as its shape without building it, as a large app has one
+/// route per action.
 fn key_hash(e: &ir::Entry) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    entry_key(e).hash(&mut h);
+    use std::hash::Hasher;
+    let mut h = crate::intern::FxHasher::default();
+    match &e.kind {
+        EntryKind::Route { method, path, .. } => {
+            h.write(method.as_bytes());
+            h.write_u8(0xff);
+            // Byte by byte: two paths of one shape may split differently.
+            let bytes = shape_pieces(path).flat_map(str::bytes);
+            bytes.for_each(|b| h.write_u8(b));
+        }
+        _ => h.write(e.label.as_bytes()),
+    }
     h.finish()
 }
 
@@ -996,20 +1007,21 @@ pub(super) fn path_shape(path: &str) -> std::borrow::Cow<'_, str> {
     if !path.contains(['{', '}']) {
         return std::borrow::Cow::Borrowed(path);
     }
-    let mut shape = String::with_capacity(path.len());
-    let mut inside = false;
-    for c in path.chars() {
-        match c {
-            '{' => {
-                inside = true;
-                shape.push_str("{}");
-            }
-            '}' => inside = false,
-            _ if !inside => shape.push(c),
-            _ => {}
-        }
-    }
-    std::borrow::Cow::Owned(shape)
+    std::borrow::Cow::Owned(shape_pieces(path).collect())
+}
+
+/// The pieces of [`path_shape`], in order: `{}` for each placeholder,
+/// and the text between them without a stray `}`.
+fn shape_pieces(path: &str) -> impl Iterator<Item = &str> {
+    path.split('{').enumerate().flat_map(|(i, piece)| {
+        let outside = match i {
+            0 => Some(piece),
+            _ => piece.split_once('}').map(|(_, after)| after),
+        };
+        let open = (i > 0).then_some("{}");
+        open.into_iter()
+            .chain(outside.into_iter().flat_map(|text| text.split('}')))
+    })
 }
 
 /// Whether a path is the single word `word`.
