@@ -128,11 +128,10 @@ pub(super) enum Why {
 /// An action's resolved header.
 #[derive(Clone)]
 pub(super) struct Header {
-    /// Shared: a kept header is handed out on every edit.
     pub params: std::sync::Arc<[(Name, Ty, Span)]>,
     pub ret: Ty,
     /// `fails` entries that resolved, as written.
-    pub fails: std::sync::Arc<[(FailureId, Span)]>,
+    pub fails: Vec<(FailureId, Span)>,
     /// The same failures without their spans.
     pub fail_ids: std::sync::Arc<[FailureId]>,
     /// Some `fails` entry did not resolve.
@@ -270,7 +269,7 @@ impl<'a> Resolver<'_, 'a> {
     }
 
     pub(super) fn params(&mut self, unit: Owner, params: &[ast::Param]) -> Vec<(Name, Ty, Span)> {
-        let mut out: Vec<(Name, Ty, Span)> = Vec::new();
+        let mut out: Vec<(Name, Ty, Span)> = Vec::with_capacity(params.len());
         for p in params {
             if let Some((_, _, first)) = out.iter().find(|(n, _, _)| *n == p.name.name) {
                 let first = *first;
@@ -311,7 +310,7 @@ impl<'a> Resolver<'_, 'a> {
             params: params.into(),
             ret,
             fail_ids: fails.iter().map(|(f, _)| *f).collect(),
-            fails: fails.into(),
+            fails,
             unknown,
         }
     }

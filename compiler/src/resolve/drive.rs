@@ -98,7 +98,7 @@ impl<'a> Builder<'a> {
         sig.ret = h.ret;
         sig.fails = h.fail_ids;
         sig.fails_unknown = h.unknown;
-        self.prog.actions[i].fails = h.fails.to_vec();
+        self.prog.actions[i].fails = h.fails;
     }
 
     /// Checks and lowers every body: actions, routes' inline actions, then
