@@ -109,36 +109,46 @@ rule_info!(
 const SHOWN: usize = 3;
 
 pub fn check(cx: &Cx, out: &mut Vec<Finding>) {
-    let mut groups: BTreeMap<(ActionId, EventId), Vec<&Entry>> = BTreeMap::new();
+    // Only the subscribers that stage their trigger are grouped: a large
+    // app has thousands of subscribers and few, if any, findings.
+    let mut groups: BTreeMap<(ActionId, EventId), (&Reach, Vec<&Entry>)> = BTreeMap::new();
     for entry in &cx.program.entries {
         let (EntryKind::Subscriber { event: Some(ev) }, Some(a)) = (&entry.kind, entry.action)
         else {
             continue;
         };
-        if cx.in_scope(a) {
-            groups.entry((a, *ev)).or_default().push(entry);
+        if !cx.in_scope(a) {
+            continue;
+        }
+        if let Some(reach) = stages_trigger(cx, a, *ev) {
+            groups
+                .entry((a, *ev))
+                .or_insert((reach, Vec::new()))
+                .1
+                .push(entry);
         }
     }
     // Built on the first finding, once: scanning every body per finding
     // made the check cost findings times the program.
     let sites: std::cell::OnceCell<EmitSites> = std::cell::OnceCell::new();
-    for ((a, ev), entries) in groups {
-        let Some(fu) = cx.analysed.follow_ups.get(a) else {
-            continue;
-        };
-        let reach = fu
-            .unique_reach
-            .iter()
-            .filter(|((e, key), _)| *e == ev && key.blocks_on_trigger())
-            .map(|(_, r)| r)
-            .min_by_key(|r| (r.place.start, r.emit.start));
-        let Some(reach) = reach else { continue };
+    for ((a, ev), (reach, entries)) in groups {
         let sites = sites.get_or_init(|| emit_sites(cx));
         out.push(Finding::of(
             a,
             diagnostic(cx, (a, ev), reach, &entries, sites),
         ));
     }
+}
+
+/// Where action `a` first stages `ev`, its own trigger, with unique
+/// options that block on the trigger.
+fn stages_trigger<'c>(cx: &Cx<'c>, a: ActionId, ev: EventId) -> Option<&'c Reach> {
+    let fu = cx.analysed.follow_ups.get(a)?;
+    fu.unique_reach
+        .iter()
+        .filter(|((e, key), _)| *e == ev && key.blocks_on_trigger())
+        .map(|(_, r)| r)
+        .min_by_key(|r| (r.place.start, r.emit.start))
 }
 
 /// Every emit of the program, by event, in action and body order.
