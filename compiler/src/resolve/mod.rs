@@ -530,23 +530,23 @@ impl<'a> Builder<'a> {
             .enumerate()
             .map(|(i, p)| (p.manifest.name.node.clone(), PkgId(i as u32)))
             .collect();
-        let std_pkgs: Vec<(String, PkgId)> = self
+        let std_pkgs: Vec<(Name, PkgId)> = self
             .loaded_packages()
             .take(stdlib_count)
             .enumerate()
-            .map(|(i, p)| (p.manifest.name.node.clone(), PkgId(i as u32)))
+            .map(|(i, p)| (Name::new(&p.manifest.name.node), PkgId(i as u32)))
             .collect();
 
         let mut stdlib = UnitInfo::new(Owner::Stdlib);
         stdlib.files = project.stdlib_sources.clone();
-        see_all(&mut stdlib, &std_pkgs);
+        stdlib.sees.extend(std_pkgs.iter().copied());
         self.units.push(stdlib);
 
         for (i, pkg) in self.loaded_packages().enumerate() {
             let id = PkgId(i as u32);
             let mut unit = UnitInfo::new(Owner::Package(id));
             unit.files = pkg.sources.clone();
-            see_all(&mut unit, &std_pkgs);
+            unit.sees.extend(std_pkgs.iter().copied());
             unit.sees.insert(Name::new(&pkg.manifest.name.node), id);
             for req in &pkg.manifest.packages {
                 see_requirement(&mut unit, &by_name, &req.name.node);
@@ -557,7 +557,7 @@ impl<'a> Builder<'a> {
 
         let mut app = UnitInfo::new(Owner::App);
         app.files = project.app_sources.clone();
-        see_all(&mut app, &std_pkgs);
+        app.sees.extend(std_pkgs.iter().copied());
         for req in &project.app.packages {
             see_requirement(&mut app, &by_name, &req.name.node);
         }
@@ -625,12 +625,6 @@ fn see_requirement(unit: &mut UnitInfo, by_name: &HashMap<String, PkgId>, name: 
         None => {
             unit.missing.insert(Name::new(name), ());
         }
-    }
-}
-
-fn see_all(unit: &mut UnitInfo, packages: &[(String, PkgId)]) {
-    for (name, id) in packages {
-        unit.sees.insert(Name::new(name), *id);
     }
 }
 

@@ -184,6 +184,13 @@ impl<V> NameMap<V> {
     }
 }
 
+impl<V> Extend<(Name, V)> for NameMap<V> {
+    fn extend<I: IntoIterator<Item = (Name, V)>>(&mut self, entries: I) {
+        self.order = OnceLock::new();
+        self.map.extend(entries);
+    }
+}
+
 impl<'m, V> IntoIterator for &'m NameMap<V> {
     type Item = (&'m Name, &'m V);
     type IntoIter = Box<dyn Iterator<Item = (&'m Name, &'m V)> + 'm>;
