@@ -530,6 +530,52 @@ fn declaration_edits_recheck_the_bodies_they_reach() {
     }
 }
 
+/// Function bodies are carried like action bodies, with the names
+/// written in them counted with their file's declarations: those that see
+/// the edit are checked again, through their own header (`pay`), a callee
+/// in the same file (`use_pay` and `last` share `d.jadpo` with `pay`) or
+/// an id the edit moved (`first` calls `last`, declared after the edited
+/// file), or a finding of its own (`wrong`); the others (`plain`) are
+/// carried.
+#[test]
+fn declaration_edits_recheck_the_functions_they_reach() {
+    cov_mark::check!(carry_keeps_a_function);
+    let (mut app, mut session) = Session::start(&[
+        ("jadpo.yaml", "app: functions\n"),
+        (
+            "a.jadpo",
+            "function first() -> Int {\n    return last(1)\n}\n",
+        ),
+        ("b.jadpo", "type Amount = Int\n"),
+        (
+            "c.jadpo",
+            "function pay(n: Amount) -> Int {\n    return n\n}\n",
+        ),
+        (
+            "d.jadpo",
+            "function use_pay() -> Int {\n    return pay(1)\n}\n\
+             function last(n: Int) -> Int {\n    return n\n}\n",
+        ),
+        (
+            "e.jadpo",
+            "function plain(n: Int) -> Int {\n    return n + 1\n}\n\
+             function wrong() -> Int {\n    return \"one\"\n}\n",
+        ),
+    ]);
+    for (what, text) in [
+        ("Amount made Text", "type Amount = Text\n"),
+        ("Amount made Int again", "type Amount = Int\n"),
+        (
+            "a function declared in front",
+            "function added() -> Int {\n    return 1\n}\ntype Amount = Int\n",
+        ),
+        ("as it was", "type Amount = Int\n"),
+    ] {
+        app.insert("b.jadpo".into(), text.into());
+        session.compare(&app, what);
+    }
+}
+
 /// Declarations that move only within the edited file move no id a
 /// carried body holds: no carried body is walked, and those that name
 /// what moved (`settle` calls `charge`, matches `Declined`, emits
@@ -563,9 +609,9 @@ fn declarations_moved_within_the_edited_file_walk_no_body() {
 
 /// The other ways a declaration reaches a body it is not named in: an
 /// operation's answer (`notify`), a failure's fields (`refuse_short`), a
-/// type's fields, two types away (`wrapped`), an alias (`aliased`), a
-/// callee's `fails` (`outer`), and a config entry declared in the edited
-/// file (`limit`).
+/// type's fields, two and three types away (`wrapped`, `deep`), an alias
+/// (`aliased`), a callee's `fails` (`outer`), and a config entry declared
+/// in the edited file (`limit`).
 #[test]
 fn declaration_edits_reach_through_operations_failures_and_config() {
     cov_mark::check!(carry_keeps_a_body);
@@ -728,6 +774,8 @@ const CARRY_APP: [(&str, &str); 9] = [
          type Wrapper = Object {\n    amount: Amount\n}\n\n\
          type Outer = Object {\n    inner: Wrapper\n}\n\n\
          action wrapped(w: Outer) -> Int {\n    return w.inner.amount\n}\n\n\
+         type Outermost = Object {\n    outer: Outer\n}\n\n\
+         action deep(o: Outermost) -> Int {\n    return o.outer.inner.amount\n}\n\n\
          type Cents = Amount\n\n\
          action aliased(c: Cents) -> Int {\n    return c\n}\n",
     ),

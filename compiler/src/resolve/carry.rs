@@ -21,11 +21,14 @@
 //!   none is a manifest (it declares operations: their facts and failures
 //!   are read by every body that calls them).
 //!
-//! Entry points (routes, subscribers, schedules) are carried the same way
-//! ([`Entries`]): one of an unchanged file that gave the last resolution
-//! no diagnostic, where no name written outside bodies may have changed,
-//! whose action and event are the same declarations, and whose types are
-//! declared in both (their ids moved to the new ones).
+//! A function body is carried the same way, but that the names written in
+//! it are counted with all those written outside action bodies in its
+//! file (`edit.rs` reads function bodies as part of the context): none
+//! may have changed. Entry points (routes, subscribers, schedules) are
+//! carried alike ([`Entries`]): one of an unchanged file that gave the
+//! last resolution no diagnostic, where no name written outside bodies
+//! may have changed, whose action and event are the same declarations, and
+//! whose types are declared in both (their ids moved to the new ones).
 //!
 //! Everything else is checked as in any fresh resolution, so the result is
 //! the fresh one; `resolve_incremental` compares both after edits to every
@@ -38,17 +41,17 @@ use crate::intern::{Name, NameHasher};
 use std::collections::HashMap;
 
 use crate::ir::types::{Ty, TypeDef, TypeId, TypeKind};
-use crate::ir::{self, ActionId, EntryKind, Node, Program, Target};
+use crate::ir::{self, ActionId, EntryKind, FnId, Node, Program, Target};
 use crate::span::{FileId, Span};
 
 use super::edit::{Edit, Replaced, Seen};
-use super::patch::{BodyFacts, Cache};
+use super::patch::{BodyFacts, ByBody, Cache};
 
 /// What the last resolution leaves a fresh one to carry bodies from.
 pub(super) struct Carry<'p> {
     previous: &'p mut Program,
-    /// Its bodies' facts, by action.
-    facts: IndexVec<ActionId, Option<BodyFacts>>,
+    /// Its bodies' facts, by action and by function.
+    facts: ByBody<BodyFacts>,
     /// The changed files, in order.
     changed: Vec<FileId>,
     /// The files where the last resolution's entry points gave a
@@ -56,7 +59,8 @@ pub(super) struct Carry<'p> {
     noisy: Vec<FileId>,
 }
 
-/// A body carried: its results and what its check depended on.
+/// A body carried: its results and what its check depended on (a
+/// function's are its reads alone).
 pub(super) struct Carried {
     pub body: ir::Block,
     pub reads: ir::Reads,
@@ -82,7 +86,7 @@ impl<'p> Carry<'p> {
         let mut changed: Vec<FileId> = edit.replaced.iter().map(|r| r.file).collect();
         changed.sort_unstable();
         let mut kept = cache.kept.take()?;
-        let facts = kept.action_facts();
+        let facts = kept.body_facts();
         let noisy = kept.entry_diagnostic_files();
         cache.set_aside(kept);
         Some(Carry {
@@ -93,15 +97,15 @@ impl<'p> Carry<'p> {
         })
     }
 
-    /// The bodies of `new` (whose bodies start where `body_at` says)
-    /// carried from the last resolution, by action, and what its entry
-    /// points may carry.
+    /// The bodies of `new` (whose action bodies start where `body_at`
+    /// says) carried from the last resolution, by action and by function,
+    /// and what its entry points may carry.
     pub fn bodies(
         mut self,
         new: Side<'_>,
         body_at: &(dyn Fn(ActionId) -> Option<u32> + Sync),
         seen: &Seen,
-    ) -> (IndexVec<ActionId, Option<Carried>>, Entries<'p>) {
+    ) -> (ByBody<Carried>, Entries<'p>) {
         let previous = &*self.previous;
         let config = previous.config.iter().map(|c| (c.name, &c.ty)).collect();
         let old = Side::new(previous, previous.types.as_slice(), config);
@@ -111,9 +115,11 @@ impl<'p> Carry<'p> {
             cov_mark::hit!(carry_walks_no_body);
         }
         let keep = self.judge(new.program, (&names, &same), body_at, seen);
-        let bodies = self.take(&keep);
         let entries = std::mem::take(&mut self.previous.entries);
-        let clean = clean_files(&entries, &self, &names, seen);
+        let written = self.written_clean(&names, seen);
+        let functions = self.judge_functions(new.program, &same, &written);
+        let bodies = self.take((&keep, &functions));
+        let clean = self.quiet(written);
         let by_span = entries
             .iter()
             .enumerate()
@@ -149,7 +155,7 @@ impl<'p> Carry<'p> {
             .enumerate()
             .map(|(i, action)| {
                 let id = ActionId(i as u32);
-                let Some(Some(facts)) = self.facts.get(id) else {
+                let Some(Some(facts)) = self.facts.actions.get(id) else {
                     return false;
                 };
                 same.action(id)
@@ -165,29 +171,81 @@ impl<'p> Carry<'p> {
             .collect()
     }
 
-    /// Takes the bodies to `keep` out of the last program.
-    fn take(&mut self, keep: &[bool]) -> IndexVec<ActionId, Option<Carried>> {
-        let mut out: IndexVec<ActionId, Option<Carried>> = (0..keep.len()).map(|_| None).collect();
-        for (i, slot) in out.as_vec_mut().iter_mut().enumerate() {
-            let id = ActionId(i as u32);
-            if !keep.get(i).copied().unwrap_or(false) {
-                continue;
+    /// Whether each function's body of `new` may be carried: its file's
+    /// names are `written` clean, it gave no diagnostic and points into no
+    /// changed file, and its id and reads name the same declarations.
+    fn judge_functions(&self, new: &Program, same: &Same, written: &[bool]) -> Vec<bool> {
+        let facts = &self.facts.functions;
+        let old = &self.previous.functions;
+        let carried = |(i, f): (usize, &ir::code::Function)| {
+            let id = FnId(i as u32);
+            same.function(id)
+                && at(written, f.span.file.0)
+                && facts
+                    .get(id)
+                    .is_some_and(|f| f.as_ref().is_some_and(|f| f.untouched(&self.changed)))
+                && old.get(id).is_some_and(|old| same.reads(&old.reads))
+        };
+        new.functions.iter().enumerate().map(carried).collect()
+    }
+
+    /// Takes the bodies to keep out of the last program: the actions'
+    /// and the functions' (their reads alone) that `keep` says.
+    fn take(&mut self, (actions, functions): (&[bool], &[bool])) -> ByBody<Carried> {
+        let old = &mut *self.previous;
+        let facts = &mut self.facts;
+        let actions = take_each(
+            actions,
+            old.actions.as_vec_mut(),
+            facts.actions.as_vec_mut(),
+            |a, facts| {
+                cov_mark::hit!(carry_keeps_a_body);
+                Carried {
+                    body: std::mem::take(&mut a.body),
+                    reads: std::mem::take(&mut a.reads),
+                    revision: a.revision,
+                    facts,
+                }
+            },
+        );
+        let functions = take_each(
+            functions,
+            old.functions.as_vec_mut(),
+            facts.functions.as_vec_mut(),
+            |f, facts| {
+                cov_mark::hit!(carry_keeps_a_function);
+                Carried {
+                    body: ir::Block::default(),
+                    reads: std::mem::take(&mut f.reads),
+                    revision: ir::Revision::UNKNOWN,
+                    facts,
+                }
+            },
+        );
+        ByBody { actions, functions }
+    }
+
+    /// Whether each file did not change and no name written outside its
+    /// action bodies is one `names` holds, by file.
+    fn written_clean(&self, names: &Names, seen: &Seen) -> Vec<bool> {
+        let clean = |file: FileId| {
+            self.changed.binary_search(&file).is_err()
+                && seen
+                    .outside_names(file)
+                    .is_some_and(|w| !w.iter().any(|n| names.holds(*n)))
+        };
+        (0..seen.files() as u32).map(|f| clean(FileId(f))).collect()
+    }
+
+    /// Of the `written` clean files, those where the last resolution's
+    /// entry points gave no diagnostic.
+    fn quiet(&self, mut written: Vec<bool>) -> Vec<bool> {
+        for file in &self.noisy {
+            if let Some(slot) = written.get_mut(file.0 as usize) {
+                *slot = false;
             }
-            let (Some(old), Some(Some(facts))) = (
-                self.previous.actions.get_mut(id),
-                self.facts.get_mut(id).map(Option::take),
-            ) else {
-                continue;
-            };
-            cov_mark::hit!(carry_keeps_a_body);
-            *slot = Some(Carried {
-                body: std::mem::take(&mut old.body),
-                reads: std::mem::take(&mut old.reads),
-                revision: old.revision,
-                facts,
-            });
         }
-        out
+        written
     }
 }
 
@@ -264,23 +322,17 @@ impl Entries<'_> {
     }
 }
 
-/// Whether each file's entry points may be carried, by file: it did not
-/// change, its entry points gave no diagnostic and no name written outside
-/// its bodies is one `names` holds.
-fn clean_files(entries: &[ir::Entry], carry: &Carry<'_>, names: &Names, seen: &Seen) -> Vec<bool> {
-    let mut files: Vec<FileId> = entries.iter().map(|e| e.span.file).collect();
-    files.sort_unstable();
-    files.dedup();
-    let mut clean = vec![false; files.last().map_or(0, |f| f.0 as usize + 1)];
-    for file in files {
-        let written = seen.outside_names(file);
-        if let Some(slot) = clean.get_mut(file.0 as usize) {
-            *slot = carry.changed.binary_search(&file).is_err()
-                && carry.noisy.binary_search(&file).is_err()
-                && written.is_some_and(|w| !w.iter().any(|n| names.holds(*n)));
-        }
-    }
-    clean
+/// Takes out of `old`, as `take` says, each body to `keep` that has
+/// `facts`.
+fn take_each<I, T>(
+    keep: &[bool],
+    old: &mut [T],
+    facts: &mut [Option<BodyFacts>],
+    take: impl Fn(&mut T, BodyFacts) -> Carried,
+) -> IndexVec<I, Option<Carried>> {
+    let each = keep.iter().zip(old).zip(facts);
+    each.map(|((keep, old), facts)| Some(take(old, facts.take().filter(|_| *keep)?)))
+        .collect()
 }
 
 /// Moves the declared type `ty` names to its id in `to`; false when it
@@ -554,6 +606,10 @@ impl Same {
         at(&self.actions, id.0)
     }
 
+    fn function(&self, id: FnId) -> bool {
+        at(&self.functions, id.0)
+    }
+
     /// Whether every id `old`'s body results hold names the same
     /// declaration in both resolutions.
     fn results(&self, old: &ir::Action) -> bool {
@@ -562,10 +618,16 @@ impl Same {
         }
         let mut same = true;
         old.body.for_each_node(&mut |node| same &= self.node(node));
-        let r = &old.reads;
-        same && r.functions.iter().all(|f| at(&self.functions, f.0))
-            && r.actions.iter().all(|a| at(&self.actions, a.0))
-            && r.queries.iter().all(|(e, _)| at(&self.entities, e.0))
+        same && self.reads(&old.reads)
+    }
+
+    /// Whether every id `reads` holds names the same declaration in both
+    /// resolutions.
+    fn reads(&self, r: &ir::Reads) -> bool {
+        self.every
+            || r.functions.iter().all(|f| at(&self.functions, f.0))
+                && r.actions.iter().all(|a| at(&self.actions, a.0))
+                && r.queries.iter().all(|(e, _)| at(&self.entities, e.0))
     }
 
     fn node(&self, node: &Node) -> bool {

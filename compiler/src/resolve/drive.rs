@@ -12,9 +12,8 @@ use crate::span::FileId;
 
 use super::body::{Header, RouteBody};
 use super::carry::Carried;
-use super::patch::{BodyFacts, BodyJob};
+use super::patch::{BodyFacts, BodyJob, ByBody};
 use super::{Builder, Resolver, Tables};
-use crate::index::IndexVec;
 use crate::ir::code;
 
 /// Items per rayon task: bodies are small, so a task takes a batch.
@@ -108,7 +107,7 @@ impl<'a> Builder<'a> {
     pub(super) fn check_bodies(
         &mut self,
         kept: bool,
-        mut carried: IndexVec<ActionId, Option<Carried>>,
+        mut carried: ByBody<Carried>,
     ) -> Vec<BodyFacts> {
         let jobs = self.body_jobs();
         self.jobs = jobs
@@ -116,12 +115,13 @@ impl<'a> Builder<'a> {
             .map(|job| match job {
                 Job::Action(id, _) => BodyJob::Action(*id),
                 Job::Route(_, id) => BodyJob::Route(*id),
-                Job::Function(_) => BodyJob::Function,
+                Job::Function(id) => BodyJob::Function(*id),
             })
             .collect();
         let is_carried = |job: &Job<'_>| match job {
-            Job::Action(id, _) => carried.get(*id).is_some_and(Option::is_some),
-            _ => false,
+            Job::Action(id, _) => carried.actions.get(*id).is_some_and(Option::is_some),
+            Job::Function(id) => carried.functions.get(*id).is_some_and(Option::is_some),
+            Job::Route(..) => false,
         };
         let todo: Vec<&Job<'a>> = jobs.iter().filter(|job| !is_carried(job)).collect();
         let done = par_resolve(&self.t, &todo, |r, job| match job {
@@ -143,13 +143,9 @@ impl<'a> Builder<'a> {
         let mut facts = Vec::with_capacity(if kept { jobs.len() } else { 0 });
         let mut done = done.into_iter();
         for job in &jobs {
-            if let Job::Action(id, _) = job {
-                if let Some(c) = carried.get_mut(*id).and_then(Option::take) {
-                    facts.push(c.facts);
-                    let action = &mut self.prog.actions[*id];
-                    (action.body, action.reads, action.revision) = (c.body, c.reads, c.revision);
-                    continue;
-                }
+            if let Some(c) = self.take_carried(job, &mut carried) {
+                facts.push(c);
+                continue;
             }
             let Some((mut done, mut diags)) = done.next() else {
                 break;
@@ -161,6 +157,27 @@ impl<'a> Builder<'a> {
             self.apply(done, revision());
         }
         facts
+    }
+
+    /// Puts the body `carried` holds for `job` in the program, giving
+    /// what its check depended on; `None` when it holds none.
+    fn take_carried(&mut self, job: &Job<'a>, carried: &mut ByBody<Carried>) -> Option<BodyFacts> {
+        match job {
+            Job::Action(id, _) => {
+                let c = carried.actions.get_mut(*id)?.take()?;
+                let action = &mut self.prog.actions[*id];
+                (action.body, action.reads, action.revision) = (c.body, c.reads, c.revision);
+                Some(c.facts)
+            }
+            Job::Function(id) => {
+                let c = carried.functions.get_mut(*id)?.take()?;
+                if let Some(f) = self.prog.functions.get_mut(*id) {
+                    f.reads = c.reads;
+                }
+                Some(c.facts)
+            }
+            Job::Route(..) => None,
+        }
     }
 
     fn body_jobs(&self) -> Vec<Job<'a>> {

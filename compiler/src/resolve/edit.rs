@@ -95,6 +95,11 @@ impl Seen {
         }
     }
 
+    /// How many files the last resolution saw.
+    pub(super) fn files(&self) -> usize {
+        self.files.len()
+    }
+
     /// The names written in the body of `file` that starts at `start`.
     pub(super) fn body_names(&self, file: FileId, start: u32) -> Option<&[Name]> {
         let f = self.files.get(file.0 as usize)?;

@@ -344,12 +344,9 @@ fn run(
             let (bodies, entries) = carry.bodies(new, &body_at, &cache.seen);
             (bodies, Some(entries))
         }
-        _ => (IndexVec::new(), None),
+        _ => (patch::ByBody::new(0, 0), None),
     };
-    let carried_count = carried
-        .iter_enumerated()
-        .filter(|(_, c)| c.is_some())
-        .count();
+    let carried_count = carried.count();
     let facts = b.check_bodies(cache.is_some(), carried);
     let bodies = b.diags.len();
     b.resolve_entries(entries);

@@ -111,7 +111,29 @@ pub(super) enum BodyJob {
     Action(ActionId),
     /// A route's inline action.
     Route(ActionId),
-    Function,
+    Function(FnId),
+}
+
+/// Something for some of the action bodies and function bodies, by id.
+pub(super) struct ByBody<T> {
+    pub actions: IndexVec<ActionId, Option<T>>,
+    pub functions: IndexVec<FnId, Option<T>>,
+}
+
+impl<T> ByBody<T> {
+    /// Nothing for any of `actions` actions and `functions` functions.
+    pub fn new(actions: usize, functions: usize) -> Self {
+        ByBody {
+            actions: (0..actions).map(|_| None).collect(),
+            functions: (0..functions).map(|_| None).collect(),
+        }
+    }
+
+    /// How many bodies it holds something for.
+    pub fn count(&self) -> usize {
+        let actions = self.actions.iter().filter(|a| a.is_some()).count();
+        actions + self.functions.iter().filter(|f| f.is_some()).count()
+    }
 }
 
 /// What checking a body depended on: its file, the other files its
@@ -165,16 +187,18 @@ impl Kept {
         files
     }
 
-    /// Its action bodies' facts, by action, taken out of it.
-    pub fn action_facts(&mut self) -> IndexVec<ActionId, Option<BodyFacts>> {
-        let mut out: IndexVec<ActionId, Option<BodyFacts>> =
-            (0..self.actions.len()).map(|_| None).collect();
+    /// Its action and function bodies' facts, by id, taken out of it.
+    pub fn body_facts(&mut self) -> ByBody<BodyFacts> {
+        let mut out = ByBody::new(self.actions.len(), self.functions.len());
         let bodies = std::mem::take(&mut self.bodies);
         for (job, facts) in self.jobs.iter().zip(bodies) {
-            if let BodyJob::Action(id) = job {
-                if let Some(slot) = out.get_mut(*id) {
-                    *slot = Some(facts);
-                }
+            let slot = match job {
+                BodyJob::Action(id) => out.actions.get_mut(*id),
+                BodyJob::Function(id) => out.functions.get_mut(*id),
+                BodyJob::Route(_) => None,
+            };
+            if let Some(slot) = slot {
+                *slot = Some(facts);
             }
         }
         out
@@ -370,7 +394,7 @@ fn rechecks<'a>(
             }
             // Its results are moved like the rest: a function's body is
             // part of the context, and its code is not built here.
-            BodyJob::Function => {}
+            BodyJob::Function(_) => {}
         }
     }
     (kept.jobs.len() == kept.bodies.len()).then_some(out)
