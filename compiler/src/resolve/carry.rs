@@ -462,38 +462,51 @@ impl Names {
     /// whom, each edge once.
     fn dirty_types(&self, types: &[TypeDef]) -> Vec<bool> {
         let mut dirty: Vec<bool> = types.iter().map(|t| self.holds(t.name)).collect();
-        // (mentioned, by), sorted: each type's users in one run.
-        let mut edges: Vec<(u32, u32)> = Vec::new();
-        let mut mentioned = Vec::new();
-        for (by, t) in types.iter().enumerate() {
-            match &t.kind {
-                TypeKind::Alias(ty) => mentioned.extend(ty.declared()),
-                TypeKind::Record(fields) => {
-                    mentioned.extend(fields.iter().filter_map(|f| f.ty.declared()))
-                }
-                TypeKind::Pending | TypeKind::Enum(_) => {}
-            }
-            for m in mentioned.drain(..).map(|m| m.0) {
-                match dirty.get(m as usize) {
-                    Some(_) => edges.push((m, by as u32)),
-                    // A type the table does not hold: taken as changed.
-                    None => dirty[by] = true,
-                }
-            }
+        // Each type's users as one run of `users`: counted, then filled.
+        let mut start = vec![0u32; types.len() + 1];
+        each_mention(types, &mut |m, by| match start.get_mut(m + 1) {
+            Some(count) => *count += 1,
+            // A type the table does not hold: taken as changed.
+            None => dirty[by] = true,
+        });
+        let mut total = 0;
+        for count in &mut start {
+            total += *count;
+            *count = total;
         }
-        edges.sort_unstable();
-        let mut work: Vec<u32> = (0..types.len() as u32)
-            .filter(|t| dirty[*t as usize])
-            .collect();
+        let mut users = vec![0u32; start.last().map_or(0, |n| *n as usize)];
+        let mut next = start[..types.len()].to_vec();
+        each_mention(types, &mut |m, by| {
+            if let Some(at) = next.get_mut(m) {
+                users[*at as usize] = by as u32;
+                *at += 1;
+            }
+        });
+        let mut work: Vec<usize> = (0..types.len()).filter(|t| dirty[*t]).collect();
         while let Some(t) = work.pop() {
-            let from = edges.partition_point(|(m, _)| *m < t);
-            for (_, by) in edges[from..].iter().take_while(|(m, _)| *m == t) {
-                if !std::mem::replace(&mut dirty[*by as usize], true) {
-                    work.push(*by);
+            let run = start[t] as usize..start[t + 1] as usize;
+            for by in users[run].iter().map(|by| *by as usize) {
+                if !std::mem::replace(&mut dirty[by], true) {
+                    work.push(by);
                 }
             }
         }
         dirty
+    }
+}
+
+/// Calls `f` with (mentioned, by) for each type a type's definition
+/// mentions.
+fn each_mention(types: &[TypeDef], f: &mut dyn FnMut(usize, usize)) {
+    for (by, t) in types.iter().enumerate() {
+        match &t.kind {
+            TypeKind::Alias(ty) => ty.declared().into_iter().for_each(|m| f(m.0 as usize, by)),
+            TypeKind::Record(fields) => fields
+                .iter()
+                .filter_map(|field| field.ty.declared())
+                .for_each(|m| f(m.0 as usize, by)),
+            TypeKind::Pending | TypeKind::Enum(_) => {}
+        }
     }
 }
 
