@@ -143,3 +143,46 @@ fn package_sources_cannot_link_outside_the_package() {
     let result = load_project_with(&FsLoader, root, empty_bundled());
     assert_eq!(codes(&result), ["package.path_escapes"]);
 }
+
+/// A loader that counts the loads it is told of, around [`MemLoader`].
+struct Counting {
+    mem: MemLoader,
+    open: std::sync::atomic::AtomicI32,
+    begun: std::sync::atomic::AtomicI32,
+}
+
+impl jadpo_compiler::load::Loader for Counting {
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        self.mem.read(path)
+    }
+    fn list(&self, path: &str) -> std::io::Result<Vec<(String, bool)>> {
+        self.mem.list(path)
+    }
+    fn begin_load(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.open.fetch_add(1, SeqCst);
+        self.begun.fetch_add(1, SeqCst);
+    }
+    fn end_load(&self) {
+        self.open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Every load tells the loader where it begins and ends, a failed one
+/// included (a loader answers from what it asked at the start only
+/// within the load).
+#[test]
+fn every_load_ends_what_it_began() {
+    use std::sync::atomic::Ordering::SeqCst;
+    for mem in [app(), MemLoader::new().with("app/zeta.jadpo", "")] {
+        let counting = Counting {
+            mem,
+            open: Default::default(),
+            begun: Default::default(),
+        };
+        let _ = jadpo_compiler::load::load_project_with(&counting, "app", empty_bundled());
+        let _ = jadpo_compiler::load::load_package_unit(&counting, "app", None);
+        assert_eq!(counting.begun.load(SeqCst), 2);
+        assert_eq!(counting.open.load(SeqCst), 0);
+    }
+}

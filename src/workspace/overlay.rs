@@ -23,10 +23,12 @@ pub struct Overlay {
     /// How long after its last change a file or folder's copy is kept
     /// ([`RACY`]; shorter in tests).
     settle: Duration,
-    /// The last file whose size was asked, with what the disk said: the
-    /// loader asks a source's size just before reading it, and one `stat`
-    /// serves both (taken before reading, as [`Overlay::read_disk`] needs).
-    sized: Mutex<Option<(String, std::fs::Metadata)>>,
+    /// During a load ([`Loader::begin_load`]), what the disk said about
+    /// each file and folder: those kept, at its start and on every thread
+    /// at once; any other when first asked (so a source's size and its
+    /// read share one `stat`, taken before reading as
+    /// [`Overlay::read_disk`] needs).
+    ahead: Mutex<Option<HashMap<String, std::fs::Metadata>>>,
 }
 
 impl Default for Overlay {
@@ -36,7 +38,7 @@ impl Default for Overlay {
             disk: Mutex::default(),
             folders: Mutex::default(),
             settle: RACY,
-            sized: Mutex::default(),
+            ahead: Mutex::default(),
         }
     }
 }
@@ -174,15 +176,27 @@ impl Overlay {
         }
     }
 
+    /// What the disk says about `path`: as the load under way first found
+    /// it ([`Overlay::ahead`]), or asked now.
+    fn metadata(&self, path: &str) -> io::Result<std::fs::Metadata> {
+        let known = self.ahead.lock().ok();
+        if let Some(meta) = known.and_then(|a| a.as_ref()?.get(path).cloned()) {
+            return Ok(meta);
+        }
+        let meta = std::fs::metadata(path)?;
+        if let Ok(mut ahead) = self.ahead.lock() {
+            if let Some(ahead) = ahead.as_mut() {
+                ahead.insert(path.to_string(), meta.clone());
+            }
+        }
+        Ok(meta)
+    }
+
     /// A file from disk, from the copy kept if it is unchanged. The stamp
     /// is taken before reading, so a file changed meanwhile is read again
     /// next time.
     fn read_disk(&self, path: &str) -> io::Result<Content> {
-        let sized = self.sized.lock().ok().and_then(|mut s| s.take());
-        let meta = match sized {
-            Some((p, meta)) if p == path => meta,
-            _ => std::fs::metadata(path)?,
-        };
+        let meta = self.metadata(path)?;
         let Some(stamp) = Stamp::of(&meta).filter(|_| meta.is_file()) else {
             return FsLoader.read(path).map(Content::of);
         };
@@ -200,7 +214,8 @@ impl Overlay {
     /// target can change without its folder changing.
     fn list_disk(&self, path: &str) -> io::Result<Vec<(String, bool)>> {
         let dir = if path.is_empty() { "." } else { path };
-        let stamp = std::fs::metadata(dir)
+        let stamp = self
+            .metadata(dir)
             .ok()
             .filter(|m| m.is_dir())
             .and_then(|m| Stamp::of(&m));
@@ -272,14 +287,7 @@ impl Loader for Overlay {
     fn size(&self, path: &str) -> Option<u64> {
         match self.get(path) {
             Some(text) => Some(text.len() as u64),
-            None => {
-                let meta = std::fs::metadata(path).ok()?;
-                let len = meta.len();
-                if let Ok(mut sized) = self.sized.lock() {
-                    *sized = Some((path.to_string(), meta));
-                }
-                Some(len)
-            }
+            None => self.metadata(path).ok().map(|meta| meta.len()),
         }
     }
 
@@ -321,6 +329,31 @@ impl Loader for Overlay {
 
     fn real_path(&self, path: &str) -> io::Result<String> {
         FsLoader.real_path(path)
+    }
+
+    fn begin_load(&self) {
+        use rayon::prelude::*;
+        let mut paths: Vec<String> = Vec::new();
+        if let Ok(disk) = self.disk.lock() {
+            paths.extend(disk.keys().cloned());
+        }
+        if let Ok(folders) = self.folders.lock() {
+            paths.extend(folders.keys().cloned());
+        }
+        let stat = |path: String| {
+            let meta = std::fs::metadata(&path).ok()?;
+            Some((path, meta))
+        };
+        let ahead = paths.into_par_iter().filter_map(stat).collect();
+        if let Ok(mut slot) = self.ahead.lock() {
+            *slot = Some(ahead);
+        }
+    }
+
+    fn end_load(&self) {
+        if let Ok(mut slot) = self.ahead.lock() {
+            *slot = None;
+        }
     }
 }
 
@@ -407,6 +440,33 @@ mod tests {
         (name.to_string(), is_dir)
     }
 
+    /// A load asks the disk about every kept file once, at its start
+    /// (`begin_load`): a change made during the load is read by the next
+    /// one, and outside a load the disk is asked on every read.
+    #[test]
+    fn stamps_taken_ahead_serve_one_load() {
+        let root = std::env::temp_dir().join(format!("jadpo-overlay-ahead-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("temp folder");
+        let file = root.join("a.jadpo");
+        std::fs::write(&file, "one").expect("write");
+        tick();
+        let overlay = eager();
+        let a = file.to_string_lossy().into_owned();
+        assert_eq!(overlay.read(&a).ok(), Some(b"one".to_vec()));
+        overlay.begin_load();
+        tick();
+        std::fs::write(&file, "two").expect("write");
+        let during = overlay.read(&a).ok();
+        overlay.end_load();
+        assert_eq!(during, Some(b"one".to_vec()), "as the load found it");
+        assert_eq!(overlay.read(&a).ok(), Some(b"two".to_vec()));
+        overlay.begin_load();
+        assert_eq!(overlay.read(&a).ok(), Some(b"two".to_vec()));
+        overlay.end_load();
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
     /// Copies kept from disk must equal a fresh read after files are
     /// created, rewritten (same length), renamed and removed, and folders
     /// created, none of it through the editor.
@@ -476,11 +536,11 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 
-    /// A file's size and its read share one look at the disk, but only
-    /// the read right after: a size asked without a read (a file too large
-    /// to load) never serves a later read, which sees the file as it is.
+    /// Outside a load, a size and a read each ask the disk: a size asked
+    /// without a read (a file too large to load) never serves a later
+    /// read, which sees the file as it is.
     #[test]
-    fn a_size_serves_only_the_read_after_it() {
+    fn outside_a_load_a_size_serves_no_read() {
         let root = std::env::temp_dir().join(format!("jadpo-overlay-sized-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).expect("temp folder");

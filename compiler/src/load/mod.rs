@@ -58,6 +58,29 @@ pub trait Loader: Sync {
     fn real_path(&self, path: &str) -> std::io::Result<String> {
         Ok(loaders::normalize_relative(path).unwrap_or_else(|| path.to_string()))
     }
+    /// A load of a whole project begins: a loader that asks the disk about
+    /// each file it keeps may ask about all of them at once, on every
+    /// thread, and answer from that until [`Loader::end_load`].
+    fn begin_load(&self) {}
+    /// The load [`Loader::begin_load`] began is over.
+    fn end_load(&self) {}
+}
+
+/// One load between [`Loader::begin_load`] and, however it ends,
+/// [`Loader::end_load`].
+pub(crate) struct Loading<'l>(&'l dyn Loader);
+
+impl<'l> Loading<'l> {
+    pub(crate) fn begin(loader: &'l dyn Loader) -> Self {
+        loader.begin_load();
+        Loading(loader)
+    }
+}
+
+impl Drop for Loading<'_> {
+    fn drop(&mut self) {
+        self.0.end_load();
+    }
 }
 
 /// A loaded package: its manifest and its source files.
@@ -170,6 +193,7 @@ fn load_into(
     root: &str,
     bundled: Bundled,
 ) -> Result<LoadedProject, Fatal> {
+    let _loading = Loading::begin(loader);
     let app_root = Folder {
         loader,
         path: root.to_string(),

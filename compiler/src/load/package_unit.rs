@@ -29,6 +29,7 @@ pub fn load_package_unit_with(
     registry: Option<&str>,
     bundled: Bundled,
 ) -> Result<LoadedProject, Fatal> {
+    let _loading = super::Loading::begin(loader);
     let folder = Folder {
         loader,
         path: root.to_string(),
