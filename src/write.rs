@@ -165,20 +165,23 @@ fn invalid(message: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)
 }
 
+/// A fresh, empty folder for one unit test, `jadpo-NAME-PID` in the
+/// system's temporary folder (what was there is removed first).
+#[cfg(test)]
+pub(crate) fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("jadpo-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("jadpo-write-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("scratch folder");
-        dir
-    }
-
     #[test]
     fn replaces_the_file_and_leaves_no_temporary() {
-        let dir = scratch("replace");
+        let dir = scratch("write-replace");
         let file = dir.join("plan.json");
         fs::write(&file, "old").expect("seed");
         write_atomic(&file, b"new").expect("write");
@@ -190,7 +193,7 @@ mod tests {
 
     #[test]
     fn a_link_at_the_target_is_refused_and_its_target_untouched() {
-        let dir = scratch("link");
+        let dir = scratch("write-link");
         let outside = dir.join("outside.txt");
         fs::write(&outside, "secret").expect("seed");
         let file = dir.join("plan.json");
@@ -213,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_rewrite_keeps_the_mode() {
-        let dir = scratch("mode");
+        let dir = scratch("write-mode");
         for m in [0o600, 0o640, 0o750, 0o664] {
             let file = dir.join(format!("a{m:o}.jadpo"));
             fs::write(&file, "old").expect("seed");
@@ -228,7 +231,7 @@ mod tests {
     #[test]
     fn a_rewrite_keeps_the_owner() {
         use std::os::unix::fs::MetadataExt;
-        let dir = scratch("owner");
+        let dir = scratch("write-owner");
         let file = dir.join("a.jadpo");
         fs::write(&file, "old").expect("seed");
         // Only root can give a file away; elsewhere the owner is ours.
@@ -244,7 +247,7 @@ mod tests {
 
     #[test]
     fn a_read_only_file_is_refused_and_left() {
-        let dir = scratch("readonly");
+        let dir = scratch("write-readonly");
         let file = dir.join("a.jadpo");
         fs::write(&file, "old").expect("seed");
         set_mode(&file, 0o444);
@@ -258,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_file_changed_since_it_was_read_is_left() {
-        let dir = scratch("changed");
+        let dir = scratch("write-changed");
         let file = dir.join("a.jadpo");
         fs::write(&file, "old\n// my edit\n").expect("seed");
         let err = rewrite_source(&file, b"old\n", b"new").expect_err("refused");
@@ -280,7 +283,7 @@ mod tests {
 
     #[test]
     fn concurrent_writers_leave_one_whole_file() {
-        let dir = scratch("race");
+        let dir = scratch("write-race");
         let file = dir.join("plan.json");
         let big: Vec<Vec<u8>> = (0..8u8).map(|i| vec![b'a' + i; 1 << 20]).collect();
         std::thread::scope(|s| {

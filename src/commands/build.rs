@@ -177,14 +177,6 @@ pub fn write_plan(out: &str, plan: Option<&Plan>) -> std::io::Result<String> {
 mod tests {
     use super::*;
     use jadpo_compiler::load::MemLoader;
-    use std::path::PathBuf;
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("jadpo-build-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch folder");
-        dir
-    }
 
     fn outcome(source: &str) -> Outcome {
         let loader = MemLoader::new()
@@ -195,7 +187,7 @@ mod tests {
 
     #[test]
     fn a_clean_app_writes_its_plan_and_bundle_with_the_bundles_checksum() {
-        let dir = scratch("clean");
+        let dir = crate::write::scratch("build-clean");
         let out = dir.join("build").display().to_string();
         let built = build_plan(&outcome("action a() -> Unit {}\n"), "app", &out);
         let Built::Written { file, build_id } = &built else {
@@ -211,7 +203,7 @@ mod tests {
 
     #[test]
     fn an_app_with_errors_writes_nothing_and_removes_the_stale_plan() {
-        let dir = scratch("refused");
+        let dir = crate::write::scratch("build-refused");
         let out = dir.join("build").display().to_string();
         write_plan(&out, None).expect("a stale plan");
         let built = build_plan(&outcome("action a() -> Unit { nope() }\n"), "app", &out);
@@ -231,7 +223,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_stale_plan_that_is_a_link_is_removed_not_followed() {
-        let dir = scratch("link");
+        let dir = crate::write::scratch("build-link");
         let target = dir.join("keep.json");
         std::fs::write(&target, "keep").expect("target");
         std::fs::create_dir_all(dir.join("build")).expect("out");
@@ -246,7 +238,7 @@ mod tests {
 
     #[test]
     fn an_out_path_that_is_a_file_is_a_write_failure_naming_it() {
-        let dir = scratch("blocked");
+        let dir = crate::write::scratch("build-blocked");
         let out = dir.join("build");
         std::fs::write(&out, "not a folder").expect("file");
         let built = build_plan(

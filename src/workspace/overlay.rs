@@ -445,9 +445,7 @@ mod tests {
     /// one, and outside a load the disk is asked on every read.
     #[test]
     fn stamps_taken_ahead_serve_one_load() {
-        let root = std::env::temp_dir().join(format!("jadpo-overlay-ahead-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).expect("temp folder");
+        let root = crate::write::scratch("overlay-ahead");
         let file = root.join("a.jadpo");
         std::fs::write(&file, "one").expect("write");
         tick();
@@ -472,8 +470,7 @@ mod tests {
     /// created, none of it through the editor.
     #[test]
     fn kept_copies_follow_the_disk() {
-        let root = std::env::temp_dir().join(format!("jadpo-overlay-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let root = crate::write::scratch("overlay");
         let src = root.join("src");
         std::fs::create_dir_all(&src).expect("temp folder");
         let (dir, a) = (src.to_string_lossy().into_owned(), src.join("a.jadpo"));
@@ -515,10 +512,7 @@ mod tests {
     /// one as its new text.
     #[test]
     fn unchanged_files_are_shared_not_copied() {
-        let root =
-            std::env::temp_dir().join(format!("jadpo-overlay-shared-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).expect("temp folder");
+        let root = crate::write::scratch("overlay-shared");
         let a = root.join("a.jadpo");
         std::fs::write(&a, "one").expect("write");
         tick();
@@ -541,9 +535,7 @@ mod tests {
     /// read, which sees the file as it is.
     #[test]
     fn outside_a_load_a_size_serves_no_read() {
-        let root = std::env::temp_dir().join(format!("jadpo-overlay-sized-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).expect("temp folder");
+        let root = crate::write::scratch("overlay-sized");
         let (a, b) = (root.join("a.jadpo"), root.join("b.jadpo"));
         std::fs::write(&a, "one").expect("write");
         std::fs::write(&b, "other").expect("write");
