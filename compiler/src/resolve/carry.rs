@@ -183,7 +183,8 @@ impl<'p> Carry<'p> {
                 && at(written, f.span.file.0)
                 && facts
                     .get(id)
-                    .is_some_and(|f| f.as_ref().is_some_and(|f| f.untouched(&self.changed)))
+                    .and_then(Option::as_ref)
+                    .is_some_and(|f| f.untouched(&self.changed))
                 && old.get(id).is_some_and(|old| same.reads(&old.reads))
         };
         new.functions.iter().enumerate().map(carried).collect()
