@@ -623,6 +623,7 @@ fn declaration_edits_reach_through_operations_failures_and_config() {
             "id: Int",
         ),
         ("b.jadpo", "Amount = Int", "Amount = Text"),
+        ("b.jadpo", "Amount = Int", "Total = Int"),
         (
             "b.jadpo",
             "\n",
