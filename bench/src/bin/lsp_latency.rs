@@ -1,4 +1,4 @@
-//! `lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration]`:
+//! `lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration] [--each]`:
 //! measures `jadpo lsp` as an editor sees it: the time from sending a
 //! `didChange` to receiving the `publishDiagnostics` for that file, over N
 //! edits of one file of the app (alternately adding and removing a line,
@@ -6,7 +6,10 @@
 //! in a call, typing in it and closing it again, the file broken in
 //! between; with `--declaration`, adding a type declaration at the top and
 //! removing it again, each edit changing the declarations), and prints the
-//! cold start, p50, p95 and max.
+//! cold start, p50, p95 and max; `--each` also prints every edit's time
+//! in the order sent (a p95 is the second or third slowest of 40 edits:
+//! which ones, and whether they are the first, tells a slow spell of the
+//! machine from a slow path).
 //!
 //! Used by `scripts/lsp_latency.sh` on a generated 100k-line app.
 
@@ -28,12 +31,14 @@ struct Args {
     syntax: bool,
     /// Edits that add and remove a declaration.
     declaration: bool,
+    /// Every edit's time printed, in order.
+    each: bool,
 }
 
 fn main() -> ExitCode {
     let Some(args) = parse_args() else {
         eprintln!(
-            "usage: lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration]"
+            "usage: lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration] [--each]"
         );
         return ExitCode::from(2);
     };
@@ -55,6 +60,7 @@ fn parse_args() -> Option<Args> {
         jadpo: beside,
         syntax: false,
         declaration: false,
+        each: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -64,6 +70,10 @@ fn parse_args() -> Option<Args> {
         }
         if flag == "--syntax" {
             args.syntax = true;
+            continue;
+        }
+        if flag == "--each" {
+            args.each = true;
             continue;
         }
         let value = it.next()?;
@@ -220,6 +230,7 @@ fn measure(
             hovers.push(start.elapsed());
         }
     }
+    let each: Vec<String> = times.iter().map(|t| format!("{:.1}", ms(*t))).collect();
     times.sort();
     hovers.sort();
     let pick = |times: &[Duration], q: f64| {
@@ -249,6 +260,9 @@ fn measure(
         ms(pick(&hovers, 0.5)),
         ms(pick(&hovers, 0.95)),
     );
+    if args.each {
+        println!("each edit, in order (ms): {}", each.join(" "));
+    }
     Ok(())
 }
 
