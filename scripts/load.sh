@@ -18,7 +18,7 @@
 #     what is measured).
 # Writes the table to target/bench/load.md and into BENCHMARKS.md between
 # its `load.sh` markers.
-#   LOAD_SECONDS=60 (each run; CI: 10)   LOAD_PROFILE=release|debug
+#   LOAD_SECONDS=60 (each run; CI: 5)   LOAD_PROFILE=release|debug
 #   LOAD_WRITE=0 leaves BENCHMARKS.md alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
