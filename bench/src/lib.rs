@@ -5,3 +5,6 @@
 pub mod corpus;
 pub mod four_steps;
 pub mod rng;
+
+#[cfg(test)]
+mod carry_differential;
