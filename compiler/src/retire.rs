@@ -1,9 +1,69 @@
 //! Freeing large values off the editor's path.
+//!
+//! Freeing a large app's tables, program or analysis takes milliseconds of
+//! one core. On the rayon pool such a drop holds a worker the next edit's
+//! parallel phases wait for (an editor sends the next edit as soon as the
+//! last answer is out); here one thread of its own frees them in order, at
+//! a lower priority than the threads that answer, so it runs on whatever
+//! core they leave idle.
+
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::OnceLock;
+
+/// A value freed by [`free_later`].
+type Garbage = Box<dyn Send>;
+
+/// Values waiting for the freeing thread at most: past it (the thread
+/// starved for longer than a few edits) the caller frees its own, so
+/// memory stays bounded.
+const QUEUE: usize = 8;
+
+/// Frees `value` on the freeing thread, or here when it is behind or
+/// cannot be started.
+pub fn free_later<T: Send + 'static>(value: T) {
+    let Some(queue) = freeing_thread() else {
+        drop(value);
+        return;
+    };
+    match queue.try_send(Box::new(value)) {
+        Ok(()) => {}
+        Err(TrySendError::Full(value) | TrySendError::Disconnected(value)) => drop(value),
+    }
+}
+
+/// The freeing thread's queue, started on first use.
+fn freeing_thread() -> Option<&'static SyncSender<Garbage>> {
+    static QUEUE_TO: OnceLock<Option<SyncSender<Garbage>>> = OnceLock::new();
+    QUEUE_TO
+        .get_or_init(|| {
+            let (send, receive) = sync_channel::<Garbage>(QUEUE);
+            let started = std::thread::Builder::new()
+                .name("jadpo-free".into())
+                .spawn(move || {
+                    lower_priority();
+                    for garbage in receive {
+                        drop(garbage);
+                    }
+                });
+            started.ok().map(|_| send)
+        })
+        .as_ref()
+}
+
+/// Makes the calling thread yield to the others when cores are short
+/// (Linux: a thread's nice value is its own).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and setpriority read and write nothing of this
+    // process's memory; a failure leaves the priority as it was.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
 
 /// A value no longer needed, kept until the editor has its answer and then
-/// freed on another thread: freeing a large app's tables or analysis takes
-/// milliseconds, and doing it while the next one is built takes a core
-/// from it.
+/// freed by [`free_later`].
 pub struct Retired<T: Send + 'static>(Option<T>);
 
 impl<T: Send + 'static> Default for Retired<T> {
@@ -14,17 +74,17 @@ impl<T: Send + 'static> Default for Retired<T> {
 
 impl<T: Send + 'static> Retired<T> {
     /// Keeps `value` until [`Retired::free`]; one kept before it is freed
-    /// now, on another thread.
+    /// now, by [`free_later`].
     pub fn keep(&mut self, value: T) {
         if let Some(older) = self.0.replace(value) {
-            rayon::spawn(move || drop(older));
+            free_later(older);
         }
     }
 
-    /// Frees, on another thread, what is kept.
+    /// Frees what is kept, by [`free_later`].
     pub fn free(&mut self) {
         if let Some(value) = self.0.take() {
-            rayon::spawn(move || drop(value));
+            free_later(value);
         }
     }
 }

@@ -316,9 +316,7 @@ impl Workspace {
             ..
         } = old;
         drop((analysed, plans));
-        rayon::spawn(move || {
-            drop((files, diagnostics, program, plan, asts, by_path));
-        });
+        jadpo_compiler::retire::free_later((files, diagnostics, program, plan, asts, by_path));
     }
 
     fn analyse_loaded(&mut self, loaded: LoadedProject, timer: &mut Timer) -> Snapshot {

@@ -15,4 +15,5 @@ mod parser;
 mod parser_split;
 mod pattern;
 mod resolve_drive;
+mod retire;
 mod source;
