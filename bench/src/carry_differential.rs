@@ -137,11 +137,9 @@ impl Run {
 
     /// The name of one declaration of `text` changed where it is declared.
     fn renamed(&mut self, text: &str) -> String {
-        let names = declared(text);
-        if names.is_empty() {
+        let Some((at, len)) = self.one_of(&declared(text)) else {
             return text.to_string();
-        }
-        let (at, len) = *self.rng.pick(&names);
+        };
         format!("{}z{}", &text[..at + len], &text[at + len..])
     }
 
@@ -155,6 +153,11 @@ impl Run {
         }
         let at = *self.rng.pick(&headers) + 1;
         format!("{}extra: Int, {}", &text[..at], &text[at..])
+    }
+
+    /// One of `ranges`, at random.
+    fn one_of(&mut self, ranges: &[(usize, usize)]) -> Option<(usize, usize)> {
+        (!ranges.is_empty()).then(|| *self.rng.pick(ranges))
     }
 
     /// One occurrence of `from`, picked at random, made `to`.
@@ -198,11 +201,10 @@ impl Run {
 
     /// One declaration of `file` cut and put at the end of `other`.
     fn moved(&mut self, file: &str, text: &str, other: &str) -> String {
-        let found = blocks(text);
-        if found.is_empty() || other == file {
+        let picked = self.one_of(&blocks(text)).filter(|_| other != file);
+        let Some((start, end)) = picked else {
             return format!("nothing moved out of {file}");
-        }
-        let (start, end) = *self.rng.pick(&found);
+        };
         let rest = format!("{}{}", &text[..start], &text[end..]);
         let to = format!("{}\n{}", self.app[other], &text[start..end]);
         self.app.insert(file.to_string(), rest);
@@ -212,11 +214,9 @@ impl Run {
     }
 
     fn moved_down(&mut self, text: &str) -> String {
-        let found = blocks(text);
-        if found.is_empty() {
+        let Some((start, end)) = self.one_of(&blocks(text)) else {
             return text.to_string();
-        }
-        let (start, end) = *self.rng.pick(&found);
+        };
         format!("{}{}\n{}", &text[..start], &text[end..], &text[start..end])
     }
 
@@ -268,22 +268,29 @@ impl Run {
     }
 }
 
+/// The words a top-level declaration starts with; the first [`NAMED`]
+/// are followed by the name it declares.
+const STARTS: [&str; 9] = [
+    "type ",
+    "failure ",
+    "action ",
+    "function ",
+    "event ",
+    "entity ",
+    "route ",
+    "subscriber ",
+    "schedule ",
+];
+const NAMED: usize = 6;
+
 /// Where each declaration's name is in `text`: (offset, length).
 fn declared(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut at = 0;
     for line in text.split_inclusive('\n') {
         let public = if line.starts_with("public ") { 7 } else { 0 };
-        let rest = [
-            "type ",
-            "failure ",
-            "action ",
-            "function ",
-            "event ",
-            "entity ",
-        ]
-        .iter()
-        .find_map(|k| Some((public + k.len(), line[public..].strip_prefix(k)?)));
+        let rest = (STARTS[..NAMED].iter())
+            .find_map(|k| Some((public + k.len(), line[public..].strip_prefix(k)?)));
         if let Some((skip, rest)) = rest {
             let len = rest
                 .find(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -301,17 +308,6 @@ fn declared(text: &str) -> Vec<(usize, usize)> {
 /// starts one, to the next line that starts with `}` when it opens a
 /// brace it does not close.
 fn blocks(text: &str) -> Vec<(usize, usize)> {
-    const STARTS: [&str; 9] = [
-        "type ",
-        "failure ",
-        "action ",
-        "function ",
-        "event ",
-        "entity ",
-        "route ",
-        "subscriber ",
-        "schedule ",
-    ];
     let mut out = Vec::new();
     let mut at = 0;
     let mut open: Option<usize> = None;
