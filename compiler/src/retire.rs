@@ -10,7 +10,7 @@
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::OnceLock;
 
-/// A value freed by [`free_later`].
+/// A value freed by a [`Freer`].
 type Garbage = Box<dyn Send>;
 
 /// Values waiting for the freeing thread at most: past it (the thread
@@ -18,36 +18,45 @@ type Garbage = Box<dyn Send>;
 /// memory stays bounded.
 const QUEUE: usize = 8;
 
-/// Frees `value` on the freeing thread, or here when it is behind or
-/// cannot be started.
+/// Frees `value` on the process's freeing thread (`jadpo-free`), or here
+/// when it is behind or cannot be started.
 pub fn free_later<T: Send + 'static>(value: T) {
-    let Some(queue) = freeing_thread() else {
-        drop(value);
-        return;
-    };
-    match queue.try_send(Box::new(value)) {
-        Ok(()) => {}
-        Err(TrySendError::Full(value) | TrySendError::Disconnected(value)) => drop(value),
+    static SHARED: OnceLock<Option<Freer>> = OnceLock::new();
+    match SHARED.get_or_init(|| Freer::start("jadpo-free", QUEUE)) {
+        Some(freer) => freer.free(value),
+        None => drop(value),
     }
 }
 
-/// The freeing thread's queue, started on first use.
-fn freeing_thread() -> Option<&'static SyncSender<Garbage>> {
-    static QUEUE_TO: OnceLock<Option<SyncSender<Garbage>>> = OnceLock::new();
-    QUEUE_TO
-        .get_or_init(|| {
-            let (send, receive) = sync_channel::<Garbage>(QUEUE);
-            let started = std::thread::Builder::new()
-                .name("jadpo-free".into())
-                .spawn(move || {
-                    lower_priority();
-                    for garbage in receive {
-                        drop(garbage);
-                    }
-                });
-            started.ok().map(|_| send)
-        })
-        .as_ref()
+/// A thread that frees what it is given, in order, at a lower priority;
+/// it ends when its `Freer` is dropped.
+pub struct Freer {
+    queue: SyncSender<Garbage>,
+}
+
+impl Freer {
+    /// Starts a thread named `name` that holds at most `waiting` values
+    /// besides the one it frees; `None` when no thread can be started.
+    pub fn start(name: &str, waiting: usize) -> Option<Freer> {
+        let (queue, receive) = sync_channel::<Garbage>(waiting);
+        let started = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                lower_priority();
+                for garbage in receive {
+                    drop(garbage);
+                }
+            });
+        started.ok().map(|_| Freer { queue })
+    }
+
+    /// Frees `value` on the thread, or here when its queue is full.
+    pub fn free<T: Send + 'static>(&self, value: T) {
+        match self.queue.try_send(Box::new(value)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(value) | TrySendError::Disconnected(value)) => drop(value),
+        }
+    }
 }
 
 /// Makes the calling thread yield to the others when cores are short
