@@ -611,7 +611,8 @@ fn declarations_moved_within_the_edited_file_walk_no_body() {
 /// operation's answer (`notify`), a failure's fields (`refuse_short`), a
 /// type's fields, two and three types away (`wrapped`, `deep`), an alias
 /// (`aliased`), a callee's `fails` (`outer`), and a config entry declared
-/// in the edited file (`limit`).
+/// in the edited file (`limit`); and `Amount` renamed away from all that
+/// mention it.
 #[test]
 fn declaration_edits_reach_through_operations_failures_and_config() {
     cov_mark::check!(carry_keeps_a_body);
