@@ -15,6 +15,7 @@ pub mod fix;
 pub mod fmt;
 pub mod locate;
 pub mod lsp;
+pub mod memory;
 pub mod operate;
 pub mod plan_diff;
 pub mod privacy;

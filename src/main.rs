@@ -11,24 +11,6 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Tells mimalloc to keep freed pages for 10 s before giving them back to
-/// the system (1 s by default). Between two edits the language server frees
-/// one analysis and builds the next of the same size; with 1 s, 200 edits
-/// at 100k lines took about 7,000 page faults (each a zeroed huge page),
-/// with 10 s about 600, and 10 to 20 % less CPU. Memory no edit needs any
-/// more still goes back once the editor has been idle for 10 s.
-fn keep_freed_pages() {
-    extern "C" {
-        fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-    }
-    // `mi_option_purge_delay` in the bundled mimalloc's `mimalloc.h` (v2 and
-    // v3 both number it 15).
-    const PURGE_DELAY: std::ffi::c_int = 15;
-    // SAFETY: mimalloc is linked (it is the global allocator); setting an
-    // option is thread-safe and takes plain integers.
-    unsafe { mi_option_set(PURGE_DELAY, 10_000) };
-}
-
 fn main() -> ExitCode {
     jadpo::crash::install();
     let cli = match Cli::try_parse() {
@@ -44,7 +26,7 @@ fn main() -> ExitCode {
         cli.command,
         Command::Lsp | Command::Watch(_) | Command::Fmt(_)
     ) {
-        keep_freed_pages();
+        jadpo::memory::keep_freed_pages();
     }
     ExitCode::from(jadpo::commands::run(cli.command))
 }

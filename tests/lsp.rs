@@ -1321,3 +1321,12 @@ fn completion_kinds_follow_the_clients_value_set() {
         .expect("Subscription is offered");
     assert_eq!(subscription["kind"], 22);
 }
+
+/// The editor's allocator keeps freed memory 10 s, then marks it free to
+/// the system without unmapping it (`src/memory.rs`): an edit after a
+/// pause reuses it without faulting every page in again.
+#[test]
+fn the_editor_keeps_freed_memory_and_only_marks_it_free() {
+    jadpo::memory::keep_freed_pages();
+    assert_eq!(jadpo::memory::purge_settings(), (10_000, false));
+}

@@ -1,4 +1,4 @@
-//! `lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration] [--each]`:
+//! `lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration] [--each] [--pause MS]`:
 //! measures `jadpo lsp` as an editor sees it: the time from sending a
 //! `didChange` to receiving the `publishDiagnostics` for that file, over N
 //! edits of one file of the app (alternately adding and removing a line,
@@ -9,7 +9,10 @@
 //! cold start, p50, p95 and max; `--each` also prints every edit's time
 //! in the order sent (a p95 is the second or third slowest of 40 edits:
 //! which ones, and whether they are the first, tells a slow spell of the
-//! machine from a slow path).
+//! machine from a slow path); `--pause MS` waits that long before each
+//! edit, as a person reading between edits (the allocator gives back
+//! what it freed after 10 s idle, so edits after a longer pause find no
+//! memory ready).
 //!
 //! Used by `scripts/lsp_latency.sh` on a generated 100k-line app.
 
@@ -33,12 +36,14 @@ struct Args {
     declaration: bool,
     /// Every edit's time printed, in order.
     each: bool,
+    /// How long to wait before each edit.
+    pause: Duration,
 }
 
 fn main() -> ExitCode {
     let Some(args) = parse_args() else {
         eprintln!(
-            "usage: lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration] [--each]"
+            "usage: lsp_latency --app DIR [--file REL] [--edits N] [--jadpo PATH] [--syntax | --declaration] [--each] [--pause MS]"
         );
         return ExitCode::from(2);
     };
@@ -61,6 +66,7 @@ fn parse_args() -> Option<Args> {
         syntax: false,
         declaration: false,
         each: false,
+        pause: Duration::ZERO,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -82,6 +88,7 @@ fn parse_args() -> Option<Args> {
             "--file" => args.file = Some(value),
             "--edits" => args.edits = value.parse().ok()?,
             "--jadpo" => args.jadpo = PathBuf::from(value),
+            "--pause" => args.pause = Duration::from_millis(value.parse().ok()?),
             _ => return None,
         }
     }
@@ -212,6 +219,7 @@ fn measure(
         } else {
             edit(i, name_line, name_col, name_len)
         };
+        std::thread::sleep(args.pause);
         let start = Instant::now();
         server.notify(
             "textDocument/didChange",
