@@ -27,7 +27,7 @@ extern "C" {
 }
 
 // The options' numbers in the bundled mimalloc's `mimalloc.h` (`mi_option_e`;
-// v2 and v3 number both alike).
+// v2 and v3 number them alike).
 const PURGE_DECOMMITS: c_int = 5;
 const PURGE_DELAY: c_int = 15;
 
