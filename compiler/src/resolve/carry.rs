@@ -382,6 +382,13 @@ impl Names {
     /// the changed files reads the same in both, so what the second pass
     /// adds through it, the same declaration of the second resolution
     /// already gave; the first pass sees nothing the second adds.
+    ///
+    /// What the old side's reach alone adds is a declaration whose
+    /// mention no longer resolves (an error type now), or names a failure,
+    /// action or entity gone from the new side (then `Same` refuses every
+    /// body holding it). No test finds a body it changes: bodies hold no
+    /// type ids and error types absorb every check. It is kept so that a
+    /// body holding types one day stays correct without a new rule.
     fn of(changed: &[FileId], old: &Side<'_>, new: &Side<'_>) -> Names {
         let mut names = Names {
             held: NameSet::default(),
