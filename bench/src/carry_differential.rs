@@ -228,6 +228,12 @@ impl Run {
         }
         let fresh = jadpo_compiler::compile(&loader, "app");
         let Ok(loaded) = load::load_project(&loader, "app") else {
+            assert!(
+                fresh.program.is_none(),
+                "seed {}: only the editor's load failed, after\n{}",
+                self.seed,
+                self.log.join("\n")
+            );
             self.previous = None;
             return;
         };
